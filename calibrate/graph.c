@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "arith.h"
+#include "graph.h"
+
+static bool name_valid(const char *name) {
+        size_t n = name ? strnlen(name, GRAPH_NAME_MAX) : 0;
+
+        return n > 0 && n < GRAPH_NAME_MAX;
+}
+
+static bool unit_plain_ns(const DomainUnit *u) {
+        return u->period_ns == 1.0 && (u->wrap_bits == 0 || u->wrap_bits == 64) && !u->truncates &&
+               u->encoding == UNIT_ENCODING_PLAIN;
+}
+
+int graph_init(ClockGraph *g, const char *hub_name) {
+        GraphNode *hub;
+
+        if (!name_valid(hub_name))
+                return -EINVAL;
+        memset(g, 0, sizeof(*g));
+        hub = &g->nodes[0];
+        strcpy(hub->name, hub_name);
+        hub->unit = UNIT_NS;
+        hub->available = true;
+        hub->calibrated = true;
+        hub->current = MODEL_IDENTITY;
+        hub->current_r_begin_ns = INT64_MIN;
+        hub->current_x_begin_ns = INT64_MIN;
+        hub->plain_ns = true;
+        g->n_nodes = 1;
+        g->hub = 0;
+        return 0;
+}
+
+int graph_find(const ClockGraph *g, const char *name, size_t *ret_index) {
+        if (!name)
+                return -EINVAL;
+        for (size_t i = 0; i < g->n_nodes; i++)
+                if (strcmp(g->nodes[i].name, name) == 0) {
+                        *ret_index = i;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+int graph_add(ClockGraph *g, const char *name, const DomainUnit *unit, const History *history, size_t *ret_index) {
+        GraphNode *node;
+        size_t index;
+        int r;
+
+        if (!name_valid(name) || !unit || !history)
+                return -EINVAL;
+        r = unit_validate(unit);
+        if (r < 0)
+                return r;
+        if (graph_find(g, name, &index) == 0)
+                return -EEXIST;
+        if (g->n_nodes == GRAPH_NODES_MAX)
+                return -ENOSPC;
+
+        index = g->n_nodes++;
+        node = &g->nodes[index];
+        memset(node, 0, sizeof(*node));
+        strcpy(node->name, name);
+        node->unit = *unit;
+        node->history = history;
+        node->available = true;
+        node->plain_ns = unit_plain_ns(unit);
+        graph_refresh(g, index);
+        if (ret_index)
+                *ret_index = index;
+        return 0;
+}
+
+void graph_refresh(ClockGraph *g, size_t index) {
+        GraphNode *node = &g->nodes[index];
+        const Segment *current;
+        int64_t x_ns, unc_ns, count;
+
+        if (!node->history)
+                return;
+        current = history_current(node->history);
+        if (!current) {
+                node->calibrated = false;
+                return;
+        }
+        node->current = current->model;
+        node->current_r_begin_ns = current->r_begin_ns;
+        if (model_forward(&current->model, current->r_begin_ns, 0, &x_ns, &unc_ns) < 0)
+                x_ns = INT64_MIN;
+        node->current_x_begin_ns = x_ns;
+        if (model_forward(&current->model, current->r_end_ns, 0, &x_ns, &unc_ns) == 0 &&
+            unit_from_ns(&node->unit, x_ns, &count, NULL) == 0)
+                node->hint_count = count;
+        node->calibrated = true;
+}
+
+void graph_set_available(ClockGraph *g, size_t index, bool available) {
+        if (index < g->n_nodes)
+                g->nodes[index].available = available;
+}
+
+int graph_model(const ClockGraph *g, size_t index, Model *ret) {
+        const GraphNode *node;
+
+        if (index >= g->n_nodes)
+                return -ENOENT;
+        node = &g->nodes[index];
+        if (!node->available || !node->calibrated)
+                return -ENODEV;
+        *ret = node->current;
+        return 0;
+}
+
+/* The wire value of a node -> its ns, with the uncertainty the unit itself adds. */
+static int node_value_to_ns(const ClockGraph *g, const GraphNode *node, int64_t value, int64_t hint_r_ns,
+                            int64_t *ret_ns, int64_t *ret_uncertainty_ns) {
+        int64_t hint_count = node->hint_count, count, ns, hint_ns, unc_ns;
+        int r;
+
+        if (hint_r_ns != INT64_MIN && node->history &&
+            model_forward(&node->current, hint_r_ns, 0, &hint_ns, &unc_ns) == 0)
+                (void) unit_from_ns(&node->unit, hint_ns, &hint_count, NULL);
+
+        r = unit_unwrap(&node->unit, value, hint_count, &count);
+        if (r < 0)
+                return r;
+        r = unit_to_ns(&node->unit, count, &ns);
+        if (r < 0)
+                return r;
+        if (node->unit.truncates) {
+                /* The reading means [x, x + 1) units: answer for the middle. */
+                double half_ns = node->unit.period_ns / 2.0;
+                int64_t offset_ns;
+
+                r = arith_from_double(half_ns, &offset_ns);
+                if (r < 0)
+                        return r;
+                r = arith_add(ns, offset_ns, &ns);
+                if (r < 0)
+                        return r;
+                r = arith_ceil_from_double(half_ns + 0.5, ret_uncertainty_ns);
+                if (r < 0)
+                        return r;
+        } else if (node->unit.period_ns > 1.0) {
+                /* A rounding counter means [x - 1/2, x + 1/2] units. */
+                r = arith_ceil_from_double(node->unit.period_ns / 2.0, ret_uncertainty_ns);
+                if (r < 0)
+                        return r;
+        } else
+                *ret_uncertainty_ns = 0;
+        *ret_ns = ns;
+        return 0;
+}
+
+static int node_ns_to_value(const GraphNode *node, int64_t ns, int64_t uncertainty_ns,
+                            int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        int64_t count, error_ns, value;
+        int r;
+
+        r = unit_from_ns(&node->unit, ns, &count, &error_ns);
+        if (r < 0)
+                return r;
+        r = unit_wrap(&node->unit, count, &value);
+        if (r < 0)
+                return r;
+        r = arith_add(uncertainty_ns, error_ns, &uncertainty_ns);
+        if (r < 0)
+                return r;
+        *ret_value = value;
+        *ret_uncertainty_ns = uncertainty_ns;
+        return 0;
+}
+
+static const Model *model_for_x(const GraphNode *node, int64_t x_ns) {
+        if (x_ns >= node->current_x_begin_ns)
+                return &node->current;
+        return &history_at_x(node->history, x_ns)->model;
+}
+
+static const Model *model_for_r(const GraphNode *node, int64_t r_ns) {
+        if (r_ns >= node->current_r_begin_ns)
+                return &node->current;
+        return &history_at_r(node->history, r_ns)->model;
+}
+
+int graph_convert(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
+                  int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        const GraphNode *src, *dst;
+        int64_t x_ns, x_unc_ns, r_ns, r_unc_ns, y_ns, y_unc_ns;
+        int r;
+
+        if (from >= g->n_nodes || to >= g->n_nodes)
+                return -ENOENT;
+        src = &g->nodes[from];
+        dst = &g->nodes[to];
+        if (!src->available || !src->calibrated || !dst->available || !dst->calibrated)
+                return -ENODEV;
+        if (from == to) {
+                *ret_value = value;
+                *ret_uncertainty_ns = 0;
+                return 0;
+        }
+
+        /* The common case, two plain-ns domains: no unit work at all. */
+        if (src->plain_ns) {
+                x_ns = value;
+                x_unc_ns = 0;
+        } else {
+                r = node_value_to_ns(g, src, value, hint_r_ns, &x_ns, &x_unc_ns);
+                if (r < 0)
+                        return r;
+        }
+
+        if (src->history) {
+                r = model_inverse(model_for_x(src, x_ns), x_ns, x_unc_ns, &r_ns, &r_unc_ns);
+                if (r < 0)
+                        return r;
+        } else {
+                r_ns = x_ns;
+                r_unc_ns = x_unc_ns;
+        }
+
+        if (dst->history) {
+                r = model_forward(model_for_r(dst, r_ns), r_ns, r_unc_ns, &y_ns, &y_unc_ns);
+                if (r < 0)
+                        return r;
+        } else {
+                y_ns = r_ns;
+                y_unc_ns = r_unc_ns;
+        }
+
+        if (dst->plain_ns) {
+                *ret_value = y_ns;
+                *ret_uncertainty_ns = y_unc_ns;
+                return 0;
+        }
+        return node_ns_to_value(dst, y_ns, y_unc_ns, ret_value, ret_uncertainty_ns);
+}

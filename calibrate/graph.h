@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The live graph: every domain is modelled against one hub (monotonic_raw), so a conversion is
+ * at most two hops: from -> hub -> to. Nodes point at histories owned by the caller; each node
+ * caches its open segment's model so the common case does no search and no allocation.
+ *
+ * Errors: -ENOENT unknown domain, -ENODEV domain unavailable or not calibrated yet,
+ * -ERANGE the value or the answer is out of range, -EINVAL bad argument. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "history.h"
+#include "units.h"
+
+#define GRAPH_NAME_MAX 64
+#define GRAPH_NODES_MAX 64
+
+typedef struct GraphNode {
+        char name[GRAPH_NAME_MAX];
+        DomainUnit unit;
+        const History *history;         /* NULL: this node is the hub (exact identity) */
+        bool available;
+        /* Cached from history_current() by graph_refresh(): */
+        bool calibrated;
+        Model current;
+        int64_t current_r_begin_ns;
+        int64_t current_x_begin_ns;
+        int64_t hint_count;             /* unwrapped count at the latest sample, for unwrap */
+        bool plain_ns;                  /* unit is ns, no wrap, no truncation: the fast path */
+} GraphNode;
+
+typedef struct ClockGraph {
+        GraphNode nodes[GRAPH_NODES_MAX];
+        size_t n_nodes;
+        size_t hub;
+} ClockGraph;
+
+/* Creates the graph with its hub node (name, unit ns). */
+int graph_init(ClockGraph *g, const char *hub_name);
+
+/* Adds a node modelled by history (not owned; must outlive the node). -EEXIST for a name in use,
+ * -ENOSPC when full, -EINVAL for a bad name or unit. */
+int graph_add(ClockGraph *g, const char *name, const DomainUnit *unit, const History *history, size_t *ret_index);
+
+int graph_find(const ClockGraph *g, const char *name, size_t *ret_index);
+
+/* Re-reads the node's history after new samples; call after every history_add(). */
+void graph_refresh(ClockGraph *g, size_t index);
+
+void graph_set_available(ClockGraph *g, size_t index, bool available);
+
+/* Converts value (from's unit, wire form: wrapped, encoded) to to's unit (wire form).
+ * hint_r_ns: the reference time near which wrapped values are unwrapped (the caller's "now");
+ * INT64_MIN means the latest calibration. ret_uncertainty_ns bounds the error in ns. */
+int graph_convert(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
+                  int64_t *ret_value, int64_t *ret_uncertainty_ns);
+
+/* The node's model (of its open segment) against the hub; -ENODEV if not calibrated. */
+int graph_model(const ClockGraph *g, size_t index, Model *ret);

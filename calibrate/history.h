@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* A domain's history against the reference: a ring of segments, each a model valid over an
+ * interval of r. A discontinuity closes the current segment and opens the next; old segments
+ * stay (up to HISTORY_SEGMENTS_MAX), so a past timestamp converts with the model of its time. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "estimator.h"
+#include "model.h"
+
+#define HISTORY_SEGMENTS_MAX 16
+
+typedef enum SegmentEnd {
+        SEGMENT_OPEN,           /* the current one */
+        SEGMENT_STEP,           /* closed by a step: announced as a discontinuity */
+        SEGMENT_RATE_CHANGE,    /* closed by a change of rate: not announced */
+        SEGMENT_RESTART,        /* closed by the source (server restart, device lost) */
+} SegmentEnd;
+
+typedef struct Segment {
+        Model model;
+        int64_t r_begin_ns;     /* first reference time this segment's samples cover */
+        int64_t r_end_ns;       /* last one (grows while open) */
+        uint64_t id;            /* increases by one per segment, never reused */
+        SegmentEnd end;
+        int64_t step_ns;        /* for SEGMENT_STEP: the jump at its end */
+} Segment;
+
+typedef struct History {
+        Estimator estimator;
+        Segment ring[HISTORY_SEGMENTS_MAX];
+        size_t head, n;         /* oldest at head; the newest is the open one */
+        uint64_t next_id;
+} History;
+
+typedef struct HistoryEvent {
+        EstimatorVerdict verdict;
+        int64_t step_ns;        /* for a step */
+        int64_t at_r_ns;        /* reference time of the first sample after it */
+} HistoryEvent;
+
+void history_init(History *h, const EstimatorConfig *config);
+
+/* Feeds one sample; updates the open segment's model; on a step or rate change closes it and
+ * opens a new one. ret_event (optional) reports what happened. */
+int history_add(History *h, const Sample *s, HistoryEvent *ret_event);
+
+/* The source says the clock restarted (X server restart, GPU reset): close the open segment. */
+void history_restart(History *h);
+
+/* The newest segment (the open one), or NULL before the first sample. */
+const Segment *history_current(const History *h);
+
+/* The segment in force at reference time r: the newest whose r_begin <= r, else the oldest. */
+const Segment *history_at_r(const History *h, int64_t r_ns);
+
+/* The segment whose domain range contains x: the newest segment whose x at r_begin <= x
+ * (after a backward step this prefers the newest), else the oldest. */
+const Segment *history_at_x(const History *h, int64_t x_ns);
+
+size_t history_count(const History *h);
+const Segment *history_get(const History *h, size_t i);     /* 0 = oldest */

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Offline conversion from snapshots (sets of simultaneous readings of two or more domains), with
+ * Perfetto trace processor's semantics in NEAREST mode:
+ *   - every pair of clocks in a snapshot is an edge both ways, each hop a constant offset taken
+ *     from the latest snapshot whose source timestamp is <= the value, else the first one;
+ *   - the path is the one with the fewest hops (breadth-first);
+ *   - a domain whose timestamps go backwards across its snapshots keeps only its incoming edges
+ *     (it can be a target, never a source or an intermediate hop);
+ *   - equal timestamps are allowed, the last of an equal run is used.
+ * DRIFT mode interpolates between the snapshot at or before the value and the next one when the
+ * rate between them is plausible, and falls back to NEAREST across a discontinuity.
+ *
+ * Building allocates; converting does not.
+ * Errors: -ENOENT unknown domain, -ENOLINK no path, -ERANGE out of range, -EINVAL bad argument. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "units.h"
+
+typedef struct SnapshotGraph SnapshotGraph;
+
+typedef enum SnapshotMode {
+        SNAPSHOT_MODE_NEAREST,
+        SNAPSHOT_MODE_DRIFT,
+} SnapshotMode;
+
+typedef struct SnapshotClock {
+        const char *domain;
+        int64_t ts;             /* in the domain's unit */
+} SnapshotClock;
+
+int snapshot_graph_new(SnapshotGraph **ret);
+SnapshotGraph *snapshot_graph_free(SnapshotGraph *g);
+
+/* Declares a domain's unit (default: ns). Before any snapshot mentions it. -EEXIST if known. */
+int snapshot_graph_declare(SnapshotGraph *g, const char *name, const DomainUnit *unit);
+
+/* Adds one snapshot of n >= 2 clocks; -EINVAL for n < 2 or a domain twice in one snapshot. */
+int snapshot_graph_add(SnapshotGraph *g, const SnapshotClock *clocks, size_t n);
+
+/* Sorts nothing (snapshot order is file order, as in Perfetto), finds the non-monotonic domains,
+ * and precomputes the shortest paths. Call once after the last add. */
+int snapshot_graph_finalize(SnapshotGraph *g);
+
+int snapshot_graph_find(const SnapshotGraph *g, const char *name, size_t *ret_index);
+size_t snapshot_graph_count(const SnapshotGraph *g);
+const char *snapshot_graph_name(const SnapshotGraph *g, size_t index);
+
+int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t from, size_t to,
+                           int64_t value, int64_t *ret_value, int64_t *ret_uncertainty_ns);

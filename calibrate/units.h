@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* A domain's unit: how its values map to nanoseconds, how they wrap, whether they truncate. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum UnitEncoding {
+        UNIT_ENCODING_PLAIN,   /* value = count of units, wrapping at wrap_bits */
+        UNIT_ENCODING_X11_US,  /* value = ((us / 1000) & 0xffffffff) * 1000 + us % 1000 */
+} UnitEncoding;
+
+typedef struct DomainUnit {
+        double period_ns;       /* ns per unit: 1 (ns), 1000 (µs), 1e6 (ms), any > 0 for ticks */
+        unsigned wrap_bits;     /* 0 or 64: no wrap; else values are taken mod 2^wrap_bits */
+        bool truncates;         /* a reading x means the true time is in [x, x + 1) units */
+        UnitEncoding encoding;
+} DomainUnit;
+
+/* Ready-made units. */
+extern const DomainUnit UNIT_NS;
+extern const DomainUnit UNIT_MS_X11;    /* X server time: ms, 32-bit, truncated */
+extern const DomainUnit UNIT_US_X11;    /* high-precision X time, ms part 32-bit, truncated to µs */
+
+int unit_validate(const DomainUnit *u);          /* -EINVAL for period <= 0, NaN, wrap_bits > 64 */
+
+/* The unwrapped integer count nearest to hint (hint is an unwrapped count in the same unit).
+ * For UNIT_ENCODING_X11_US the ms part is unwrapped at 32 bits and hint is in µs. */
+int unit_unwrap(const DomainUnit *u, int64_t raw, int64_t hint, int64_t *ret);
+
+/* The wire form of an unwrapped count (mod 2^wrap_bits, or the X11 µs encoding). */
+int unit_wrap(const DomainUnit *u, int64_t unwrapped, int64_t *ret);
+
+/* Unwrapped count -> ns. For a truncating unit this is the start of the interval. */
+int unit_to_ns(const DomainUnit *u, int64_t count, int64_t *ret_ns);
+
+/* ns -> unwrapped count: floor for truncating units (what the clock would have read), else
+ * nearest. ret_error_ns (optional) is |count * period - ns|, the rounding error, >= 0. */
+int unit_from_ns(const DomainUnit *u, int64_t ns, int64_t *ret_count, int64_t *ret_error_ns);

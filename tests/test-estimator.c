@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The estimator against scripted truths generated here (the fake domain drives the larger
+ * randomised scenarios in test-accuracy): honesty of the range, convergence, verdicts. */
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "estimator.h"
+#include "tap.h"
+
+typedef struct Truth {
+        double offset_ns, rate;         /* x = offset + r·(1 + rate) */
+        double period_ns;               /* > 0: the reading truncates to this */
+        uint64_t rng;
+} Truth;
+
+static uint64_t rng_next(uint64_t *s) {
+        uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *s) {
+        return (double) (rng_next(s) >> 11) / 9007199254740992.0;
+}
+
+static double truth_at(const Truth *t, double r_ns) {
+        return t->offset_ns + r_ns * (1.0 + t->rate);
+}
+
+/* A bracketed reading at r0 with a round trip of rtt_ns, read at a random instant inside. */
+static Sample reading(Truth *t, int64_t r0_ns, int64_t rtt_ns) {
+        double at = (double) r0_ns + rng_unit(&t->rng) * (double) rtt_ns;
+        double x = truth_at(t, at);
+        Sample s = { .r0_ns = r0_ns, .r1_ns = r0_ns + rtt_ns };
+
+        if (t->period_ns > 0) {
+                s.x_lo_ns = (int64_t) (floor(x / t->period_ns) * t->period_ns);
+                s.x_hi_ns = s.x_lo_ns + (int64_t) t->period_ns;
+        } else
+                s.x_lo_ns = s.x_hi_ns = (int64_t) llround(x);
+        return s;
+}
+
+static int count_outside(const Estimator *e, const Truth *t, int64_t from_ns, int64_t to_ns, int steps) {
+        int outside = 0;
+
+        for (int i = 0; i <= steps; i++) {
+                int64_t r_ns = from_ns + (to_ns - from_ns) / steps * i;
+                double lo, hi, x = truth_at(t, (double) r_ns);
+                Model m;
+                double pred, bound;
+
+                if (estimator_range_at(e, r_ns, &lo, &hi) < 0 || x < lo || x > hi)
+                        outside++;
+                if (estimator_model(e, &m) < 0)
+                        return -1;
+                pred = (double) m.x_c_ns + (double) (r_ns - m.r_c_ns) * (1.0 + m.rate);
+                bound = model_bound_at(&m, r_ns);
+                if (fabs(x - pred) > bound + 1e-3)
+                        outside++;
+        }
+        return outside;
+}
+
+static void test_point_samples(void) {
+        Truth t = { .offset_ns = 123456789.0, .rate = 100e-6, .rng = 1 };
+        Estimator e;
+        Model m;
+        int bad = 0;
+
+        estimator_init(&e, NULL);
+        for (int i = 0; i < 60; i++) {
+                Sample s = reading(&t, INT64_C(1000000000) * i, 30 + (int64_t) (rng_unit(&t.rng) * 200));
+                EstimatorVerdict v;
+
+                if (estimator_add(&e, &s, &v, NULL) < 0 || v != ESTIMATOR_CONSISTENT)
+                        bad++;
+        }
+        is_int(bad, 0, "60 samples of an affine clock are all consistent");
+        is_int(count_outside(&e, &t, -INT64_C(100000000000), INT64_C(200000000000), 3000), 0,
+               "truth inside the range and the model bound from -100 s to +200 s");
+        ok(estimator_model(&e, &m) == 0, "model available");
+        ok(fabs(m.rate - t.rate) <= m.rate_half, "rate %.3f ppb within its bound %.3f ppb of the truth",
+           (m.rate - t.rate) * 1e9, m.rate_half * 1e9);
+        ok(m.rate_half < 10e-9, "rate bound under 10 ppb after 59 s (%.3f ppb)", m.rate_half * 1e9);
+        ok(m.half_ns <= 230, "offset bound at the centre within the round trips (%.1f ns)", m.half_ns);
+}
+
+/* A 1 ms clock with a random sub-ms offset, probed about every ms with 5..100 µs round trips (mostly near 5)
+ * for 1 s at random phases: intersecting the boxes pins it to about the best round trip. */
+static void test_truncated_ms(void) {
+        uint64_t seed = 7;
+
+        for (int round = 0; round < 20; round++) {
+                Truth t = { .rate = (rng_unit(&seed) - 0.5) * 10e-6, .period_ns = 1e6, .rng = rng_next(&seed) };
+                int64_t r_ns = 0, best_rtt = INT64_MAX;
+                Estimator e;
+                Model m;
+                int bad = 0;
+
+                t.offset_ns = 5e12 + rng_unit(&seed) * 1e6;
+                estimator_init(&e, NULL);
+                while (r_ns < 1000000000) {
+                        /* Round trips as an X server gives them: mostly near the floor, a tail
+                         * to 100 µs. */
+                        double tail_ns = rng_unit(&t.rng) < 0.05 ? rng_unit(&t.rng) * 95000.0
+                                                                 : -5000.0 * log(1.0 - rng_unit(&t.rng));
+                        int64_t rtt = 5000 + (int64_t) fmin(tail_ns, 95000.0);
+                        Sample s = reading(&t, r_ns, rtt);
+                        EstimatorVerdict v;
+
+                        if (rtt < best_rtt)
+                                best_rtt = rtt;
+                        if (estimator_add(&e, &s, &v, NULL) < 0 || v != ESTIMATOR_CONSISTENT)
+                                bad++;
+                        r_ns += 500000 + (int64_t) (rng_unit(&t.rng) * 1000000);
+                }
+                bad += count_outside(&e, &t, 0, 2000000000, 1000);
+                estimator_model(&e, &m);
+                ok(bad == 0 && m.half_ns <= 2.0 * (double) best_rtt,
+                   "ms clock %d: truth inside, bound %.0f ns <= 2 x best round trip %" PRId64 " ns", round,
+                   m.half_ns, best_rtt);
+        }
+}
+
+static void test_step(void) {
+        Truth t = { .offset_ns = 0, .rate = -20e-6, .rng = 3 };
+        Estimator e;
+        EstimatorVerdict v = ESTIMATOR_CONSISTENT;
+        int64_t step_ns = 0;
+        int i;
+
+        estimator_init(&e, NULL);
+        for (i = 0; i < 20; i++) {
+                Sample s = reading(&t, INT64_C(100000000) * i, 100);
+                estimator_add(&e, &s, &v, NULL);
+        }
+        t.offset_ns += 5e6;     /* a 5 ms step, e.g. a suspend */
+        {
+                Sample s = reading(&t, INT64_C(100000000) * i, 100);
+                ok(estimator_add(&e, &s, &v, &step_ns) == 0 && v == ESTIMATOR_STEP,
+                   "a 5 ms step is a step at the first sample after it");
+                ok(llabs(step_ns - 5000000) < 1000, "its size is measured (%" PRId64 " ns)", step_ns);
+                is_int(e.n, 1, "the window restarts at that sample");
+        }
+        t.offset_ns -= 1e9;     /* and backwards by a second (a clock set) */
+        {
+                Sample s = reading(&t, INT64_C(100000000) * ++i, 100);
+                int r = estimator_add(&e, &s, &v, &step_ns);
+                ok(r == 0 && v == ESTIMATOR_STEP && step_ns < -999000000,
+                   "a backward step is detected too (%" PRId64 ")", step_ns);
+        }
+}
+
+static void test_rate_change(void) {
+        Truth t = { .offset_ns = 0, .rate = 0, .rng = 5 };
+        Estimator e;
+        EstimatorVerdict v = ESTIMATOR_CONSISTENT;
+        int64_t r_ns = 0;
+        int changes = 0, steps = 0;
+
+        estimator_init(&e, NULL);
+        for (int i = 0; i < 30; i++, r_ns += 1000000000) {
+                Sample s = reading(&t, r_ns, 50);
+                estimator_add(&e, &s, &v, NULL);
+        }
+        /* NTP starts slewing by 200 ppm at r_ns, continuously. */
+        t.offset_ns = -(double) r_ns * 200e-6;
+        t.rate = 200e-6;
+        for (int i = 0; i < 10; i++, r_ns += 1000000000) {
+                Sample s = reading(&t, r_ns, 50);
+                estimator_add(&e, &s, &v, NULL);
+                changes += v == ESTIMATOR_RATE_CHANGE;
+                steps += v == ESTIMATOR_STEP;
+        }
+        ok(changes >= 1 && steps == 0, "a 200 ppm slew is a change of rate, never a step (%d, %d)", changes, steps);
+}
+
+static void test_bad_input(void) {
+        Estimator e;
+        Sample good = { 100, 200, 1000, 1000 }, backwards = { 200, 100, 0, 0 }, older = { 50, 60, 0, 0 };
+        Model m;
+
+        estimator_init(&e, NULL);
+        is_int(estimator_model(&e, &m), -ENODATA, "no model before the first sample");
+        is_int(estimator_add(&e, &backwards, NULL, NULL), -EINVAL, "r1 < r0 is -EINVAL");
+        ok(estimator_add(&e, &good, NULL, NULL) == 0, "a good sample is taken");
+        is_int(estimator_add(&e, &older, NULL, NULL), -EINVAL, "a sample older than the newest is -EINVAL");
+        ok(estimator_model(&e, &m) == 0 && fabs(m.rate_half - 1e-3) < 1e-9,
+           "one sample: the rate is only bounded by the prior");
+}
+
+static void test_window_full(void) {
+        Truth t = { .offset_ns = -7e15, .rate = 499e-6, .rng = 11 };
+        Estimator e;
+        int bad = 0;
+
+        /* Far more samples than the window holds; the oldest fall out, the bound stays honest. */
+        estimator_init(&e, NULL);
+        for (int i = 0; i < 1000; i++) {
+                Sample s = reading(&t, INT64_C(3000000000000) + INT64_C(250000000) * i, 20 + i % 300);
+                EstimatorVerdict v;
+
+                if (estimator_add(&e, &s, &v, NULL) < 0 || v != ESTIMATOR_CONSISTENT)
+                        bad++;
+                if (i % 97 == 0 && count_outside(&e, &t, s.r0_ns - 20000000000, s.r0_ns + 20000000000, 50))
+                        bad++;
+        }
+        is_int(bad, 0, "1000 samples through a 64-sample window at 499 ppm: consistent and honest");
+        ok(e.n == ESTIMATOR_WINDOW_MAX, "the window is bounded (%zu)", e.n);
+}
+
+int main(void) {
+        test_point_samples();
+        test_truncated_ms();
+        test_step();
+        test_rate_change();
+        test_bad_input();
+        test_window_full();
+        return done_testing();
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The live graph: nodes, errors, units at the edges (X ms, X µs, ticks), two-hop conversions
+ * through the hub, and the fast path for plain ns domains. */
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "fake.h"
+#include "graph.h"
+#include "tap.h"
+#include "xtime.h"
+
+/* Calibrates a fake domain for 30 simulated seconds into h. */
+static Domain *calibrate_fake(const char *name, FakeConfig *config, History *h) {
+        Domain *d = NULL;
+
+        history_init(h, NULL);
+        if (domain_fake_ops.open(name, config, &d) < 0)
+                return NULL;
+        for (int i = 0; i < 300; i++) {
+                Sample s[8];
+                size_t n = 0;
+
+                domain_fake_ops.sample_burst(d, s, 8, &n);
+                for (size_t k = 0; k < n; k++)
+                        history_add(h, &s[k], NULL);
+                fake_advance(d, 100000000);
+        }
+        return d;
+}
+
+static void test_nodes(void) {
+        ClockGraph g;
+        History h;
+        size_t i = 99;
+        int64_t v, unc;
+        DomainUnit bad = { 0.0, 0, false, UNIT_ENCODING_PLAIN };
+        char long_name[GRAPH_NAME_MAX + 1];
+
+        history_init(&h, NULL);
+        is_int(graph_init(&g, ""), -EINVAL, "empty hub name is -EINVAL");
+        is_int(graph_init(&g, "monotonic_raw"), 0, "init");
+        ok(graph_find(&g, "monotonic_raw", &i) == 0 && i == g.hub, "the hub is a node");
+        is_int(graph_find(&g, "nope", &i), -ENOENT, "unknown name is -ENOENT");
+        is_int(graph_add(&g, "a", &UNIT_NS, &h, &i), 0, "add a node");
+        is_int(graph_add(&g, "a", &UNIT_NS, &h, NULL), -EEXIST, "a name twice is -EEXIST");
+        is_int(graph_add(&g, "b", &bad, &h, NULL), -EINVAL, "a zero period is -EINVAL");
+        memset(long_name, 'x', GRAPH_NAME_MAX);
+        long_name[GRAPH_NAME_MAX] = 0;
+        is_int(graph_add(&g, long_name, &UNIT_NS, &h, NULL), -EINVAL, "an over-long name is -EINVAL");
+        is_int(graph_convert(&g, g.hub, i, 5, INT64_MIN, &v, &unc), -ENODEV, "not calibrated yet is -ENODEV");
+        is_int(graph_convert(&g, g.hub, 77, 5, INT64_MIN, &v, &unc), -ENOENT, "bad index is -ENOENT");
+        for (int k = g.n_nodes; k < GRAPH_NODES_MAX; k++) {
+                char name[16];
+                snprintf(name, sizeof(name), "n%d", k);
+                graph_add(&g, name, &UNIT_NS, &h, NULL);
+        }
+        is_int(graph_add(&g, "full", &UNIT_NS, &h, NULL), -ENOSPC, "a full graph is -ENOSPC");
+}
+
+static void test_two_hops(void) {
+        FakeConfig ca = { .offset_ns = 1000000000, .rate_ppm = 30, .deviation_min_ns = 30, .deviation_max_ns = 300,
+                          .seed = 1 };
+        FakeConfig cb = { .offset_ns = -5000000000, .rate_ppm = -70, .deviation_min_ns = 30,
+                          .deviation_max_ns = 300, .seed = 2 };
+        History ha, hb;
+        Domain *da = calibrate_fake("a", &ca, &ha), *db = calibrate_fake("b", &cb, &hb);
+        ClockGraph g;
+        size_t a, b;
+        int outside = 0;
+        int64_t v, unc, unc_same;
+
+        graph_init(&g, "monotonic_raw");
+        graph_add(&g, "a", &UNIT_NS, &ha, &a);
+        graph_add(&g, "b", &UNIT_NS, &hb, &b);
+        for (int64_t r = 0; r < INT64_C(40000000000); r += 7777777) {
+                double xa = fake_truth_ns(da, r), xb = fake_truth_ns(db, r);
+                int64_t in = (int64_t) llround(xa);
+
+                if (graph_convert(&g, a, b, in, INT64_MIN, &v, &unc) < 0 || fabs((double) v - xb) > (double) unc + 0.5)
+                        outside++;
+        }
+        is_int(outside, 0, "a -> hub -> b: the truth of b inside the bound, 0..40 s");
+        ok(graph_convert(&g, a, a, 12345, INT64_MIN, &v, &unc_same) == 0 && v == 12345 && unc_same == 0,
+           "a domain to itself is exact");
+
+        graph_set_available(&g, b, false);
+        is_int(graph_convert(&g, a, b, 0, INT64_MIN, &v, &unc), -ENODEV, "an unavailable target is -ENODEV");
+        graph_set_available(&g, b, true);
+        is_int(graph_convert(&g, a, b, INT64_MIN, INT64_MIN, &v, &unc), -ERANGE, "a value near INT64_MIN is -ERANGE");
+        domain_fake_ops.close(da);
+        domain_fake_ops.close(db);
+}
+
+/* X time when the server stamps with the reference itself (the identity): the answer is the
+ * encoding of the truth, exactly, and the ms domain is the floor. */
+static void test_x11_units(void) {
+        FakeConfig cx = { .unit = { 1e6, 32, true, UNIT_ENCODING_PLAIN }, .deviation_min_ns = 5000,
+                          .deviation_max_ns = 20000, .interval_ns = 300000, .seed = 5,
+                          .r_start_ns = INT64_C(4294967296) * 1000000 - INT64_C(20000000000) };
+        History hx;
+        Domain *dx = calibrate_fake("x11", &cx, &hx);
+        ClockGraph g;
+        size_t x11, x11_us;
+        int bad_ms = 0, bad_us = 0, bad_back = 0;
+
+        graph_init(&g, "monotonic_raw");
+        graph_add(&g, "x11", &UNIT_MS_X11, &hx, &x11);
+        graph_add(&g, "x11_us", &UNIT_US_X11, &hx, &x11_us);
+        for (int64_t r = cx.r_start_ns; r < cx.r_start_ns + INT64_C(40000000000); r += 999999937) {
+                int64_t v, unc, back, back_unc, unwrapped;
+                double truth_ns = fake_truth_ns(dx, r);
+                uint64_t want_us;
+
+                /* monotonic -> x11_us: the encoding of the truth, within the bound (which holds for
+                 * the unwrapped value: near an ms edge the estimate may round into the next ms). */
+                xtime_encode_us((int64_t) truth_ns / 1000, &want_us);
+                if (graph_convert(&g, g.hub, x11_us, r, r, &v, &unc) < 0 ||
+                    unit_unwrap(&UNIT_US_X11, v, (int64_t) truth_ns / 1000, &unwrapped) < 0 ||
+                    fabs((double) unwrapped * 1000.0 - truth_ns) > (double) unc ||
+                    (unc < 1000 && v != (int64_t) want_us))
+                        bad_us++;
+                if (graph_convert(&g, g.hub, x11, r, r, &v, &unc) < 0 || v < 0 || v > UINT32_MAX ||
+                    unit_unwrap(&UNIT_MS_X11, v, (int64_t) truth_ns / 1000000, &unwrapped) < 0 ||
+                    fabs((double) unwrapped * 1e6 - truth_ns) > (double) unc)
+                        bad_ms++;
+                /* X ms -> monotonic: the middle of the ms, bound at least half a ms. */
+                if (graph_convert(&g, x11, g.hub, ((int64_t) truth_ns / 1000000) & 0xffffffff, r, &back,
+                                  &back_unc) < 0 ||
+                    llabs(back - r) > back_unc || back_unc < 500000)
+                        bad_back++;
+        }
+        is_int(bad_us, 0, "monotonic -> x11_us is the encoding of the truth, across the 2^32 ms wrap");
+        is_int(bad_ms, 0, "monotonic -> x11: 32-bit ms within the bound of the truth");
+        is_int(bad_back, 0, "x11 -> monotonic: within the bound, which includes the ms truncation");
+        domain_fake_ops.close(dx);
+}
+
+int main(void) {
+        test_nodes();
+        test_two_hops();
+        test_x11_units();
+        return done_testing();
+}

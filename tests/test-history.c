@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+
+/* Segments: a step closes one and opens the next, past values use the model of their time,
+ * a restart opens a new segment, and the ring keeps memory bounded. */
+
+#include <errno.h>
+#include <math.h>
+
+#include "fake.h"
+#include "history.h"
+#include "tap.h"
+
+static void feed(History *h, Domain *d, int n, int64_t gap_ns, int *ret_steps) {
+        for (int i = 0; i < n; i++) {
+                Sample s;
+                size_t got = 0;
+                HistoryEvent ev;
+
+                domain_fake_ops.sample_burst(d, &s, 1, &got);
+                if (got == 1 && history_add(h, &s, &ev) == 0 && ev.verdict == ESTIMATOR_STEP && ret_steps)
+                        (*ret_steps)++;
+                fake_advance(d, gap_ns);
+        }
+}
+
+static void test_segments(void) {
+        static const FakeStep steps[] = { { INT64_C(10000000000), INT64_C(2000000) } };
+        FakeConfig config = { .rate_ppm = 12, .deviation_min_ns = 50, .deviation_max_ns = 100,
+                              .steps = steps, .n_steps = 1, .seed = 42 };
+        Domain *d = NULL;
+        History h;
+        int steps_seen = 0;
+        const Segment *first, *second;
+        int64_t x, unc;
+
+        history_init(&h, NULL);
+        ok(history_current(&h) == NULL, "no segment before the first sample");
+        domain_fake_ops.open("f", &config, &d);
+        feed(&h, d, 200, 100000000, &steps_seen);       /* 20 s, the step at 10 s */
+
+        is_int(steps_seen, 1, "one step seen");
+        is_int(history_count(&h), 2, "two segments");
+        first = history_get(&h, 0);
+        second = history_get(&h, 1);
+        ok(first->end == SEGMENT_STEP && llabs(first->step_ns - 2000000) < 1000,
+           "the first closed by the step, of its size (%" PRId64 ")", first->step_ns);
+        ok(second->end == SEGMENT_OPEN && second->id == first->id + 1, "the second is open, ids increase");
+        ok(first->r_end_ns < steps[0].at_r_ns && second->r_begin_ns >= steps[0].at_r_ns,
+           "the boundary lies between the samples around the step");
+        ok(history_at_r(&h, INT64_C(5000000000)) == first && history_at_r(&h, INT64_C(15000000000)) == second,
+           "a past time finds the model of its time");
+        ok(history_at_r(&h, -INT64_C(1000000000)) == first, "before the first segment: the oldest");
+
+        /* A value from before the step converts with the old model, within its bound. */
+        ok(model_forward(&first->model, INT64_C(5000000000), 0, &x, &unc) == 0 &&
+           fabs((double) x - fake_truth_ns(d, INT64_C(5000000000))) <= (double) unc,
+           "old model still true for its time");
+        ok(history_at_x(&h, (int64_t) fake_truth_ns(d, INT64_C(5000000000))) == first &&
+           history_at_x(&h, (int64_t) fake_truth_ns(d, INT64_C(15000000000))) == second,
+           "a domain value finds its segment");
+
+        history_restart(&h);
+        ok(history_current(&h)->end == SEGMENT_RESTART, "restart closes the open segment");
+        feed(&h, d, 3, 100000000, NULL);
+        ok(history_count(&h) == 3 && history_current(&h)->end == SEGMENT_OPEN, "the next sample opens a new one");
+        domain_fake_ops.close(d);
+}
+
+static void test_bounded(void) {
+        FakeStep steps[40];
+        FakeConfig config = { .deviation_min_ns = 50, .deviation_max_ns = 100, .steps = steps, .n_steps = 40,
+                              .seed = 9 };
+        Domain *d = NULL;
+        History h;
+        int steps_seen = 0;
+        uint64_t last_id = 0;
+        bool ordered = true;
+
+        for (int i = 0; i < 40; i++)
+                steps[i] = (FakeStep) { INT64_C(1000000000) * (i + 1), (i % 2 ? -1 : 1) * INT64_C(50000000) };
+        history_init(&h, NULL);
+        domain_fake_ops.open("g", &config, &d);
+        feed(&h, d, 420, 100000000, &steps_seen);
+        is_int(steps_seen, 40, "40 steps seen");
+        is_int(history_count(&h), HISTORY_SEGMENTS_MAX, "the ring keeps at most HISTORY_SEGMENTS_MAX segments");
+        for (size_t i = 0; i < history_count(&h); i++) {
+                if (history_get(&h, i)->id <= last_id)
+                        ordered = false;
+                last_id = history_get(&h, i)->id;
+        }
+        ok(ordered && last_id == 41, "oldest first, the newest is segment 41 (%" PRIu64 ")", last_id);
+        ok(history_get(&h, HISTORY_SEGMENTS_MAX) == NULL, "past the end is NULL");
+        domain_fake_ops.close(d);
+}
+
+static void test_bad_sample(void) {
+        History h;
+        Sample bad = { 10, 5, 0, 0 };
+
+        history_init(&h, NULL);
+        is_int(history_add(&h, &bad, NULL), -EINVAL, "an invalid sample is refused");
+        is_int(history_count(&h), 0, "and leaves no segment");
+}
+
+int main(void) {
+        test_segments();
+        test_bounded();
+        test_bad_sample();
+        return done_testing();
+}

@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "snapshot-graph.h"
+#include "tap.h"
+
+#define NEAREST SNAPSHOT_MODE_NEAREST
+#define DRIFT SNAPSHOT_MODE_DRIFT
+#define ANY_UNC INT64_MIN
+
+/* Up to three clocks read together; c may be NULL. */
+typedef struct Snap {
+        const char *a; int64_t ta;
+        const char *b; int64_t tb;
+        const char *c; int64_t tc;
+} Snap;
+
+typedef struct Case {
+        SnapshotMode mode;
+        const char *from, *to;
+        int64_t value;
+        int r;
+        int64_t want, want_unc;
+} Case;
+
+static SnapshotGraph *build(const Snap *s, size_t n) {
+        SnapshotGraph *g = NULL;
+        int r = snapshot_graph_new(&g);
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                SnapshotClock c[3] = { { s[i].a, s[i].ta }, { s[i].b, s[i].tb }, { s[i].c, s[i].tc } };
+                r = snapshot_graph_add(g, c, s[i].c ? 3 : 2);
+        }
+        if (r >= 0)
+                r = snapshot_graph_finalize(g);
+        ok(r == 0 && g, "built a graph of %zu snapshots", n);
+        return g;
+}
+
+static int convert(const SnapshotGraph *g, SnapshotMode mode, const char *from, const char *to,
+                   int64_t value, int64_t *ret, int64_t *ret_unc) {
+        size_t f, t;
+        int r = snapshot_graph_find(g, from, &f);
+
+        if (r >= 0)
+                r = snapshot_graph_find(g, to, &t);
+        if (r < 0)
+                return r;
+        return snapshot_graph_convert(g, mode, f, t, value, ret, ret_unc);
+}
+
+static void check_cases(const char *what, const SnapshotGraph *g, const Case *cases, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                const Case *c = &cases[i];
+                int64_t got = INT64_MIN, unc = INT64_MIN;
+                int r = convert(g, c->mode, c->from, c->to, c->value, &got, &unc);
+                bool pass = r == c->r && (r < 0 || (got == c->want &&
+                                          (c->want_unc == ANY_UNC || unc == c->want_unc)));
+
+                ok(pass, "%s: %s %s %" PRId64 " -> %s = %" PRId64 " (%d), bound %" PRId64, what,
+                   c->mode == DRIFT ? "drift" : "nearest", c->from, c->value, c->to, c->want, c->r,
+                   c->want_unc);
+                if (!pass)
+                        diag("got %" PRId64 " (%d), bound %" PRId64, got, r, unc);
+        }
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Both examples of perfetto.dev/docs/concepts/clock-sync, with the doc's tables. */
+static void test_perfetto_examples(void) {
+        static const Snap one[] = {
+                { "monotonic", 1000, "boottime", 2000 }, { "monotonic", 1100, "boottime", 2100 },
+                { "monotonic", 1200, "boottime", 2200 }, { "monotonic", 1900, "boottime", 2900 },
+                { "monotonic", 2000, "boottime", 3500 }, { "monotonic", 2100, "boottime", 3600 },
+        };
+        static const Case one_cases[] = {
+                { NEAREST, "monotonic", "boottime", 1104, 0, 2104, 1 },
+                { DRIFT, "monotonic", "boottime", 1104, 0, 2104, ANY_UNC },
+                { NEAREST, "monotonic", "boottime", 1950, 0, 2950, 1 },
+                { DRIFT, "monotonic", "boottime", 1950, 0, 2950, 1 },   /* suspend: no interpolation */
+                { NEAREST, "monotonic", "boottime", 2000, 0, 3500, 0 },
+                { NEAREST, "monotonic", "boottime", 5000, 0, 6500, 3 },
+                { NEAREST, "monotonic", "boottime", 900, 0, 1900, 1 },  /* before the first */
+                { NEAREST, "boottime", "monotonic", 3000, 0, 2000, 1 },
+                { NEAREST, "boottime", "monotonic", 3499, 0, 2499, 1 },
+        };
+        /* CUSTOM 1000/MONOTONIC 1100, MONOTONIC 1200/BOOTTIME 5200, ... in file order. */
+        static const Snap two[] = {
+                { "custom", 1000, "monotonic", 1100 }, { "monotonic", 1200, "boottime", 5200 },
+                { "custom", 3000, "monotonic", 3200 }, { "monotonic", 4000, "boottime", 9000 },
+        };
+        static const Case two_cases[] = {
+                { NEAREST, "custom", "monotonic", 3503, 0, 3703, 1 },
+                { NEAREST, "custom", "boottime", 3503, 0, 7703, 4 },
+                { DRIFT, "custom", "boottime", 3503, 0, 7703, 4 },
+                { NEAREST, "custom", "boottime", 0, 0, 4100, 3 },       /* first, then first */
+                { NEAREST, "boottime", "custom", 9500, 0, 4300, 3 },
+        };
+        SnapshotGraph *g = build(one, N(one));
+
+        check_cases("doc example 1", g, one_cases, N(one_cases));
+        snapshot_graph_free(g);
+        g = build(two, N(two));
+        check_cases("doc example 2", g, two_cases, N(two_cases));
+        snapshot_graph_free(g);
+}
+
+static void test_own_tables(void) {
+        static const Snap equal[] = {
+                { "a", 100, "b", 1000 }, { "a", 100, "b", 2000 }, { "a", 100, "b", 3000 },
+                { "a", 200, "b", 4000 },
+        };
+        static const Case equal_cases[] = {
+                { NEAREST, "a", "b", 100, 0, 3000, 0 },                 /* last of the run */
+                { NEAREST, "a", "b", 150, 0, 3050, 1 },
+                { DRIFT, "a", "b", 150, 0, 3050, 1 },
+                { NEAREST, "a", "b", 50, 0, 950, 1 },                   /* first of the table */
+                { NEAREST, "a", "b", 250, 0, 4050, 1 },
+                { NEAREST, "b", "a", 2500, 0, 600, 1 },
+        };
+        /* realtime steps back by 3600 between the 2nd and 3rd snapshots. */
+        static const Snap back[] = {
+                { "boottime", 1000, "realtime", 50000 }, { "boottime", 2000, "realtime", 51000 },
+                { "boottime", 3000, "realtime", 47400 }, { "boottime", 4000, "realtime", 48400 },
+                { "realtime", 51500, "rt_child", 10 },
+        };
+        static const Case back_cases[] = {
+                { NEAREST, "boottime", "realtime", 3500, 0, 47900, 1 },
+                { NEAREST, "boottime", "realtime", 1500, 0, 50500, 1 },
+                { DRIFT, "boottime", "realtime", 3500, 0, 47900, 1 + 1 },
+                { DRIFT, "boottime", "realtime", 2500, 0, 51500, 1 },
+                { NEAREST, "rt_child", "realtime", 20, 0, 51510, 1 },   /* a target is fine */
+                { NEAREST, "realtime", "boottime", 50000, -ENOLINK, 0, 0 },
+                { NEAREST, "boottime", "rt_child", 1000, -ENOLINK, 0, 0 },
+                { NEAREST, "rt_child", "boottime", 10, -ENOLINK, 0, 0 },
+        };
+        /* A chain d0 - d5, an island, and a diamond with equal paths via boottime and monotonic. */
+        static const Snap net[] = {
+                { "d0", 0, "d1", 100 }, { "d1", 0, "d2", 100 }, { "d2", 0, "d3", 100 },
+                { "d3", 0, "d4", 100 }, { "d4", 0, "d5", 100 }, { "x", 0, "y", 7 },
+                { "src", 0, "boottime", 1000 }, { "src", 0, "monotonic", 2000 },
+                { "boottime", 1000, "dst", 5000 }, { "monotonic", 2000, "dst", 7000 },
+                { "big_a", 0, "big_b", INT64_MAX - 10 },
+                { "p", 0, "q", 1000 }, { "p", 1000000, "q", 1001500 },   /* +500 ppm */
+        };
+        static const Case net_cases[] = {
+                { NEAREST, "d0", "d4", 5, 0, 405, 4 },
+                { NEAREST, "d0", "d5", 5, -ENOLINK, 0, 0 },     /* Perfetto stops at 4 hops */
+                { NEAREST, "d0", "x", 5, -ENOLINK, 0, 0 },
+                { NEAREST, "d0", "nope", 5, -ENOENT, 0, 0 },
+                { NEAREST, "x", "x", 123, 0, 123, 0 },
+                { NEAREST, "src", "dst", 10, 0, 7010, 2 },      /* monotonic's id 3 < boottime's 6 */
+                { NEAREST, "big_a", "big_b", 5, 0, INT64_MAX - 5, 1 },
+                { NEAREST, "big_a", "big_b", 100, -ERANGE, 0, 0 },
+                { NEAREST, "big_b", "big_a", INT64_MIN, -ERANGE, 0, 0 },
+                { NEAREST, "p", "q", 500000, 0, 501000, 500 },
+                { DRIFT, "p", "q", 500000, 0, 501250, 1001 },
+                { DRIFT, "p", "q", 900000, 0, 901450, 201 },
+                { DRIFT, "q", "p", 501250, 0, 500000, ANY_UNC },
+                { DRIFT, "p", "q", -1000, 0, 0, 1 },            /* outside: nearest */
+                { DRIFT, "p", "q", 2000000, 0, 2001500, 1000 },
+        };
+        SnapshotGraph *g = build(equal, N(equal));
+        int64_t v;
+
+        check_cases("equal timestamps", g, equal_cases, N(equal_cases));
+        snapshot_graph_free(g);
+        g = build(back, N(back));
+        check_cases("non-monotonic", g, back_cases, N(back_cases));
+        snapshot_graph_free(g);
+        g = build(net, N(net));
+        check_cases("paths", g, net_cases, N(net_cases));
+        is_int(snapshot_graph_convert(g, NEAREST, 0, snapshot_graph_count(g), 0, &v, NULL), -ENOENT,
+               "index past the end is -ENOENT");
+        is_int(snapshot_graph_convert(g, (SnapshotMode) 7, 0, 1, 0, &v, NULL), -EINVAL, "bad mode");
+        snapshot_graph_free(g);
+}
+
+static void test_units(void) {
+        static const DomainUnit ms = { .period_ns = 1e6 }, gpu = { .period_ns = 52.083 };
+        static const Snap s[] = {
+                { "frames_ms", 5000, "monotonic", 5000250000 },
+                { "gpu0", 100000, "monotonic", 7000000 },
+        };
+        static const Case cases[] = {
+                { NEAREST, "frames_ms", "monotonic", 5001, 0, 5001250000, 1000 },
+                { NEAREST, "monotonic", "frames_ms", 5001250000, 0, 5001, 1000 },
+                { NEAREST, "monotonic", "frames_ms", 5001250400, 0, 5001, 1001 + 400 },
+                /* 100100 ticks = 5213508.3 ns, 5208 ns past the snapshot; +1 +1 for rounding */
+                { NEAREST, "gpu0", "monotonic", 100100, 0, 7005208, 6 + 1 + 1 },
+                { NEAREST, "frames_ms", "gpu0", 5001, 0, 95990214, ANY_UNC },
+        };
+        SnapshotGraph *g = NULL;
+        int64_t v, unc;
+        int r;
+
+        r = snapshot_graph_new(&g);
+        if (r >= 0)
+                r = snapshot_graph_declare(g, "frames_ms", &ms);
+        if (r >= 0)
+                r = snapshot_graph_declare(g, "gpu0", &gpu);
+        for (size_t i = 0; r >= 0 && i < N(s); i++)
+                r = snapshot_graph_add(g, (SnapshotClock[]) { { s[i].a, s[i].ta }, { s[i].b, s[i].tb } }, 2);
+        is_int(snapshot_graph_add(g, (SnapshotClock[]) { { "frames_ms", INT64_MAX / 1000 }, { "x", 0 } }, 2),
+               -ERANGE, "a ms reading too large for ns is -ERANGE");
+        is_int(snapshot_graph_declare(g, "gpu0", &gpu), -EEXIST, "declaring twice is -EEXIST");
+        is_int(snapshot_graph_declare(g, "monotonic", &ms), -EEXIST, "declaring after use is -EEXIST");
+        if (r >= 0)
+                r = snapshot_graph_finalize(g);
+        is_int(r, 0, "declared a ms and a 52.083 ns domain, added, finalized");
+        check_cases("units", g, cases, N(cases));
+
+        /* 4994250000 ns from the snapshot, plus the first hop and the 52.083 ns rounding. */
+        r = convert(g, NEAREST, "frames_ms", "gpu0", 5001, &v, &unc);
+        ok(r == 0 && unc >= 1000 + 4994250 + 1 && unc <= 1000 + 4994250 + 1 + 53,
+           "ms -> ticks bound adds both hops and the tick rounding (%" PRId64 ")", unc);
+        snapshot_graph_free(g);
+}
+
+static void test_errors(void) {
+        static const DomainUnit bad = { .period_ns = 0 };
+        SnapshotGraph *g = NULL;
+        int64_t v;
+        char name[16];
+        int r;
+
+        ok(snapshot_graph_free(NULL) == NULL, "free(NULL) is NULL");
+        is_int(snapshot_graph_new(&g), 0, "new");
+        is_int(snapshot_graph_add(g, (SnapshotClock[]) { { "a", 1 } }, 1), -EINVAL, "n = 1");
+        is_int(snapshot_graph_add(g, (SnapshotClock[]) { { "a", 1 } }, 0), -EINVAL, "n = 0");
+        is_int(snapshot_graph_add(g, (SnapshotClock[]) { { "a", 1 }, { "b", 2 }, { "a", 3 } }, 3),
+               -EINVAL, "a domain twice in a snapshot");
+        is_int(snapshot_graph_add(g, (SnapshotClock[]) { { "a", 1 }, { NULL, 2 } }, 2), -EINVAL,
+               "a NULL domain");
+        is_int(snapshot_graph_count(g), 0, "failed adds leave no domain behind");
+        is_int(snapshot_graph_declare(g, "z", &bad), -EINVAL, "a unit of period 0");
+        is_int(snapshot_graph_add(g, (SnapshotClock[]) { { "a", 1 }, { "b", 2 } }, 2), 0, "add");
+        is_int(snapshot_graph_convert(g, NEAREST, 0, 1, 1, &v, NULL), -EINVAL,
+               "converting before finalize");
+
+        for (r = 0; r >= 0 && snapshot_graph_count(g) < 256;) {
+                snprintf(name, sizeof(name), "n%zu", snapshot_graph_count(g));
+                r = snapshot_graph_declare(g, name, &UNIT_NS);
+        }
+        is_int(r, 0, "256 domains fit");
+        is_int(snapshot_graph_declare(g, "one_more", &UNIT_NS), -ENOSPC, "the 257th is -ENOSPC");
+        is_int(snapshot_graph_add(g, (SnapshotClock[]) { { "a", 5 }, { "fresh", 2 } }, 2), -ENOSPC,
+               "a snapshot with a 257th is -ENOSPC");
+        is_int(snapshot_graph_count(g), 256, "and adds nothing");
+        is_int(snapshot_graph_find(g, "fresh", &(size_t) { 0 }), -ENOENT, "unknown name is -ENOENT");
+        ok(snapshot_graph_name(g, 1) && strcmp(snapshot_graph_name(g, 1), "b") == 0, "name(1) is b");
+        ok(!snapshot_graph_name(g, 256), "name past the end is NULL");
+
+        is_int(snapshot_graph_finalize(g), 0, "finalize");
+        is_int(snapshot_graph_add(g, (SnapshotClock[]) { { "a", 1 }, { "b", 2 } }, 2), -EINVAL,
+               "adding after finalize");
+        is_int(snapshot_graph_convert(g, NEAREST, 0, 1, 5, &v, NULL), 0, "converting after it");
+        is_int(v, 6, "a 5 -> b 6");
+        is_int(snapshot_graph_convert(g, NEAREST, 0, 2, 5, &v, NULL), -ENOLINK,
+               "a declared domain in no snapshot has no path");
+        snapshot_graph_free(g);
+}
+
+/* A piecewise-affine clock of another: y = y0 + (x - x0) * (1e6 + ppm) / 1e6 on each segment. */
+typedef struct Piece {
+        int64_t x0, y0;
+        int ppm;
+} Piece;
+
+static long double piece_eval(const Piece *p, size_t n, long double x, bool left) {
+        size_t k = 0;
+
+        while (k + 1 < n && (left ? p[k + 1].x0 < x : p[k + 1].x0 <= x))
+                k++;
+        return p[k].y0 + (x - p[k].x0) * (1000000.0L + p[k].ppm) / 1000000.0L;
+}
+
+static uint64_t rng_next(uint64_t *s) {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        return *s;
+}
+
+static int rng_ppm(uint64_t *s) {
+        return (int) (rng_next(s) % 1001) - 500;
+}
+
+/* b(a) has rates within 500 ppm and one +3 ms step at a = 500 ms, read twice there; c(b) is
+ * continuous. Breakpoints and snapshots sit on whole ms, so every snapshot reading is exact. */
+static void test_truth_inside_bound(void) {
+        static const int64_t a_breaks[] = { 0, 123000000, 347000000, 500000000, 611000000, 802000000 };
+        static const int64_t b_breaks[] = { 9900000000, 10201000000, 10450000000, 10777000000 };
+        Piece ab[N(a_breaks)], bc[N(b_breaks)];
+        SnapshotGraph *g = NULL;
+        uint64_t seed = 0x9e3779b97f4a7c15u;
+        int r = snapshot_graph_new(&g);
+
+        for (size_t k = 0; k < N(a_breaks); k++) {
+                ab[k] = (Piece) { a_breaks[k], 10000000000, rng_ppm(&seed) };
+                if (k > 0)
+                        ab[k].y0 = llroundl(piece_eval(ab, k, a_breaks[k], false)) +
+                                   (a_breaks[k] == 500000000 ? 3000007 : 0);
+        }
+        for (size_t k = 0; k < N(b_breaks); k++) {
+                bc[k] = (Piece) { b_breaks[k], 3000000000, rng_ppm(&seed) };
+                if (k > 0)
+                        bc[k].y0 = llroundl(piece_eval(bc, k, b_breaks[k], false));
+        }
+        for (int64_t t = 0; r >= 0 && t <= 1000000000; t += 5000000) {
+                if (t == 500000000)
+                        r = snapshot_graph_add(g, (SnapshotClock[]) { { "a", t },
+                                { "b", llroundl(piece_eval(ab, N(ab), t, true)) } }, 2);
+                if (r >= 0)
+                        r = snapshot_graph_add(g, (SnapshotClock[]) { { "a", t },
+                                { "b", llroundl(piece_eval(ab, N(ab), t, false)) } }, 2);
+        }
+        for (int64_t b = 9950000000; r >= 0 && b <= 11050000000; b += 5000000)
+                r = snapshot_graph_add(g, (SnapshotClock[]) { { "b", b },
+                        { "c", llroundl(piece_eval(bc, N(bc), b, false)) } }, 2);
+        if (r >= 0)
+                r = snapshot_graph_finalize(g);
+        is_int(r, 0, "built the piecewise-affine truth");
+
+        for (SnapshotMode mode = NEAREST; mode <= DRIFT; mode++) {
+                size_t outside = 0, failed = 0;
+                long double sum_err = 0, sum_bound = 0;
+                uint64_t s = 42;
+
+                for (int i = 0; i < 100000; i++) {
+                        int64_t v = (int64_t) (rng_next(&s) % 1040000000) - 20000000, got, unc;
+                        long double truth = piece_eval(bc, N(bc), piece_eval(ab, N(ab), v, false), false);
+
+                        if (snapshot_graph_convert(g, mode, 0, 2, v, &got, &unc) < 0) {
+                                failed++;
+                                continue;
+                        }
+                        if (fabsl(got - truth) > unc + 1e-6L)
+                                outside++;
+                        sum_err += fabsl(got - truth);
+                        sum_bound += unc;
+                }
+                ok(failed == 0 && outside == 0, "%s: truth inside the bound for 100000 values "
+                   "(%zu outside, %zu failed)", mode == DRIFT ? "drift" : "nearest", outside, failed);
+                diag("%s: mean |error| %.1Lf ns, mean bound %.1Lf ns", mode == DRIFT ? "drift" : "nearest",
+                     sum_err / 100000, sum_bound / 100000);
+        }
+        snapshot_graph_free(g);
+}
+
+static double now_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Information only, never asserted: a 2-hop conversion over 1000 snapshots per edge. */
+static void test_timing(void) {
+        enum { N_VALUES = 1 << 16, ROUNDS = 16 };
+        static int64_t values[N_VALUES];
+        SnapshotGraph *g = NULL;
+        uint64_t s = 7;
+        int r = snapshot_graph_new(&g);
+
+        for (int64_t k = 0; r >= 0 && k < 1000; k++) {
+                int64_t t = k * 1000000 + (int64_t) (rng_next(&s) % 1000);
+                r = snapshot_graph_add(g, (SnapshotClock[]) { { "a", t }, { "b", t + t / 5000 + 1000000000 } }, 2);
+                if (r >= 0)
+                        r = snapshot_graph_add(g, (SnapshotClock[]) { { "b", t + 1000000000 },
+                                { "c", t - t / 4000 } }, 2);
+        }
+        if (r >= 0)
+                r = snapshot_graph_finalize(g);
+        for (size_t i = 0; i < N_VALUES; i++)
+                values[i] = (int64_t) (rng_next(&s) % 1000000000);
+
+        for (SnapshotMode mode = NEAREST; mode <= DRIFT; mode++) {
+                int64_t sum = 0, v, unc;
+                size_t failed = 0;
+                double t0 = now_ns();
+
+                for (int k = 0; k < ROUNDS; k++)
+                        for (size_t i = 0; i < N_VALUES; i++) {
+                                failed += snapshot_graph_convert(g, mode, 0, 2, values[i], &v, &unc) < 0;
+                                sum += v;
+                        }
+                diag("%s: %.1f ns per 2-hop conversion (1000 snapshots per edge; checksum %" PRId64 ")",
+                     mode == DRIFT ? "drift" : "nearest", (now_ns() - t0) / (ROUNDS * N_VALUES), sum);
+                ok(r == 0 && failed == 0, "%s: every timed conversion succeeded",
+                   mode == DRIFT ? "drift" : "nearest");
+        }
+        snapshot_graph_free(g);
+}
+
+int main(void) {
+        test_perfetto_examples();
+        test_own_tables();
+        test_units();
+        test_errors();
+        test_truth_inside_bound();
+        test_timing();
+        return done_testing();
+}
