@@ -54,6 +54,21 @@ static inline int arith_from_double(double v, int64_t *ret) {
         return 0;
 }
 
+/* For the hot path, where the caller has bounded v already (|v| < 2^62): the nearest integer
+ * (ties to even; needs -fno-math-errno to become one instruction). */
+static inline int64_t arith_round_bounded(double v) {
+        return (int64_t) __builtin_llrint(v);
+}
+
+/* An integer > v for a bound v >= 0 (floor + 1: at most one more than ceil, and two
+ * instructions); -ERANGE when v is NaN or too large. */
+static inline int arith_bound_from_double(double v, int64_t *ret) {
+        if (!(v < ARITH_DOUBLE_LIMIT) || !(v >= 0.0))
+                return -ERANGE;
+        *ret = (int64_t) v + 1;
+        return 0;
+}
+
 /* Rounds up to the next integer >= v, for bounds; -ERANGE as above. */
 static inline int arith_ceil_from_double(double v, int64_t *ret) {
         int64_t t;

@@ -13,6 +13,10 @@ static bool name_valid(const char *name) {
         return n > 0 && n < GRAPH_NAME_MAX;
 }
 
+static void node_update_fast(GraphNode *node) {
+        node->fast = node->plain_ns && node->available && node->calibrated;
+}
+
 static bool unit_plain_ns(const DomainUnit *u) {
         return u->period_ns == 1.0 && (u->wrap_bits == 0 || u->wrap_bits == 64) && !u->truncates &&
                u->encoding == UNIT_ENCODING_PLAIN;
@@ -29,10 +33,11 @@ int graph_init(ClockGraph *g, const char *hub_name) {
         hub->unit = UNIT_NS;
         hub->available = true;
         hub->calibrated = true;
-        hub->current = MODEL_IDENTITY;
+        (void) model_prepare(&MODEL_IDENTITY, &hub->current);
         hub->current_r_begin_ns = INT64_MIN;
         hub->current_x_begin_ns = INT64_MIN;
         hub->plain_ns = true;
+        hub->fast = true;
         g->n_nodes = 1;
         g->hub = 0;
         return 0;
@@ -88,22 +93,36 @@ void graph_refresh(ClockGraph *g, size_t index) {
         current = history_current(node->history);
         if (!current) {
                 node->calibrated = false;
+                node_update_fast(node);
                 return;
         }
-        node->current = current->model;
-        node->current_r_begin_ns = current->r_begin_ns;
-        if (model_forward(&current->model, current->r_begin_ns, 0, &x_ns, &unc_ns) < 0)
-                x_ns = INT64_MIN;
-        node->current_x_begin_ns = x_ns;
+        if (model_prepare(&current->model, &node->current) < 0) {
+                node->calibrated = false;
+                node_update_fast(node);
+                return;
+        }
+        /* With one segment there is nothing to choose: skip the test on the hot path. */
+        if (history_count(node->history) == 1) {
+                node->current_r_begin_ns = INT64_MIN;
+                node->current_x_begin_ns = INT64_MIN;
+        } else {
+                node->current_r_begin_ns = current->r_begin_ns;
+                if (model_forward(&current->model, current->r_begin_ns, 0, &x_ns, &unc_ns) < 0)
+                        x_ns = INT64_MIN;
+                node->current_x_begin_ns = x_ns;
+        }
         if (model_forward(&current->model, current->r_end_ns, 0, &x_ns, &unc_ns) == 0 &&
             unit_from_ns(&node->unit, x_ns, &count, NULL) == 0)
                 node->hint_count = count;
         node->calibrated = true;
+        node_update_fast(node);
 }
 
 void graph_set_available(ClockGraph *g, size_t index, bool available) {
-        if (index < g->n_nodes)
+        if (index < g->n_nodes) {
                 g->nodes[index].available = available;
+                node_update_fast(&g->nodes[index]);
+        }
 }
 
 int graph_model(const ClockGraph *g, size_t index, Model *ret) {
@@ -114,7 +133,7 @@ int graph_model(const ClockGraph *g, size_t index, Model *ret) {
         node = &g->nodes[index];
         if (!node->available || !node->calibrated)
                 return -ENODEV;
-        *ret = node->current;
+        *ret = node->current.m;
         return 0;
 }
 
@@ -125,7 +144,7 @@ static int node_value_to_ns(const ClockGraph *g, const GraphNode *node, int64_t 
         int r;
 
         if (hint_r_ns != INT64_MIN && node->history &&
-            model_forward(&node->current, hint_r_ns, 0, &hint_ns, &unc_ns) == 0)
+            prepared_forward(&node->current, hint_r_ns, 0, &hint_ns, &unc_ns) == 0)
                 (void) unit_from_ns(&node->unit, hint_ns, &hint_count, NULL);
 
         r = unit_unwrap(&node->unit, value, hint_count, &count);
@@ -178,20 +197,22 @@ static int node_ns_to_value(const GraphNode *node, int64_t ns, int64_t uncertain
         return 0;
 }
 
-static const Model *model_for_x(const GraphNode *node, int64_t x_ns) {
-        if (x_ns >= node->current_x_begin_ns)
-                return &node->current;
-        return &history_at_x(node->history, x_ns)->model;
+/* A value from before the open segment converts with the model of its time (rare: prepared on
+ * the spot). */
+static int node_inverse(const GraphNode *node, int64_t x_ns, int64_t x_unc_ns, int64_t *ret_r_ns, int64_t *ret_unc_ns) {
+        if (__builtin_expect(x_ns >= node->current_x_begin_ns, 1))
+                return prepared_inverse(&node->current, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
+        return model_inverse(&history_at_x(node->history, x_ns)->model, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
 }
 
-static const Model *model_for_r(const GraphNode *node, int64_t r_ns) {
-        if (r_ns >= node->current_r_begin_ns)
-                return &node->current;
-        return &history_at_r(node->history, r_ns)->model;
+static int node_forward(const GraphNode *node, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns) {
+        if (__builtin_expect(r_ns >= node->current_r_begin_ns, 1))
+                return prepared_forward(&node->current, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
+        return model_forward(&history_at_r(node->history, r_ns)->model, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
 }
 
-int graph_convert(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
-                  int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
+                          int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         const GraphNode *src, *dst;
         int64_t x_ns, x_unc_ns, r_ns, r_unc_ns, y_ns, y_unc_ns;
         int r;
@@ -219,7 +240,7 @@ int graph_convert(const ClockGraph *g, size_t from, size_t to, int64_t value, in
         }
 
         if (src->history) {
-                r = model_inverse(model_for_x(src, x_ns), x_ns, x_unc_ns, &r_ns, &r_unc_ns);
+                r = node_inverse(src, x_ns, x_unc_ns, &r_ns, &r_unc_ns);
                 if (r < 0)
                         return r;
         } else {
@@ -228,7 +249,7 @@ int graph_convert(const ClockGraph *g, size_t from, size_t to, int64_t value, in
         }
 
         if (dst->history) {
-                r = model_forward(model_for_r(dst, r_ns), r_ns, r_unc_ns, &y_ns, &y_unc_ns);
+                r = node_forward(dst, r_ns, r_unc_ns, &y_ns, &y_unc_ns);
                 if (r < 0)
                         return r;
         } else {

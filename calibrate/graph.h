@@ -25,11 +25,12 @@ typedef struct GraphNode {
         bool available;
         /* Cached from history_current() by graph_refresh(): */
         bool calibrated;
-        Model current;
+        PreparedModel current;
         int64_t current_r_begin_ns;
         int64_t current_x_begin_ns;
         int64_t hint_count;             /* unwrapped count at the latest sample, for unwrap */
-        bool plain_ns;                  /* unit is ns, no wrap, no truncation: the fast path */
+        bool plain_ns;                  /* unit is ns, no wrap, no truncation */
+        bool fast;                      /* plain_ns, available and calibrated: the inline path */
 } GraphNode;
 
 typedef struct ClockGraph {
@@ -55,8 +56,46 @@ void graph_set_available(ClockGraph *g, size_t index, bool available);
 /* Converts value (from's unit, wire form: wrapped, encoded) to to's unit (wire form).
  * hint_r_ns: the reference time near which wrapped values are unwrapped (the caller's "now");
  * INT64_MIN means the latest calibration. ret_uncertainty_ns bounds the error in ns. */
-int graph_convert(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
-                  int64_t *ret_value, int64_t *ret_uncertainty_ns);
+static inline int graph_convert(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
+                                int64_t *ret_value, int64_t *ret_uncertainty_ns);
+
+/* The general case: units, wraps, past segments, errors. graph_convert() falls back to it. */
+int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
+                          int64_t *ret_value, int64_t *ret_uncertainty_ns);
 
 /* The node's model (of its open segment) against the hub; -ENODEV if not calibrated. */
 int graph_model(const ClockGraph *g, size_t index, Model *ret);
+
+/* Inline so that a caller converting in a loop pays a few ns: two plain-ns domains in their open
+ * segments need two affine maps and nothing else. */
+static inline int graph_convert(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
+                                int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        const GraphNode *src, *dst;
+        int64_t r_ns, r_unc_ns;
+
+        if (__builtin_expect(from >= g->n_nodes || to >= g->n_nodes || from == to, 0))
+                goto general;
+        src = &g->nodes[from];
+        dst = &g->nodes[to];
+        if (__builtin_expect(!src->fast || !dst->fast || value < src->current_x_begin_ns, 0))
+                goto general;
+
+        if (src->history) {
+                int r = prepared_inverse(&src->current, value, 0, &r_ns, &r_unc_ns);
+                if (r < 0)
+                        return r;
+        } else {
+                r_ns = value;
+                r_unc_ns = 0;
+        }
+        if (__builtin_expect(r_ns < dst->current_r_begin_ns, 0))
+                goto general;
+        if (dst->history)
+                return prepared_forward(&dst->current, r_ns, r_unc_ns, ret_value, ret_uncertainty_ns);
+        *ret_value = r_ns;
+        *ret_uncertainty_ns = r_unc_ns;
+        return 0;
+
+general:
+        return graph_convert_general(g, from, to, value, hint_r_ns, ret_value, ret_uncertainty_ns);
+}

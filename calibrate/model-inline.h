@@ -16,78 +16,97 @@ static inline double model_bound_at(const Model *m, int64_t r_ns) {
         return m->half_ns + distance_ns * m->rate_half;
 }
 
-static inline int model_forward(const Model *m, int64_t r_ns, int64_t r_uncertainty_ns,
-                                int64_t *ret_x_ns, int64_t *ret_uncertainty_ns) {
-        int64_t dr_ns, x_ns, correction_ns, unc_ns;
-        double unc;
+static inline int model_prepare(const Model *m, PreparedModel *ret) {
+        /* Every line of the family has slope >= 1 + rate - rate_half; the estimator's prior keeps
+         * it near 1, anything else is a broken model. */
+        double slope_min = 1.0 + m->rate - m->rate_half;
+
+        /* |rate| < 1/2 also keeps dr·rate and dx·inverse_rate inside int64 for any int64 dr, dx. */
+        if (!(slope_min > 0.5) || !(fabs(m->rate) < 0.5) || !(m->half_ns >= 0.0) || !(m->rate_half >= 0.0))
+                return -EINVAL;
+        *ret = (PreparedModel) {
+                .m = *m,
+                .inverse_rate = -m->rate / (1.0 + m->rate),
+                .rate_half_inverse = m->rate_half * (1.0 + fabs(m->rate / (1.0 + m->rate))),
+                .forward_gain = 1.0 + fabs(m->rate) + m->rate_half,
+                .inverse_gain = 1.0 / slope_min,
+        };
+        return 0;
+}
+
+static inline int prepared_forward(const PreparedModel *p, int64_t r_ns, int64_t r_uncertainty_ns,
+                                   int64_t *ret_x_ns, int64_t *ret_uncertainty_ns) {
+        int64_t dr_ns, x_ns, unc_ns;
+        double dr;
         int r;
 
         if (r_uncertainty_ns < 0)
                 return -EINVAL;
-
-        r = arith_sub(r_ns, m->r_c_ns, &dr_ns);
-        if (r < 0)
-                return r;
         /* x = x_c + dr + rate·dr: the unit part stays exact in integers. */
-        r = arith_from_double((double) dr_ns * m->rate, &correction_ns);
-        if (r < 0)
+        if ((r = arith_sub(r_ns, p->m.r_c_ns, &dr_ns)) < 0)
                 return r;
-        r = arith_add(m->x_c_ns, dr_ns, &x_ns);
-        if (r < 0)
-                return r;
-        r = arith_add(x_ns, correction_ns, &x_ns);
-        if (r < 0)
+        dr = (double) dr_ns;
+        if ((r = arith_add(p->m.x_c_ns, dr_ns, &x_ns)) < 0 ||
+            (r = arith_add(x_ns, arith_round_bounded(dr * p->m.rate), &x_ns)) < 0)
                 return r;
 
         /* The true r may be anywhere in r ± r_unc: the point estimate moves by (1 + |rate|) per ns
          * of it and the model's bound by rate_half. */
-        unc = model_bound_at(m, r_ns) +
-              (double) r_uncertainty_ns * (1.0 + fabs(m->rate) + m->rate_half) +
-              ROUNDING_SLACK_NS;
-        r = arith_ceil_from_double(unc, &unc_ns);
+        r = arith_bound_from_double(p->m.half_ns + fabs(dr) * p->m.rate_half +
+                                            (double) r_uncertainty_ns * p->forward_gain + ROUNDING_SLACK_NS,
+                                    &unc_ns);
         if (r < 0)
                 return r;
-
         *ret_x_ns = x_ns;
         *ret_uncertainty_ns = unc_ns;
         return 0;
 }
 
-static inline int model_inverse(const Model *m, int64_t x_ns, int64_t x_uncertainty_ns,
-                                int64_t *ret_r_ns, int64_t *ret_uncertainty_ns) {
-        int64_t dx_ns, r_ns, correction_ns, unc_ns;
-        double slope_min, unc;
+static inline int prepared_inverse(const PreparedModel *p, int64_t x_ns, int64_t x_uncertainty_ns,
+                                   int64_t *ret_r_ns, int64_t *ret_uncertainty_ns) {
+        int64_t dx_ns, r_ns, unc_ns;
+        double dx;
         int r;
 
         if (x_uncertainty_ns < 0)
                 return -EINVAL;
-
-        r = arith_sub(x_ns, m->x_c_ns, &dx_ns);
-        if (r < 0)
-                return r;
         /* r = r_c + dx / (1 + rate) = r_c + dx - dx·rate/(1 + rate). */
-        r = arith_from_double(-(double) dx_ns * m->rate / (1.0 + m->rate), &correction_ns);
-        if (r < 0)
+        if ((r = arith_sub(x_ns, p->m.x_c_ns, &dx_ns)) < 0)
                 return r;
-        r = arith_add(m->r_c_ns, dx_ns, &r_ns);
-        if (r < 0)
-                return r;
-        r = arith_add(r_ns, correction_ns, &r_ns);
-        if (r < 0)
+        dx = (double) dx_ns;
+        if ((r = arith_add(p->m.r_c_ns, dx_ns, &r_ns)) < 0 ||
+            (r = arith_add(r_ns, arith_round_bounded(dx * p->inverse_rate), &r_ns)) < 0)
                 return r;
 
         /* With r* the truth and d = r* - r: (1 + rate)|d| = |m(r*) - x| <= w(r*) + x_unc
-         * <= w(r) + rate_half·|d| + x_unc, so |d| <= (w(r) + x_unc) / (1 + rate - rate_half). */
-        slope_min = 1.0 + m->rate - m->rate_half;
-        if (slope_min <= 0.0)
-                return -ERANGE;
-        unc = (model_bound_at(m, r_ns) + (double) x_uncertainty_ns) / slope_min + ROUNDING_SLACK_NS;
-        r = arith_ceil_from_double(unc, &unc_ns);
+         * <= w(r) + rate_half·|d| + x_unc, so |d| <= (w(r) + x_unc) / (1 + rate - rate_half).
+         * |r - r_c| <= |dx|·(1 + |inverse_rate|) + 1/2, folded into rate_half_inverse. */
+        r = arith_bound_from_double((p->m.half_ns + fabs(dx) * p->rate_half_inverse + p->m.rate_half +
+                                     (double) x_uncertainty_ns) * p->inverse_gain + ROUNDING_SLACK_NS,
+                                    &unc_ns);
         if (r < 0)
                 return r;
-
         *ret_r_ns = r_ns;
         *ret_uncertainty_ns = unc_ns;
         return 0;
 }
 
+static inline int model_forward(const Model *m, int64_t r_ns, int64_t r_uncertainty_ns,
+                                int64_t *ret_x_ns, int64_t *ret_uncertainty_ns) {
+        PreparedModel p;
+        int r = model_prepare(m, &p);
+
+        if (r < 0)
+                return r == -EINVAL ? -ERANGE : r;
+        return prepared_forward(&p, r_ns, r_uncertainty_ns, ret_x_ns, ret_uncertainty_ns);
+}
+
+static inline int model_inverse(const Model *m, int64_t x_ns, int64_t x_uncertainty_ns,
+                                int64_t *ret_r_ns, int64_t *ret_uncertainty_ns) {
+        PreparedModel p;
+        int r = model_prepare(m, &p);
+
+        if (r < 0)
+                return r == -EINVAL ? -ERANGE : r;
+        return prepared_inverse(&p, x_ns, x_uncertainty_ns, ret_r_ns, ret_uncertainty_ns);
+}

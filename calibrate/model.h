@@ -25,16 +25,34 @@ typedef struct Model {
 /* The identity, exact: the hub's model of itself. */
 extern const Model MODEL_IDENTITY;
 
+/* A model with the constants its conversions need worked out once (no division per call). */
+typedef struct PreparedModel {
+        Model m;
+        double inverse_rate;    /* -rate / (1 + rate) */
+        double rate_half_inverse; /* rate_half·(1 + |inverse_rate|): the bound's growth per ns of x */
+        double forward_gain;    /* 1 + |rate| + rate_half: how an error in r grows into x */
+        double inverse_gain;    /* 1 / (1 + rate - rate_half): how an error in x maps back to r */
+} PreparedModel;
+
+/* -EINVAL for a model whose lines could be flat or falling (slope <= 1/2) or a negative bound. */
+static inline int model_prepare(const Model *m, PreparedModel *ret);
+
 /* The bound at r, before rounding. */
 static inline double model_bound_at(const Model *m, int64_t r_ns);
 
 /* r -> x. r_uncertainty_ns is how far the true r may be from r_ns (>= 0); the answer's bound
  * covers it, the model's own bound and the rounding to an integer. -ERANGE when the answer does
  * not fit int64. */
-static inline int model_forward(const Model *m, int64_t r_ns, int64_t r_uncertainty_ns,
-                                int64_t *ret_x_ns, int64_t *ret_uncertainty_ns);
+static inline int prepared_forward(const PreparedModel *p, int64_t r_ns, int64_t r_uncertainty_ns,
+                                   int64_t *ret_x_ns, int64_t *ret_uncertainty_ns);
 
 /* x -> r, the inverse, with the bound mapped back to the reference. */
+static inline int prepared_inverse(const PreparedModel *p, int64_t x_ns, int64_t x_uncertainty_ns,
+                                   int64_t *ret_r_ns, int64_t *ret_uncertainty_ns);
+
+/* The same on an unprepared model (prepares it first: for one-off conversions). */
+static inline int model_forward(const Model *m, int64_t r_ns, int64_t r_uncertainty_ns,
+                                int64_t *ret_x_ns, int64_t *ret_uncertainty_ns);
 static inline int model_inverse(const Model *m, int64_t x_ns, int64_t x_uncertainty_ns,
                                 int64_t *ret_r_ns, int64_t *ret_uncertainty_ns);
 

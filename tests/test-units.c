@@ -10,6 +10,8 @@
 
 #define SENTINEL INT64_C(0x5a5a5a5a5a5a5a5a)
 #define US_WRAP  (INT64_C(4294967296) * 1000)   /* the X11 µs encoding repeats every 2^32 ms */
+#define M32      (INT64_C(1) << 32)
+#define M36      (INT64_C(1) << 36)
 
 static DomainUnit plain_unit(double period_ns, unsigned wrap_bits, bool truncates) {
         return (DomainUnit) { .period_ns = period_ns, .wrap_bits = wrap_bits, .truncates = truncates };
@@ -44,9 +46,6 @@ static void test_constants(void) {
                 is_int(unit_validate(&cases[i].u), cases[i].want, cases[i].name);
         is_int(unit_validate(NULL), -EINVAL, "NULL unit");
 }
-
-#define M32 (INT64_C(1) << 32)
-#define M36 (INT64_C(1) << 36)
 
 static const struct {
         unsigned bits;
@@ -108,7 +107,6 @@ static void test_unwrap_wrap(void) {
         ok(unit_wrap(&UNIT_NS, INT64_MIN, &got) == 0 && got == INT64_MIN, "no wrap: count as is");
 
         /* High-precision X time: the encoding carries the wrap. */
-        got = SENTINEL;
         ok(unit_unwrap(&UNIT_US_X11, 1234, US_WRAP - 10, &got) == 0 && got == US_WRAP + 1234,
            "X µs forwards over the wrap");
         ok(unit_unwrap(&UNIT_US_X11, US_WRAP - 1, US_WRAP + 10, &got) == 0 && got == US_WRAP - 1,
