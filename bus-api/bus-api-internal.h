@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Shared between the files of the bus_api library only. */
+
+#include <stdlib.h>
+
+#include "bus-api.h"
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+
+struct BusApi {
+        sd_bus *bus;
+        sd_bus_slot *slot;
+        const BusCoreOps *ops;
+        void *core;
+};
+
+/* Tells the core a client is active; every method handler calls it first. */
+void bus_api_touch(BusApi *a);
+
+/* 0 when name is a valid domain name, else InvalidArgument naming the argument arg. */
+int bus_api_validate_domain(const char *arg, const char *name, sd_bus_error *error);
+
+/* Turns the core's error r for a conversion (to == NULL: for reading from) into our named
+ * error with a message saying which domain or value is at fault; where ("" or "values[3]: ")
+ * prefixes it. Returns the negative errno. */
+int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *where,
+                         const char *from, const char *to, int64_t value);
+
+int bus_api_method_list_domains(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_api_method_convert(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_api_method_now(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_api_method_export_snapshots(sd_bus_message *m, void *userdata, sd_bus_error *error);

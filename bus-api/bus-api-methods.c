@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The method handlers. Each does, in order: note the client, read the arguments, validate
+ * them (named error), ask the core, reply. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bus-api-internal.h"
+
+static int append_entries(sd_bus_message *reply, const BusDomainInfo *d) {
+        int r;
+
+        r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
+                                  "available", "b", (int) d->available,
+                                  "reference", "b", (int) d->reference,
+                                  "resolution_ns", "x", d->resolution_ns,
+                                  "wrap_bits", "u", d->wrap_bits,
+                                  "monotonic", "b", (int) d->monotonic,
+                                  "rate_ppb", "x", d->rate_ppb,
+                                  "uncertainty_ns", "t", d->uncertainty_ns,
+                                  "last_calibrated_ns", "x", d->last_calibrated_ns,
+                                  "perfetto_id", "u", d->perfetto_id);
+        if (r >= 0 && d->verdict)
+                r = sd_bus_message_append(reply, "{sv}", "verdict", "s", d->verdict);
+        if (r >= 0 && d->device_name)
+                r = sd_bus_message_append(reply, "{sv}", "device_name", "s", d->device_name);
+        if (r >= 0 && d->driver)
+                r = sd_bus_message_append(reply, "{sv}", "driver", "s", d->driver);
+        if (r >= 0 && d->period_ns > 0)
+                r = sd_bus_message_append(reply, "{sv}", "period_ns", "d", d->period_ns);
+        if (r >= 0 && d->has_offset_ns)
+                r = sd_bus_message_append(reply, "{sv}", "offset_ns", "x", d->offset_ns);
+        for (size_t i = 0; r >= 0 && i < d->n_extras && i < BUS_DOMAIN_EXTRAS_MAX; i++)
+                if (d->extras[i].key && d->extras[i].value)
+                        r = sd_bus_message_append(reply, "{sv}", d->extras[i].key, "s",
+                                                  d->extras[i].value);
+        return r;
+}
+
+int bus_api_method_list_domains(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        BusApi *a = userdata;
+        size_t n;
+        int r;
+
+        bus_api_touch(a);
+
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(ssa{sv})");
+        if (r < 0)
+                return r;
+
+        n = a->ops->count_domains(a->core);
+        for (size_t i = 0; i < n; i++) {
+                BusDomainInfo d = {};
+
+                r = a->ops->get_domain(a->core, i, &d);
+                if (r < 0)
+                        return bus_timeconv_error_setf(error, r, "cannot describe domain %zu of %zu", i, n);
+                if (!d.name || !d.unit)
+                        return bus_timeconv_error_setf(error, -EIO, "domain %zu of %zu has no name or unit",
+                                                       i, n);
+
+                r = sd_bus_message_open_container(reply, 'r', "ssa{sv}");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "ss", d.name, d.unit);
+                if (r >= 0)
+                        r = sd_bus_message_open_container(reply, 'a', "{sv}");
+                if (r >= 0)
+                        r = append_entries(reply, &d);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+                if (r < 0)
+                        return r;
+        }
+
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+int bus_api_method_convert(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        BusApi *a = userdata;
+        const char *from, *to;
+        int64_t value, result;
+        uint64_t uncertainty_ns;
+        int r;
+
+        bus_api_touch(a);
+
+        r = sd_bus_message_read(m, "ssx", &from, &to, &value);
+        if (r < 0)
+                return r;
+
+        r = bus_api_validate_domain("from", from, error);
+        if (r < 0)
+                return r;
+        r = bus_api_validate_domain("to", to, error);
+        if (r < 0)
+                return r;
+
+        r = a->ops->convert(a->core, from, to, value, &result, &uncertainty_ns);
+        if (r < 0)
+                return bus_api_domain_error(a, error, r, "", from, to, value);
+
+        return sd_bus_reply_method_return(m, "xt", result, uncertainty_ns);
+}
+
+int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(freep) int64_t *results = NULL;
+        _cleanup_(freep) uint64_t *uncertainties_ns = NULL;
+        BusApi *a = userdata;
+        const char *from, *to;
+        const void *values;
+        size_t size, n;
+        int r;
+
+        bus_api_touch(a);
+
+        r = sd_bus_message_read(m, "ss", &from, &to);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read_array(m, 'x', &values, &size);
+        if (r < 0)
+                return r;
+        n = size / sizeof(int64_t);
+
+        r = bus_api_validate_domain("from", from, error);
+        if (r < 0)
+                return r;
+        r = bus_api_validate_domain("to", to, error);
+        if (r < 0)
+                return r;
+        if (n > BUS_API_CONVERT_MANY_MAX)
+                return bus_timeconv_error_setf(error, -EINVAL, "argument 'values': %zu values, at most %d",
+                                               n, BUS_API_CONVERT_MANY_MAX);
+
+        /* calloc(0) may return NULL: allocate at least one element. */
+        results = calloc(n ? n : 1, sizeof(int64_t));
+        uncertainties_ns = calloc(n ? n : 1, sizeof(uint64_t));
+        if (!results || !uncertainties_ns)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < n; i++) {
+                int64_t value;
+
+                /* The message body is not promised to be aligned for int64_t. */
+                memcpy(&value, (const char *) values + i * sizeof(int64_t), sizeof(value));
+                r = a->ops->convert(a->core, from, to, value, &results[i], &uncertainties_ns[i]);
+                if (r < 0) {
+                        char where[48];
+
+                        (void) snprintf(where, sizeof(where), "values[%zu]: ", i);
+                        return bus_api_domain_error(a, error, r, where, from, to, value);
+                }
+        }
+
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append_array(reply, 'x', results, n * sizeof(int64_t));
+        if (r >= 0)
+                r = sd_bus_message_append_array(reply, 't', uncertainties_ns, n * sizeof(uint64_t));
+        if (r < 0)
+                return r;
+
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+int bus_api_method_now(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        BusApi *a = userdata;
+        const char *domain;
+        int64_t value;
+        uint64_t uncertainty_ns;
+        int r;
+
+        bus_api_touch(a);
+
+        r = sd_bus_message_read(m, "s", &domain);
+        if (r < 0)
+                return r;
+
+        r = bus_api_validate_domain("domain", domain, error);
+        if (r < 0)
+                return r;
+
+        r = a->ops->now(a->core, domain, &value, &uncertainty_ns);
+        if (r < 0)
+                return bus_api_domain_error(a, error, r, "", domain, NULL, 0);
+
+        return sd_bus_reply_method_return(m, "xt", value, uncertainty_ns);
+}
+
+int bus_api_method_export_snapshots(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_(freep) char *json = NULL;
+        BusApi *a = userdata;
+        int r;
+
+        bus_api_touch(a);
+
+        r = a->ops->export_snapshots(a->core, &json);
+        if (r < 0)
+                return bus_timeconv_error_setf(error, r, "cannot export the snapshots");
+        if (!json)
+                return bus_timeconv_error_setf(error, -EIO, "the snapshot export is empty");
+
+        return sd_bus_reply_method_return(m, "s", json);
+}

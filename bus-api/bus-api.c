@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "bus-api-internal.h"
+
+static int property_get_version(sd_bus *bus, const char *path, const char *interface,
+                                const char *property, sd_bus_message *reply,
+                                void *userdata, sd_bus_error *error) {
+        BusApi *a = userdata;
+        const char *s = a->ops->version(a->core);
+
+        return sd_bus_message_append(reply, "s", s ? s : "");
+}
+
+static int property_get_reference_domain(sd_bus *bus, const char *path, const char *interface,
+                                         const char *property, sd_bus_message *reply,
+                                         void *userdata, sd_bus_error *error) {
+        BusApi *a = userdata;
+        const char *s = a->ops->reference_domain(a->core);
+
+        return sd_bus_message_append(reply, "s", s ? s : "");
+}
+
+/* The argument names here must match org.timeconv.Clock1.xml: test-bus-api compares them.
+ * Every method only reads, so any client may call it (UNPRIVILEGED: no capability check). */
+static const sd_bus_vtable bus_api_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+
+        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("ReferenceDomain", "s", property_get_reference_domain, 0,
+                        SD_BUS_VTABLE_PROPERTY_CONST),
+
+        SD_BUS_METHOD_WITH_ARGS("ListDomains",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("a(ssa{sv})", domains),
+                                bus_api_method_list_domains,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Convert",
+                                SD_BUS_ARGS("s", from, "s", to, "x", value),
+                                SD_BUS_RESULT("x", value, "t", uncertainty_ns),
+                                bus_api_method_convert,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ConvertMany",
+                                SD_BUS_ARGS("s", from, "s", to, "ax", values),
+                                SD_BUS_RESULT("ax", values, "at", uncertainty_ns),
+                                bus_api_method_convert_many,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Now",
+                                SD_BUS_ARGS("s", domain),
+                                SD_BUS_RESULT("x", value, "t", uncertainty_ns),
+                                bus_api_method_now,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ExportSnapshots",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("s", json),
+                                bus_api_method_export_snapshots,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_SIGNAL_WITH_ARGS("Discontinuity",
+                                SD_BUS_ARGS("s", domain, "x", monotonic_ns, "x", step_ns),
+                                0),
+        SD_BUS_SIGNAL("DomainsChanged", "", 0),
+
+        SD_BUS_VTABLE_END
+};
+
+void bus_api_touch(BusApi *a) {
+        if (a->ops->client_activity)
+                a->ops->client_activity(a->core);
+}
+
+int bus_api_validate_domain(const char *arg, const char *name, sd_bus_error *error) {
+        size_t offset = 0;
+
+        switch (bus_domain_name_check(name, &offset)) {
+        case BUS_NAME_OK:
+                return 0;
+        case BUS_NAME_EMPTY:
+                return bus_timeconv_error_setf(error, -EINVAL, "argument '%s': empty domain name", arg);
+        case BUS_NAME_TOO_LONG:
+                return bus_timeconv_error_setf(error, -EINVAL,
+                                               "argument '%s': domain name longer than %d bytes",
+                                               arg, BUS_API_DOMAIN_NAME_MAX);
+        case BUS_NAME_BAD_CHAR:
+        default:
+                return bus_timeconv_error_setf(error, -EINVAL,
+                                               "argument '%s': invalid byte 0x%02x at offset %zu of "
+                                               "the domain name (allowed: a-z 0-9 _ . : -)",
+                                               arg, (unsigned) (unsigned char) name[offset], offset);
+        }
+}
+
+/* For error messages only: 1 and *ret_available when a domain called name exists, else 0. */
+static int find_domain(BusApi *a, const char *name, bool *ret_available) {
+        size_t n = a->ops->count_domains(a->core);
+
+        for (size_t i = 0; i < n; i++) {
+                BusDomainInfo info = {};
+
+                if (a->ops->get_domain(a->core, i, &info) < 0 || !info.name)
+                        continue;
+                if (strcmp(info.name, name) == 0) {
+                        *ret_available = info.available;
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+/* The first of from, to (to may be NULL) that is missing (want_missing) or unavailable. */
+static const char *culprit(BusApi *a, const char *from, const char *to, bool want_missing) {
+        const char *names[] = { from, to };
+
+        for (size_t i = 0; i < 2 && names[i]; i++) {
+                bool available = false;
+                int found = find_domain(a, names[i], &available);
+
+                if (want_missing ? !found : (found && !available))
+                        return names[i];
+        }
+        return NULL;
+}
+
+int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *where,
+                         const char *from, const char *to, int64_t value) {
+        const char *who;
+
+        switch (r) {
+        case -ENOENT:
+                who = culprit(a, from, to, true);
+                if (who)
+                        return bus_timeconv_error_setf(error, r, "%sunknown domain '%s'", where, who);
+                break;
+        case -ENOLINK:
+                if (to)
+                        return bus_timeconv_error_setf(error, r, "%sno conversion path from '%s' to '%s'",
+                                                       where, from, to);
+                break;
+        case -ENODEV:
+        case -ENODATA:
+                who = culprit(a, from, to, false);
+                if (!who && !to)
+                        who = from;
+                if (who)
+                        return bus_timeconv_error_setf(error, r, "%sdomain '%s' is %s", where, who,
+                                                       r == -ENODATA ? "not calibrated yet" : "unavailable");
+                if (r == -ENODATA)
+                        return bus_timeconv_error_setf(error, r, "%sno calibration yet between '%s' and '%s'",
+                                                       where, from, to);
+                break;
+        case -ERANGE:
+                if (to)
+                        return bus_timeconv_error_setf(error, r, "%svalue %" PRId64 " of '%s' is out of "
+                                                       "range for '%s'", where, value, from, to);
+                return bus_timeconv_error_setf(error, r, "%sthe time of '%s' is out of range", where, from);
+        case -EINVAL:
+                if (to)
+                        return bus_timeconv_error_setf(error, r, "%sinvalid value %" PRId64 " of '%s'",
+                                                       where, value, from);
+                break;
+        }
+
+        if (to)
+                return bus_timeconv_error_setf(error, r, "%sconverting %" PRId64 " from '%s' to '%s' failed",
+                                               where, value, from, to);
+        return bus_timeconv_error_setf(error, r, "%sreading '%s' failed", where, from);
+}
+
+int bus_api_new(sd_bus *bus, const BusCoreOps *ops, void *core, BusApi **ret) {
+        _cleanup_(bus_api_freep) BusApi *a = NULL;
+        int r;
+
+        if (!bus || !ops || !ret)
+                return -EINVAL;
+        if (!ops->count_domains || !ops->get_domain || !ops->convert || !ops->now ||
+            !ops->export_snapshots || !ops->version || !ops->reference_domain)
+                return -EINVAL;
+
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        a->bus = sd_bus_ref(bus);
+        a->ops = ops;
+        a->core = core;
+
+        r = sd_bus_add_object_vtable(bus, &a->slot, BUS_API_OBJECT, BUS_API_INTERFACE,
+                                     bus_api_vtable, a);
+        if (r < 0)
+                return r;
+
+        *ret = a;
+        a = NULL;
+        return 0;
+}
+
+BusApi *bus_api_free(BusApi *a) {
+        if (!a)
+                return NULL;
+
+        sd_bus_slot_unref(a->slot);
+        sd_bus_unref(a->bus);
+        free(a);
+        return NULL;
+}
+
+int bus_api_emit_discontinuity(BusApi *a, const char *domain, int64_t monotonic_ns, int64_t step_ns) {
+        if (!a || !bus_domain_name_is_valid(domain))
+                return -EINVAL;
+
+        return sd_bus_emit_signal(a->bus, BUS_API_OBJECT, BUS_API_INTERFACE, "Discontinuity",
+                                  "sxx", domain, monotonic_ns, step_ns);
+}
+
+int bus_api_emit_domains_changed(BusApi *a) {
+        if (!a)
+                return -EINVAL;
+
+        return sd_bus_emit_signal(a->bus, BUS_API_OBJECT, BUS_API_INTERFACE, "DomainsChanged", NULL);
+}

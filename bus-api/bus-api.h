@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The org.timeconv.Clock1 object: an sd-bus vtable whose handlers read and validate their
+ * arguments, call the daemon's core through BusCoreOps, and reply. They never compute: every
+ * answer comes from the core. No globals: all state hangs off the BusApi returned by
+ * bus_api_new(), which is the vtable's userdata. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+#include "bus-errors.h"
+
+/* Up to this many source-specific string entries per domain in ListDomains' a{sv}. */
+#define BUS_DOMAIN_EXTRAS_MAX 4
+
+typedef struct BusDomainExtra {
+        const char *key;                /* e.g. "pci_bus_id"; must not clash with the keys below */
+        const char *value;
+} BusDomainExtra;
+
+/* One domain as ListDomains reports it. Strings are borrowed from the core: they must stay
+ * valid until the next call into the core (the handler copies them into the reply first). */
+typedef struct BusDomainInfo {
+        const char *name;
+        const char *unit;               /* "ns", "ms", "us", "tick", ... */
+        bool available;
+        bool reference;
+        int64_t resolution_ns;
+        uint32_t wrap_bits;             /* 64 when it does not wrap */
+        bool monotonic;
+        int64_t rate_ppb;
+        uint64_t uncertainty_ns;
+        int64_t last_calibrated_ns;     /* CLOCK_MONOTONIC; 0 for never */
+        uint32_t perfetto_id;
+
+        /* Optional: emitted only when set. */
+        const char *verdict;            /* X time: "identity" or "tracked"; NULL: unset */
+        const char *device_name;        /* GPUs; NULL: unset */
+        const char *driver;             /* GPUs; NULL: unset */
+        double period_ns;               /* GPUs: ns per tick; <= 0: unset */
+        bool has_offset_ns;
+        int64_t offset_ns;              /* against CLOCK_MONOTONIC, when has_offset_ns */
+        size_t n_extras;                /* <= BUS_DOMAIN_EXTRAS_MAX */
+        BusDomainExtra extras[BUS_DOMAIN_EXTRAS_MAX];
+} BusDomainInfo;
+
+/* The daemon's side. Every int-returning callback returns 0 or a negative errno, which the
+ * handler turns into our named error: -ENOENT UnknownDomain, -ENOLINK NoPath, -ENODEV and
+ * -ENODATA Unavailable, -ERANGE OutOfRange, -EINVAL InvalidArgument, -EDQUOT QuotaExceeded
+ * (anything else: sd-bus's own translation). Domain names reaching the core are already
+ * valid (bus_domain_name_is_valid()), but may name no domain. All callbacks but
+ * client_activity are required. */
+typedef struct BusCoreOps {
+        size_t (*count_domains)(void *core);
+        /* index < count_domains(); writes *ret (zeroed by the caller first). */
+        int (*get_domain)(void *core, size_t index, BusDomainInfo *ret);
+        int (*convert)(void *core, const char *from, const char *to, int64_t value,
+                       int64_t *ret_value, uint64_t *ret_uncertainty_ns);
+        int (*now)(void *core, const char *domain, int64_t *ret_value, uint64_t *ret_uncertainty_ns);
+        /* *ret_json is malloc'ed; the caller frees it. */
+        int (*export_snapshots)(void *core, char **ret_json);
+        /* Constant for the life of the object (the properties say EmitsChangedSignal=const). */
+        const char *(*version)(void *core);
+        const char *(*reference_domain)(void *core);
+        /* Called at the start of every method call of our interface: a client is active. */
+        void (*client_activity)(void *core);
+} BusCoreOps;
+
+typedef struct BusApi BusApi;
+
+/* Adds the vtable at BUS_API_OBJECT on bus (does not request the name: the daemon does that
+ * with sd_bus_request_name() after this). ops must outlive the object. -EINVAL when a required
+ * callback is missing. */
+int bus_api_new(sd_bus *bus, const BusCoreOps *ops, void *core, BusApi **ret);
+
+/* Removes the vtable. Accepts NULL; returns NULL. */
+BusApi *bus_api_free(BusApi *api);
+
+/* Emit the signals; return 0 or -errno. */
+int bus_api_emit_discontinuity(BusApi *api, const char *domain, int64_t monotonic_ns, int64_t step_ns);
+int bus_api_emit_domains_changed(BusApi *api);
+
+static inline void bus_api_freep(BusApi **p) {
+        bus_api_free(*p);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* What daemon and clients share of the org.timeconv.Clock1 contract (org.timeconv.Clock1.xml),
+ * compiled into the small bus_api_errors library: names, limits, the domain-name rule, and the
+ * named errors with their errno values.
+ *
+ * sd-bus turns an errno into a generic name (System.Error.ENOENT, ...) and never consults error
+ * maps in that direction, so the daemon sets our names itself with bus_timeconv_error_setf().
+ * A client registers the map once with bus_timeconv_errors_register(); then
+ * sd_bus_error_get_errno() and sd_bus_call()'s return value give back the errno below. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <systemd/sd-bus.h>
+
+#define BUS_API_SERVICE   "org.timeconv.Clock1"
+#define BUS_API_OBJECT    "/org/timeconv/Clock1"
+#define BUS_API_INTERFACE "org.timeconv.Clock1"
+
+/* A domain name is 1..63 bytes of [a-z0-9_.:-]. */
+#define BUS_API_DOMAIN_NAME_MAX 63
+
+/* ConvertMany answers InvalidArgument beyond this many values: 8 MB each way. */
+#define BUS_API_CONVERT_MANY_MAX 1000000
+
+typedef enum BusNameProblem {
+        BUS_NAME_OK,
+        BUS_NAME_EMPTY,
+        BUS_NAME_TOO_LONG,
+        BUS_NAME_BAD_CHAR,
+} BusNameProblem;
+
+/* Checks a domain name. On BUS_NAME_BAD_CHAR, *ret_offset (if not NULL) is the index of the
+ * first offending byte. */
+BusNameProblem bus_domain_name_check(const char *name, size_t *ret_offset);
+
+static inline bool bus_domain_name_is_valid(const char *name) {
+        return bus_domain_name_check(name, NULL) == BUS_NAME_OK;
+}
+
+#define BUS_ERROR_UNKNOWN_DOMAIN    "org.timeconv.Clock1.Error.UnknownDomain"    /* ENOENT */
+#define BUS_ERROR_NO_PATH           "org.timeconv.Clock1.Error.NoPath"           /* ENOLINK */
+#define BUS_ERROR_UNAVAILABLE       "org.timeconv.Clock1.Error.Unavailable"      /* ENODEV, ENODATA */
+#define BUS_ERROR_OUT_OF_RANGE      "org.timeconv.Clock1.Error.OutOfRange"       /* ERANGE */
+#define BUS_ERROR_INVALID_ARGUMENT  "org.timeconv.Clock1.Error.InvalidArgument"  /* EINVAL */
+#define BUS_ERROR_QUOTA_EXCEEDED    "org.timeconv.Clock1.Error.QuotaExceeded"    /* EDQUOT */
+
+/* Name -> errno, for sd_bus_error_add_map(). */
+extern const sd_bus_error_map bus_timeconv_errors[];
+
+/* Registers bus_timeconv_errors with sd-bus (process-wide, idempotent). Returns 0 or -errno. */
+int bus_timeconv_errors_register(void);
+
+/* Our error name for an errno (either sign), or NULL when it has none. */
+const char *bus_timeconv_error_name(int error);
+
+/* Sets *error to our name for the errno r with a formatted message, or, for an errno that has
+ * no name of ours (ENOMEM, ...), to sd-bus's own translation with the same message. Returns
+ * -|r|, ready for a method handler to return. */
+int bus_timeconv_error_setf(sd_bus_error *error, int r, const char *format, ...)
+        __attribute__((format(printf, 3, 4)));

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <systemd/sd-event.h>
+
+#include "test-bus-api-server.h"
+
+/* ---- the stub core ---- */
+
+static const BusDomainInfo stub_domains[] = {
+        { .name = "alpha", .unit = "ns", .available = true, .reference = true, .resolution_ns = 1,
+          .wrap_bits = 64, .monotonic = true, .last_calibrated_ns = 1000, .perfetto_id = 6 },
+        { .name = "beta", .unit = "ms", .available = true, .resolution_ns = 1000000, .wrap_bits = 32,
+          .monotonic = true, .rate_ppb = -250, .uncertainty_ns = 500000, .last_calibrated_ns = 2000,
+          .perfetto_id = 0x80001234, .verdict = "identity", .has_offset_ns = true, .offset_ns = -5,
+          .n_extras = 1, .extras = { { "screen", "0" } } },
+        { .name = "gpu0", .unit = "tick", .resolution_ns = 52, .wrap_bits = 36, .monotonic = true,
+          .perfetto_id = 0x80000042, .device_name = "llvmpipe (LLVM 15.0.6, 256 bits)",
+          .driver = "llvmpipe", .period_ns = 1.5, .n_extras = 1, .extras = { { "uuid", "00ff" } } },
+        { .name = "island", .unit = "ns", .available = true, .resolution_ns = 1, .wrap_bits = 64,
+          .perfetto_id = 0x80000043 },
+};
+#define N_STUB (sizeof(stub_domains) / sizeof(stub_domains[0]))
+
+static const BusDomainInfo *stub_find(const char *name) {
+        for (size_t i = 0; i < N_STUB; i++)
+                if (strcmp(stub_domains[i].name, name) == 0)
+                        return &stub_domains[i];
+        return NULL;
+}
+
+static size_t stub_count_domains(void *core) {
+        return N_STUB;
+}
+
+static int stub_get_domain(void *core, size_t index, BusDomainInfo *ret) {
+        if (index >= N_STUB)
+                return -ENOENT;
+        *ret = stub_domains[index];
+        return 0;
+}
+
+/* alpha (ns) <-> beta (ms, offset 7 ms; beta 0 has no calibration, beta < 0 is invalid); island
+ * links to nothing; gpu0 is unavailable. */
+static int stub_convert(void *core, const char *from, const char *to, int64_t value,
+                        int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
+        const BusDomainInfo *f = stub_find(from), *t = stub_find(to);
+
+        if (!f || !t)
+                return -ENOENT;
+        if (!f->available || !t->available)
+                return -ENODEV;
+        if (value > STUB_VALUE_MAX || value < -STUB_VALUE_MAX)
+                return -ERANGE;
+        if (f == t) {
+                *ret_value = value;
+                *ret_uncertainty_ns = 0;
+                return 0;
+        }
+        if (strcmp(from, "island") == 0 || strcmp(to, "island") == 0)
+                return -ENOLINK;
+        if (strcmp(from, "beta") == 0 && value < 0)
+                return -EINVAL;
+        if (strcmp(from, "beta") == 0 && value == 0)
+                return -ENODATA;        /* as for a time before the first calibration */
+        *ret_value = strcmp(from, "alpha") == 0 ? value / 1000000 + 7 : (value - 7) * 1000000;
+        *ret_uncertainty_ns = 500000;
+        return 0;
+}
+
+static int stub_now(void *core, const char *domain, int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
+        const BusDomainInfo *d = stub_find(domain);
+
+        if (!d)
+                return -ENOENT;
+        if (!d->available)
+                return -ENODEV;
+        if (strcmp(domain, "island") == 0)
+                return -ENODATA;
+        *ret_value = strcmp(domain, "alpha") == 0 ? 123456789 : 130;
+        *ret_uncertainty_ns = d->uncertainty_ns;
+        return 0;
+}
+
+static int stub_export_snapshots(void *core, char **ret_json) {
+        char *s = strdup("{\"snapshots\":[]}");
+
+        if (!s)
+                return -ENOMEM;
+        *ret_json = s;
+        return 0;
+}
+
+static const char *stub_version(void *core) {
+        return "9.8.7-test";
+}
+
+static const char *stub_reference_domain(void *core) {
+        return "alpha";
+}
+
+static void stub_client_activity(void *core) {
+        StubCore *c = core;
+
+        atomic_fetch_add(&c->activity, 1);
+}
+
+const BusCoreOps stub_ops = {
+        .count_domains = stub_count_domains,
+        .get_domain = stub_get_domain,
+        .convert = stub_convert,
+        .now = stub_now,
+        .export_snapshots = stub_export_snapshots,
+        .version = stub_version,
+        .reference_domain = stub_reference_domain,
+        .client_activity = stub_client_activity,
+};
+
+/* ---- the server thread ---- */
+
+static int on_command(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Server *srv = userdata;
+        char c = 'q';
+
+        if (read(fd, &c, 1) != 1 || c == 'q')
+                return sd_event_exit(sd_event_source_get_event(s), 0);
+        if (c == 'd') {
+                atomic_store(&srv->emit_bad_rc, bus_api_emit_discontinuity(srv->api, "Bad Name", 0, 0));
+                (void) bus_api_emit_discontinuity(srv->api, "beta", 1000, -2000);
+        } else if (c == 'c')
+                (void) bus_api_emit_domains_changed(srv->api);
+        return 0;
+}
+
+static void *server_main(void *userdata) {
+        Server *srv = userdata;
+        sd_event *e = NULL;
+        sd_bus *bus = NULL;
+        sd_id128_t id;
+        int r;
+
+        r = sd_event_new(&e);
+        if (r >= 0)
+                r = sd_bus_new(&bus);
+        if (r >= 0)
+                r = sd_bus_set_fd(bus, srv->fd, srv->fd);
+        if (r >= 0)
+                r = sd_id128_randomize(&id);
+        if (r >= 0)
+                r = sd_bus_set_server(bus, 1, id);
+        if (r >= 0)
+                r = sd_bus_set_anonymous(bus, 1);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r >= 0)
+                r = bus_api_new(bus, &stub_ops, &srv->core, &srv->api);
+        if (r >= 0)
+                r = sd_bus_attach_event(bus, e, 0);
+        if (r >= 0)
+                r = sd_event_add_io(e, NULL, srv->cmd_read, EPOLLIN, on_command, srv);
+        atomic_store(&srv->setup_rc, r);
+        if (r >= 0)
+                (void) sd_event_loop(e);
+
+        srv->api = bus_api_free(srv->api);
+        if (bus)
+                sd_bus_flush_close_unref(bus);
+        else
+                close(srv->fd);
+        sd_event_unref(e);
+        return NULL;
+}
+
+int server_start(Server *srv, int fd) {
+        int cmd[2];
+
+        *srv = (Server) { .fd = fd };
+        if (pipe(cmd) < 0) {
+                close(fd);
+                return -errno;
+        }
+        srv->cmd_read = cmd[0];
+        srv->cmd_write = cmd[1];
+        if (pthread_create(&srv->thread, NULL, server_main, srv) != 0) {
+                close(fd);
+                close(cmd[0]);
+                close(cmd[1]);
+                return -EAGAIN;
+        }
+        return 0;
+}
+
+void server_stop(Server *srv) {
+        (void) !write(srv->cmd_write, "q", 1);
+        pthread_join(srv->thread, NULL);
+        close(srv->cmd_read);
+        close(srv->cmd_write);
+}

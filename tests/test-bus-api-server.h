@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The server half of test-bus-api: a stub core with known answers (four domains: alpha (ns,
+ * the reference), beta (ms, alpha / 1e6 + 7), gpu0 (unavailable), island (no path)), served
+ * by bus-api in a thread over one end of a socketpair. */
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "bus-api.h"
+
+#define STUB_VALUE_MAX 1000000000000000LL     /* |value| beyond: -ERANGE */
+
+typedef struct StubCore {
+        atomic_int activity;
+} StubCore;
+
+typedef struct Server {
+        int fd;                 /* the server's end of the socketpair; the bus owns it */
+        int cmd_read, cmd_write;/* the client asks for signals through this pipe */
+        StubCore core;
+        BusApi *api;
+        atomic_int setup_rc;
+        atomic_int emit_bad_rc; /* bus_api_emit_discontinuity() with an invalid name */
+        pthread_t thread;
+} Server;
+
+extern const BusCoreOps stub_ops;
+
+/* Starts the server thread on fd (taken over). Commands written to srv->cmd_write: 'd' emits
+ * Discontinuity("beta", 1000, -2000) (after trying an invalid name), 'c' DomainsChanged,
+ * 'q' stops. Returns 0 or -errno. */
+int server_start(Server *srv, int fd);
+
+/* Stops the thread and closes everything server_start() opened. */
+void server_stop(Server *srv);
