@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* Snapshots are kept as added; finalize turns them into one series of readings per pair of
- * domains (both directions share it) and a table of first hops. See snapshot-graph.h. */
+/* Snapshots are kept as added; finalize builds a series per pair of domains, and the hops. */
 
 #include <errno.h>
 #include <math.h>
@@ -16,10 +15,7 @@
 #define SNAPSHOT_MAX_HOPS 4
 #define SNAPSHOT_MAX_RATE_ERROR_PPM 1000
 #define RATE_DIVISOR (1000000 / SNAPSHOT_MAX_RATE_ERROR_PPM)   /* error = distance / this */
-#define N_KEYS (SNAPSHOT_MAX_DOMAINS * SNAPSHOT_MAX_DOMAINS)
-#define NO_HOP UINT16_MAX
-
-_Static_assert(1000000 % (2 * SNAPSHOT_MAX_RATE_ERROR_PPM) == 0, "rate error must divide 5e5");
+#define NO_HOP UINT32_MAX
 
 typedef struct Domain {
         char *name;
@@ -43,18 +39,15 @@ typedef struct Pair {
 } Pair;
 
 typedef struct Hop {            /* first step of the path from one domain to another */
-        uint16_t next;
-        uint16_t side;          /* which side of the pair is the source */
+        uint32_t next;
         uint32_t pair;
-        uint64_t slack_ns;      /* rounding of the snapshot's two readings */
 } Hop;
 
 struct SnapshotGraph {
         Domain domains[SNAPSHOT_MAX_DOMAINS];
         size_t n_domains;
         Reading *readings;
-        size_t n_readings, allocated_readings;
-        size_t n_snapshots;
+        size_t n_readings, allocated_readings, n_snapshots;
         Pair *pairs;            /* built by finalize, like the rest below */
         size_t n_pairs;
         void *series;           /* every pair's ns[] and slope[] */
@@ -67,10 +60,15 @@ static size_t pair_key(size_t a, size_t b) {
 }
 
 int snapshot_graph_new(SnapshotGraph **ret) {
+        SnapshotGraph *g;
+
         if (!ret)
                 return -EINVAL;
-        *ret = calloc(1, sizeof(**ret));
-        return *ret ? 0 : -ENOMEM;
+        g = calloc(1, sizeof(*g));
+        if (!g)
+                return -ENOMEM;
+        *ret = g;
+        return 0;
 }
 
 SnapshotGraph *snapshot_graph_free(SnapshotGraph *g) {
@@ -86,7 +84,6 @@ SnapshotGraph *snapshot_graph_free(SnapshotGraph *g) {
         return NULL;
 }
 
-/* The domain's index, or SIZE_MAX. */
 static size_t domain_index(const SnapshotGraph *g, const char *name) {
         for (size_t i = 0; i < g->n_domains; i++)
                 if (strcmp(g->domains[i].name, name) == 0)
@@ -102,9 +99,7 @@ static int domain_append(SnapshotGraph *g, const char *name, const DomainUnit *u
         *d = (Domain) { .name = strdup(name), .unit = *unit, .clock_id = clock_id_for_name(name) };
         if (!d->name)
                 return -ENOMEM;
-
-        /* unit_to_ns() rounds a fractional period to the nearest ns; a truncated reading may be
-         * up to one unit behind. */
+        /* unit_to_ns() rounds fractional periods; a truncated reading lags by up to a unit. */
         d->slack_ns = (unit->period_ns != floor(unit->period_ns)) +
                       (unit->truncates ? (int64_t) ceil(unit->period_ns) : 0);
         g->n_domains++;
@@ -138,7 +133,6 @@ int snapshot_graph_add(SnapshotGraph *g, const SnapshotClock *clocks, size_t n) 
                         if (strcmp(clocks[i].domain, clocks[j].domain) == 0)
                                 return -EINVAL;
         }
-
         if (g->n_readings + n > g->allocated_readings) {
                 size_t a = 2 * g->allocated_readings + n;
                 Reading *p = realloc(g->readings, a * sizeof(*p));
@@ -185,12 +179,11 @@ static size_t visit_pairs(SnapshotGraph *g, size_t *pair_of, bool fill) {
                 for (size_t i = a; i < b; i++)
                         for (size_t j = i + 1; j < b; j++) {
                                 size_t key = pair_key(r[i].domain, r[j].domain);
-                                bool swap = r[i].domain > r[j].domain;
 
                                 if (fill) {
                                         Pair *p = &g->pairs[pair_of[key] - 1];
-                                        p->ns[swap][p->n] = r[i].ns;
-                                        p->ns[!swap][p->n++] = r[j].ns;
+                                        p->ns[r[i].domain > r[j].domain][p->n] = r[i].ns;
+                                        p->ns[r[i].domain < r[j].domain][p->n++] = r[j].ns;
                                 } else
                                         g->n_pairs += pair_of[key]++ == 0;
                                 total++;
@@ -203,12 +196,14 @@ static size_t visit_pairs(SnapshotGraph *g, size_t *pair_of, bool fill) {
 static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
         int64_t *next;
 
+        free(g->pairs);         /* from an earlier attempt that ran out of memory */
+        free(g->series);
         g->pairs = calloc(g->n_pairs + 1, sizeof(Pair));
         g->series = next = malloc(4 * total * sizeof(int64_t) + 1);
         g->n_pairs = 0;
         if (!g->pairs || !next)
                 return -ENOMEM;
-        for (size_t key = 0; key < N_KEYS; key++) {
+        for (size_t key = 0; key < SNAPSHOT_MAX_DOMAINS * SNAPSHOT_MAX_DOMAINS; key++) {
                 Pair *p = &g->pairs[g->n_pairs];
                 size_t n = pair_of[key];
 
@@ -224,18 +219,17 @@ static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
 }
 
 /* Binary search needs a non-decreasing source (Perfetto drops every outgoing edge of a clock
- * seen going backwards); DRIFT needs each interval's rate, found plausible or not, here. */
+ * seen going backwards); DRIFT needs each interval's rate, if plausible. */
 static void pair_finalize(SnapshotGraph *g, Pair *p) {
         for (size_t s = 0; s < 2; s++)
                 for (size_t k = 0; k + 1 < p->n; k++) {
                         __int128 dx = (__int128) p->ns[s][k + 1] - p->ns[s][k];
                         __int128 drift = (__int128) p->ns[!s][k + 1] - p->ns[!s][k] - dx;
+                        __int128 abs_drift = drift < 0 ? -drift : drift;
 
-                        if (dx < 0)
-                                g->domains[p->domain[s]].non_monotonic = true;
-                        bool plausible = dx > 0 && (drift < 0 ? -drift : drift) * RATE_DIVISOR <= dx;
-
-                        p->slope[s][k] = plausible ? (double) (int64_t) drift / (double) dx : NAN;
+                        g->domains[p->domain[s]].non_monotonic |= dx < 0;
+                        p->slope[s][k] = dx > 0 && abs_drift * RATE_DIVISOR <= dx ?
+                                         (double) (int64_t) drift / (double) dx : NAN;
                 }
 }
 
@@ -243,10 +237,10 @@ static bool edge_exists(const SnapshotGraph *g, const size_t *pair_of, size_t u,
         return u != v && !g->domains[u].non_monotonic && pair_of[pair_key(u, v)] != 0;
 }
 
-/* Fills the hops towards t. Perfetto's breadth-first search, neighbours in clock-id order,
- * returns the lexicographically smallest shortest path; with dist[] (hops to t, capped), taking
- * the smallest next step that stays shortest does the same. */
+/* Fills the hops towards t. Perfetto's breadth-first search, neighbours in clock-id order, finds
+ * the lexicographically smallest shortest path: the smallest next step that stays shortest. */
 static void hops_to(SnapshotGraph *g, const size_t *pair_of, size_t t) {
+        const Domain *d = g->domains;
         size_t n = g->n_domains, head = 0, tail = 0;
         uint8_t dist[SNAPSHOT_MAX_DOMAINS];
         uint16_t queue[SNAPSHOT_MAX_DOMAINS];
@@ -267,35 +261,23 @@ static void hops_to(SnapshotGraph *g, const size_t *pair_of, size_t t) {
         for (size_t u = 0; u < n; u++) {
                 Hop *h = &g->hops[u * n + t];
 
-                h->next = NO_HOP;
-                for (size_t v = 0; dist[u] != UINT8_MAX && v < n; v++) {
-                        if (dist[v] + 1 != dist[u] || !edge_exists(g, pair_of, u, v) ||
-                            (h->next != NO_HOP &&
-                             g->domains[v].clock_id >= g->domains[h->next].clock_id))
-                                continue;
-                        *h = (Hop) { (uint16_t) v, u > v, (uint32_t) pair_of[pair_key(u, v)] - 1u,
-                                     (uint64_t) (g->domains[u].slack_ns + g->domains[v].slack_ns) };
-                }
+                *h = (Hop) { NO_HOP, 0 };
+                for (size_t v = 0; dist[u] != UINT8_MAX && v < n; v++)
+                        if (dist[v] + 1 == dist[u] && edge_exists(g, pair_of, u, v) &&
+                            (h->next == NO_HOP || d[v].clock_id < d[h->next].clock_id))
+                                *h = (Hop) { v, pair_of[pair_key(u, v)] - 1 };
         }
 }
 
 int snapshot_graph_finalize(SnapshotGraph *g) {
-        size_t n, *pair_of;
+        size_t n = g ? g->n_domains : 0, *pair_of;
         int r;
 
         if (!g)
                 return -EINVAL;
-        if (g->finalized)
-                return 0;
-
-        n = g->n_domains;
-        free(g->pairs);         /* from an earlier attempt that ran out of memory */
-        free(g->series);
-        free(g->hops);
-        g->pairs = NULL;
-        g->series = NULL;
         g->n_pairs = 0;
-        pair_of = calloc(N_KEYS, sizeof(*pair_of));
+        free(g->hops);
+        pair_of = calloc(SNAPSHOT_MAX_DOMAINS * SNAPSHOT_MAX_DOMAINS, sizeof(*pair_of));
         g->hops = malloc((n * n + 1) * sizeof(*g->hops));
         r = pair_of && g->hops ? 0 : -ENOMEM;
         if (r >= 0)
@@ -339,27 +321,28 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) {
 static size_t floor_index(const int64_t *ts, size_t n, int64_t v) {
         const int64_t *base = ts;
 
-        while (n > 1) {
-                size_t half = n / 2;
+        for (size_t half; n > 1; n -= half) {
+                half = n / 2;
                 base = base[half] <= v ? base + half : base;
-                n -= half;
         }
         return (size_t) (base - ts);
 }
 
-/* One hop; adds its error bound to *unc. */
-static int hop_convert(const SnapshotGraph *g, const Hop *h, SnapshotMode mode, int64_t *ns,
-                       uint64_t *unc) {
+/* One hop from cur; adds its error bound, with both readings' rounding, to *unc. */
+static int hop_convert(const SnapshotGraph *g, size_t cur, SnapshotMode mode, size_t to,
+                       int64_t *ns, uint64_t *unc) {
+        const Hop *h = &g->hops[cur * g->n_domains + to];
         const Pair *p = &g->pairs[h->pair];
-        const int64_t *src = p->ns[h->side], *dst = p->ns[!h->side];
+        size_t side = cur > h->next;
+        const int64_t *src = p->ns[side], *dst = p->ns[!side];
         size_t k = floor_index(src, p->n, *ns);
         __int128 d = (__int128) *ns - src[k], r = d + dst[k];
         uint64_t bound = ceil_div((uint64_t) (d < 0 ? -d : d), RATE_DIVISOR);
 
         /* src[k] <= ns < src[k + 1] here, so 0 < d < dx < 2^64, and |c| <= |drift| < dx. */
-        if (mode == SNAPSHOT_MODE_DRIFT && d > 0 && k + 1 < p->n && !isnan(p->slope[h->side][k])) {
+        if (mode == SNAPSHOT_MODE_DRIFT && d > 0 && k + 1 < p->n && !isnan(p->slope[side][k])) {
                 uint64_t dx = (uint64_t) src[k + 1] - (uint64_t) src[k], near = (uint64_t) d;
-                double c = (double) near * p->slope[h->side][k];
+                double c = (double) near * p->slope[side][k];
 
                 /* Branch-free rounding and minimum: a mispredicted branch would stall the next
                  * hop, which waits for this one. */
@@ -371,7 +354,7 @@ static int hop_convert(const SnapshotGraph *g, const Hop *h, SnapshotMode mode, 
         if (r < INT64_MIN || r > INT64_MAX)
                 return -ERANGE;
         *ns = (int64_t) r;
-        *unc += bound + h->slack_ns;
+        *unc += bound + (uint64_t) (g->domains[cur].slack_ns + g->domains[h->next].slack_ns);
         return 0;
 }
 
@@ -400,7 +383,7 @@ int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t fro
                 return r;
         unc = (uint64_t) g->domains[from].slack_ns;
         for (size_t cur = from; cur != to; cur = g->hops[cur * g->n_domains + to].next) {
-                r = hop_convert(g, &g->hops[cur * g->n_domains + to], mode, &ns, &unc);
+                r = hop_convert(g, cur, mode, to, &ns, &unc);
                 if (r < 0)
                         return r;
         }

@@ -12,8 +12,22 @@
  * DRIFT mode interpolates between the snapshot at or before the value and the next one when the
  * rate between them is plausible, and falls back to NEAREST across a discontinuity.
  *
+ * Where the result can differ from Perfetto's: when a pair of domains is read together in
+ * snapshots of different sets of clocks, we keep one series for the pair, all of them in file
+ * order, and judge "backwards" on it (Perfetto keeps a series per set of clocks, uses the one
+ * whose hash sorts first and judges each). As in Perfetto, paths longer than 4 hops are not
+ * taken and equal paths go through the smaller Perfetto clock id (clock-id.h).
+ *
+ * Uncertainty (ns): snapshots carry no deviations, so the bound assumes that no two clocks' rates
+ * differ by more than 1000 ppm (SNAPSHOT_MAX_RATE_ERROR_PPM in snapshot-graph.c). Per hop, NEAREST
+ * adds ceil(|value - the snapshot's source ts| * 1000 ppm); DRIFT, where it interpolates, adds
+ * ceil(min(distance to either bracketing snapshot) * 2 * 1000 ppm) + 1 (its rounding). A reading
+ * of a domain with a fractional period adds 1 ns, of a truncating domain one period; the final
+ * conversion adds its rounding (unit_from_ns). Hops add up.
+ *
  * Building allocates; converting does not.
- * Errors: -ENOENT unknown domain, -ENOLINK no path, -ERANGE out of range, -EINVAL bad argument. */
+ * Errors: -ENOENT unknown domain, -ENOLINK no path, -ERANGE out of range, -EINVAL bad argument
+ * (also: declare or add after finalize, convert before it), -ENOSPC more than 256 domains. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -49,5 +63,6 @@ int snapshot_graph_find(const SnapshotGraph *g, const char *name, size_t *ret_in
 size_t snapshot_graph_count(const SnapshotGraph *g);
 const char *snapshot_graph_name(const SnapshotGraph *g, size_t index);
 
+/* ret_uncertainty_ns may be NULL. from == to gives the value back unchanged, as in Perfetto. */
 int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t from, size_t to,
                            int64_t value, int64_t *ret_value, int64_t *ret_uncertainty_ns);
