@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+
+/* timeconvd on its own private dbus-daemon (the integration harness), measured from outside:
+ * the bus floor (org.freedesktop.DBus.GetId round trip) against a Convert round trip, one
+ * ConvertMany of 10,000 values, and, over --duration seconds with no client at all (POSIX
+ * domains only), the daemon's resident memory and CPU share. One JSON object on stdout.
+ * usage: bench-bus TIMECONVD [--duration=SECONDS] [--calls=N] */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bus-errors.h"
+#include "clock-client.h"
+#include "harness-proc.h"
+#include "harness.h"
+
+#define MANY 10000
+#define MANY_ROUNDS 10
+#define WARMUP_CALLS 200
+
+typedef struct Usage {
+        int64_t cpu_ticks;      /* utime + stime */
+        int64_t run_ns;         /* schedstat's time on CPU; -1 if unknown */
+} Usage;
+
+static int read_usage(pid_t pid, Usage *ret) {
+        _cleanup_free_ char *stat = NULL, *sched = NULL;
+        char path[64];
+        unsigned long utime, stime;
+        long long run_ns;
+        const char *p;
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        r = proc_read_file(path, &stat, NULL);
+        if (r < 0)
+                return r;
+        /* Fields 14 and 15, counted after the command name, which may hold spaces. */
+        p = strrchr(stat, ')');
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+                return -EBADMSG;
+        snprintf(path, sizeof(path), "/proc/%d/schedstat", (int) pid);
+        if (proc_read_file(path, &sched, NULL) < 0 || sscanf(sched, "%lld", &run_ns) != 1)
+                run_ns = -1;
+        *ret = (Usage) { .cpu_ticks = (int64_t) (utime + stime), .run_ns = run_ns };
+        return 0;
+}
+
+static int read_rss_kib(pid_t pid, int64_t *ret) {
+        _cleanup_free_ char *status = NULL;
+        char path[64];
+        const char *p;
+        long long kib;
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        r = proc_read_file(path, &status, NULL);
+        if (r < 0)
+                return r;
+        p = strstr(status, "\nVmRSS:");
+        if (!p || sscanf(p + 7, "%lld", &kib) != 1)
+                return -EBADMSG;
+        *ret = kib;
+        return 0;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+
+        return (x > y) - (x < y);
+}
+
+static int64_t percentile(int64_t *v, size_t n, double q) {
+        qsort(v, n, sizeof(*v), cmp_i64);
+        return v[(size_t) (q * (double) (n - 1) + 0.5)];
+}
+
+static int get_id(sd_bus *bus) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *id;
+        int r;
+
+        r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId",
+                               NULL, &reply, "");
+        return r < 0 ? r : sd_bus_message_read(reply, "s", &id);
+}
+
+/* GetId and Convert alternate, so that both see the same machine state. */
+static int measure_rtts(sd_bus *bus, size_t calls, int64_t *floor_ns, int64_t *convert_ns) {
+        for (size_t i = 0; i < WARMUP_CALLS + calls; i++) {
+                int64_t t0, t1, t2, v;
+                uint64_t u;
+                int r;
+
+                t0 = harness_clock_ns(CLOCK_MONOTONIC);
+                r = get_id(bus);
+                t1 = harness_clock_ns(CLOCK_MONOTONIC);
+                if (r >= 0)
+                        r = clock_convert(bus, "monotonic", "boottime", t1, NULL, &v, &u);
+                t2 = harness_clock_ns(CLOCK_MONOTONIC);
+                if (r < 0)
+                        return r;
+                if (i >= WARMUP_CALLS) {
+                        floor_ns[i - WARMUP_CALLS] = t1 - t0;
+                        convert_ns[i - WARMUP_CALLS] = t2 - t1;
+                }
+        }
+        return 0;
+}
+
+/* The best and the median of MANY_ROUNDS ConvertMany calls (send, answer, read it all). */
+static int measure_many(sd_bus *bus, int64_t *ret_best_ns, int64_t *ret_median_ns) {
+        int64_t *values = calloc(MANY, sizeof(int64_t)), *out = calloc(MANY, sizeof(int64_t));
+        uint64_t *u = calloc(MANY, sizeof(uint64_t));
+        int64_t round_ns[MANY_ROUNDS], base = harness_clock_ns(CLOCK_MONOTONIC);
+        int r = values && out && u ? 0 : -ENOMEM;
+
+        for (size_t i = 0; r >= 0 && i < MANY; i++)
+                values[i] = base - (int64_t) (MANY - i) * 100000;
+        for (int k = 0; r >= 0 && k < MANY_ROUNDS; k++) {
+                int64_t t0 = harness_clock_ns(CLOCK_MONOTONIC);
+                size_t n = 0;
+
+                r = clock_convert_many(bus, "monotonic", "boottime", values, MANY, NULL, out, u, &n);
+                round_ns[k] = harness_clock_ns(CLOCK_MONOTONIC) - t0;
+                if (r >= 0 && n != MANY)
+                        r = -EBADMSG;
+        }
+        free(values);
+        free(out);
+        free(u);
+        if (r < 0)
+                return r;
+        *ret_median_ns = percentile(round_ns, MANY_ROUNDS, 0.5);
+        *ret_best_ns = round_ns[0];     /* sorted by percentile() */
+        return 0;
+}
+
+static int fail(const char *stage, int r) {
+        fprintf(stderr, "bench-bus: %s: %s\n", stage, strerror(r < 0 ? -r : r));
+        return 1;
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(harness_freep) Harness *h = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
+        double duration_s = 60;
+        size_t calls = 2000;
+        Usage before, after;
+        int64_t *floor_ns, *convert_ns, rss_kib, rss_load_kib = -1, idle_ns, many_best_ns, many_median_ns;
+        int64_t floor_p50, convert_p50, convert_p99;
+        double cpu_pct, sched_pct = -1, ratio;
+        struct timespec idle;
+        int r;
+
+        for (int i = 2; i < argc; i++)
+                if (strncmp(argv[i], "--duration=", 11) == 0)
+                        duration_s = strtod(argv[i] + 11, NULL);
+                else if (strncmp(argv[i], "--calls=", 8) == 0)
+                        calls = strtoul(argv[i] + 8, NULL, 10);
+                else
+                        argc = 0;
+        if (argc < 2 || duration_s <= 0 || duration_s > 3600 || calls < 10) {
+                fprintf(stderr, "usage: %s TIMECONVD [--duration=SECONDS] [--calls=N]\n", argv[0]);
+                return 2;
+        }
+        if (!harness_have_program("dbus-daemon")) {
+                printf("{ \"skipped\": \"dbus-daemon is not installed\" }\n");
+                return 0;
+        }
+
+        r = harness_new(NULL, &h);
+        if (r < 0)
+                return fail("starting dbus-daemon", r);
+        r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+        if (r < 0)
+                return fail("starting timeconvd", r);
+
+        /* Nobody connected but the bus itself: the daemon keeps its clocks calibrated alone. */
+        r = read_usage(h->daemon_pid, &before);
+        if (r < 0)
+                return fail("reading /proc/PID/stat", r);
+        idle_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        idle = (struct timespec) { .tv_sec = (time_t) duration_s,
+                                   .tv_nsec = (long) ((duration_s - (double) (time_t) duration_s) * 1e9) };
+        while (nanosleep(&idle, &idle) < 0 && errno == EINTR)
+                ;
+        idle_ns = harness_clock_ns(CLOCK_MONOTONIC) - idle_ns;
+        r = read_usage(h->daemon_pid, &after);
+        if (r >= 0)
+                r = read_rss_kib(h->daemon_pid, &rss_kib);
+        if (r < 0)
+                return fail("reading /proc/PID", r);
+        cpu_pct = 100.0 * (double) (after.cpu_ticks - before.cpu_ticks) / (double) sysconf(_SC_CLK_TCK) /
+                  ((double) idle_ns / 1e9);
+        if (before.run_ns >= 0 && after.run_ns >= 0)
+                sched_pct = 100.0 * (double) (after.run_ns - before.run_ns) / (double) idle_ns;
+
+        floor_ns = calloc(calls, sizeof(int64_t));
+        convert_ns = calloc(calls, sizeof(int64_t));
+        if (!floor_ns || !convert_ns)
+                return fail("allocating", -ENOMEM);
+        r = harness_connect(h, &bus);
+        if (r >= 0)
+                r = measure_rtts(bus, calls, floor_ns, convert_ns);
+        if (r < 0)
+                return fail("round trips", r);
+        r = measure_many(bus, &many_best_ns, &many_median_ns);
+        if (r < 0)
+                return fail("ConvertMany", r);
+        (void) read_rss_kib(h->daemon_pid, &rss_load_kib);
+
+        floor_p50 = percentile(floor_ns, calls, 0.5);
+        convert_p50 = percentile(convert_ns, calls, 0.5);
+        convert_p99 = percentile(convert_ns, calls, 0.99);
+        ratio = (double) convert_p50 / (double) floor_p50;
+        free(floor_ns);
+        free(convert_ns);
+
+        printf("{\n");
+        printf("  \"bus_floor_rtt_p50_ns\": %" PRIi64 ",\n", floor_p50);
+        printf("  \"convert_rtt_p50_ns\": %" PRIi64 ",\n", convert_p50);
+        printf("  \"convert_rtt_p99_ns\": %" PRIi64 ",\n", convert_p99);
+        printf("  \"convert_rtt_to_floor_ratio\": %.2f,\n", ratio);
+        printf("  \"round_trips\": %zu,\n", calls);
+        printf("  \"convert_many_10k_ns\": %" PRIi64 ",\n", many_best_ns);
+        printf("  \"convert_many_10k_median_ns\": %" PRIi64 ",\n", many_median_ns);
+        printf("  \"idle_duration_s\": %.1f,\n", (double) idle_ns / 1e9);
+        printf("  \"daemon_rss_kib\": %" PRIi64 ",\n", rss_kib);
+        printf("  \"daemon_rss_after_load_kib\": %" PRIi64 ",\n", rss_load_kib);
+        printf("  \"daemon_cpu_idle_pct\": %.4f,\n", cpu_pct);
+        printf("  \"daemon_cpu_idle_schedstat_pct\": %.4f,\n", sched_pct);
+        printf("  \"target_values\": { \"convert_rtt_to_floor_ratio\": 1.5, \"convert_many_10k_ns\": 5000000, "
+               "\"daemon_rss_kib\": 8192, \"daemon_cpu_idle_pct\": 0.1 },\n");
+        printf("  \"targets\": {\n");
+        printf("    \"convert_rtt_p50_le_1.5x_bus_floor\": %s,\n", ratio <= 1.5 ? "true" : "false");
+        printf("    \"convert_many_10k_le_5ms\": %s,\n", many_best_ns <= 5000000 ? "true" : "false");
+        printf("    \"daemon_rss_le_8192_kib\": %s,\n", rss_kib <= 8192 ? "true" : "false");
+        printf("    \"daemon_cpu_idle_le_0.1_pct\": %s\n", cpu_pct <= 0.1 ? "true" : "false");
+        printf("  }\n}\n");
+        return 0;
+}

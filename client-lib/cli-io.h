@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The CLI's own buffered input and output: one conversion costs tens of ns, so a printf or a
+ * scanf per value would be most of the time. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLI_OUT_SIZE (64 * 1024)
+#define CLI_IN_SIZE (1024 * 1024)
+
+typedef struct CliOut {
+        int fd;
+        int error;              /* the first write error, as -errno */
+        size_t n;
+        char buf[CLI_OUT_SIZE];
+} CliOut;
+
+void cli_out_init(CliOut *o, int fd);
+void cli_out_write(CliOut *o, const char *s, size_t n);
+void cli_out_str(CliOut *o, const char *s);
+void cli_out_char(CliOut *o, char c);
+void cli_out_int(CliOut *o, int64_t v);
+/* s as a JSON string, quotes included. */
+void cli_out_json_string(CliOut *o, const char *s, size_t n);
+/* Writes what is buffered; 0 or the first write error. */
+int cli_out_flush(CliOut *o);
+
+/* Spaces, tabs and a CR around the number are allowed. -EINVAL if s is not a decimal integer,
+ * -ERANGE if it does not fit in int64_t. */
+int cli_parse_int64(const char *s, size_t n, int64_t *ret);
+
+/* s without the spaces, tabs and CR around it. */
+void cli_trim(const char **s, size_t *n);
+
+typedef struct CliLines {
+        int fd;
+        size_t start, end;
+        bool eof, overlong;
+        char buf[CLI_IN_SIZE];
+} CliLines;
+
+enum {
+        CLI_LINE_EOF = 0,
+        CLI_LINE = 1,
+        CLI_LINE_TOO_LONG = 2,  /* longer than the buffer; its text is dropped */
+};
+
+void cli_lines_init(CliLines *l, int fd);
+/* The next line, without its newline (valid until the next call): CLI_LINE, CLI_LINE_TOO_LONG,
+ * CLI_LINE_EOF, or -errno of the read. */
+int cli_lines_next(CliLines *l, const char **ret_line, size_t *ret_size);

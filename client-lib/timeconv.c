@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The public entry points around the loader: version, errors, reading a file, conversion. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "timeconv-internal.h"
+
+TIMECONV_EXPORT const char *timeconv_version(void) {
+        return TIMECONV_VERSION;
+}
+
+TIMECONV_EXPORT const char *timeconv_strerror(int error) {
+        switch (error) {
+        case 0:
+                return "success";
+        case -ENOENT:
+                return "unknown domain";
+        case -ENOLINK:
+                return "no path between the domains";
+        case -ERANGE:
+                return "out of range";
+        case -EINVAL:
+                return "invalid argument";
+        case -EBADMSG:
+                return "malformed snapshot file";
+        case -ENOMEM:
+                return "out of memory";
+        default:
+                return "unexpected error";
+        }
+}
+
+TIMECONV_EXPORT struct timeconv_snapshots *timeconv_snapshots_free(struct timeconv_snapshots *snapshots) {
+        if (!snapshots)
+                return NULL;
+        snapshot_graph_free(snapshots->graph);
+        free(snapshots);
+        return NULL;
+}
+
+TIMECONV_EXPORT size_t timeconv_snapshots_count_domains(const struct timeconv_snapshots *snapshots) {
+        return snapshots ? snapshot_graph_count(snapshots->graph) : 0;
+}
+
+TIMECONV_EXPORT const char *timeconv_snapshots_domain_name(const struct timeconv_snapshots *snapshots,
+                                                           size_t index) {
+        return snapshots ? snapshot_graph_name(snapshots->graph, index) : NULL;
+}
+
+TIMECONV_EXPORT int timeconv_snapshots_convert(const struct timeconv_snapshots *snapshots, int mode,
+                                               const char *from, const char *to, int64_t value,
+                                               int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        SnapshotMode m = mode == TIMECONV_MODE_DRIFT ? SNAPSHOT_MODE_DRIFT : SNAPSHOT_MODE_NEAREST;
+        size_t from_index, to_index;
+        int r;
+
+        if (!snapshots || !from || !to || !ret_value ||
+            (mode != TIMECONV_MODE_NEAREST && mode != TIMECONV_MODE_DRIFT))
+                return -EINVAL;
+        r = snapshot_graph_find(snapshots->graph, from, &from_index);
+        if (r >= 0)
+                r = snapshot_graph_find(snapshots->graph, to, &to_index);
+        if (r < 0)
+                return r;
+        return snapshot_graph_convert(snapshots->graph, m, from_index, to_index, value, ret_value,
+                                      ret_uncertainty_ns);
+}
+
+/* The whole file, so that errors can be located in its text. */
+static int read_all(int fd, char **ret, size_t *ret_size) {
+        size_t size = 0, allocated = 0;
+        char *buf = NULL;
+
+        for (;;) {
+                ssize_t n;
+
+                if (size == allocated) {
+                        char *p;
+
+                        if (allocated >= SNAPSHOT_FILE_MAX_BYTES) {
+                                free(buf);
+                                return -EFBIG;
+                        }
+                        allocated = allocated ? 2 * allocated : 64 * 1024;
+                        p = realloc(buf, allocated);
+                        if (!p) {
+                                free(buf);
+                                return -ENOMEM;
+                        }
+                        buf = p;
+                }
+                n = read(fd, buf + size, allocated - size);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        free(buf);
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                size += (size_t) n;
+        }
+        *ret = buf;
+        *ret_size = size;
+        return 0;
+}
+
+TIMECONV_EXPORT int timeconv_snapshots_load(const char *path, struct timeconv_snapshots **ret,
+                                            struct timeconv_error *ret_error) {
+        char *data = NULL;
+        size_t size = 0;
+        int fd, r;
+
+        if (!path || !ret) {
+                snapshot_file_set_error(ret_error, 0, 0, "invalid argument", "");
+                return -EINVAL;
+        }
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                r = -errno;
+                snapshot_file_set_error(ret_error, 0, 0, "cannot open the file: ", strerror(-r));
+                return r;
+        }
+        r = read_all(fd, &data, &size);
+        close(fd);
+        if (r < 0) {
+                snapshot_file_set_error(ret_error, 0, 0, "cannot read the file: ",
+                          r == -EFBIG ? "larger than 1 GiB" : strerror(-r));
+                return r;
+        }
+        r = timeconv_snapshots_load_buffer(data, size, ret, ret_error);
+        free(data);
+        return r;
+}

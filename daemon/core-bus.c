@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The core's answers to the bus (BusCoreOps). The bus-api has validated the arguments; names
+ * may still name no domain. Errors: -ENOENT unknown domain, -ENODEV unavailable or not yet
+ * calibrated, -ERANGE a value or answer out of range. Nothing here may abort on client input. */
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "arith.h"
+#include "config.h"
+#include "core.h"
+#include "util.h"
+
+static size_t core_bus_count_domains(void *userdata) {
+        Core *c = userdata;
+
+        return core_count(c);
+}
+
+/* The model's bound at the latest calibration, in whole ns, rounded up. */
+static uint64_t uncertainty_at_calibration(const CoreDomain *d, const Model *m) {
+        const Segment *current = history_current(&d->history);
+        int64_t bound_ns;
+
+        if (!current || arith_ceil_from_double(model_bound_at(m, current->r_end_ns), &bound_ns) < 0 ||
+            bound_ns < 0)
+                return UINT64_MAX;      /* no bound to give */
+        return (uint64_t) bound_ns;
+}
+
+/* The domain's ns minus CLOCK_MONOTONIC's ns at reference time r_ns, both from their models. */
+static int offset_to_monotonic(const Core *c, size_t index, int64_t r_ns, int64_t *ret_offset_ns) {
+        Model m_domain, m_monotonic;
+        int64_t x_ns, mono_ns, unc_ns;
+        size_t monotonic;
+        int r;
+
+        r = graph_find(&c->graph, "monotonic", &monotonic);
+        if (r < 0)
+                return r;
+        r = graph_model(&c->graph, index, &m_domain);
+        if (r < 0)
+                return r;
+        r = graph_model(&c->graph, monotonic, &m_monotonic);
+        if (r < 0)
+                return r;
+        r = model_forward(&m_domain, r_ns, 0, &x_ns, &unc_ns);
+        if (r < 0)
+                return r;
+        r = model_forward(&m_monotonic, r_ns, 0, &mono_ns, &unc_ns);
+        if (r < 0)
+                return r;
+        return arith_sub(x_ns, mono_ns, ret_offset_ns);
+}
+
+static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret) {
+        Core *c = userdata;
+        const GraphNode *node;
+        const CoreDomain *d;
+        bool hub, calibrated;
+        int64_t r_ns;
+        Model m;
+
+        if (index >= c->n_domains)
+                return -ENOENT;
+        d = c->domains[index];
+        node = &c->graph.nodes[index];
+        hub = core_domain_is_hub(c, index);
+        calibrated = graph_model(&c->graph, index, &m) >= 0;
+
+        *ret = (BusDomainInfo) {
+                .name = d->info.name,
+                .unit = snapshot_unit_name(&d->info.unit),
+                .available = node->available && node->calibrated,
+                .reference = hub,
+                .resolution_ns = d->info.resolution_ns,
+                .wrap_bits = d->info.unit.wrap_bits == 0 ? 64 : d->info.unit.wrap_bits,
+                .monotonic = d->info.monotonic,
+                .rate_ppb = calibrated ? model_rate_ppb(&m) : 0,
+                .uncertainty_ns = hub ? 0 : calibrated ? uncertainty_at_calibration(d, &m) : UINT64_MAX,
+                .last_calibrated_ns = d->last_calibrated_ns,
+                .perfetto_id = d->info.perfetto_id,
+        };
+        if (strcmp(ret->unit, "tick") == 0)
+                ret->period_ns = d->info.unit.period_ns;
+
+        if (calibrated) {
+                const Segment *current = hub ? NULL : history_current(&d->history);
+
+                r_ns = current ? current->r_end_ns : c->last_tick_r_ns;
+                ret->has_offset_ns = offset_to_monotonic(c, index, r_ns, &ret->offset_ns) >= 0;
+        }
+        return 0;
+}
+
+static int core_bus_convert(void *userdata, const char *from, const char *to, int64_t value,
+                            int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
+        Core *c = userdata;
+        int64_t result, uncertainty_ns;
+        size_t i, j;
+        int r;
+
+        if (!from || !to || graph_find(&c->graph, from, &i) < 0 || graph_find(&c->graph, to, &j) < 0)
+                return -ENOENT;
+
+        /* A wrapping value is unwrapped to the occurrence nearest to now. */
+        r = graph_convert(&c->graph, i, j, value, now_ns(CLOCK_MONOTONIC_RAW), &result, &uncertainty_ns);
+        if (r < 0)
+                return r;
+        if (uncertainty_ns < 0)
+                return -ERANGE;
+
+        *ret_value = result;
+        *ret_uncertainty_ns = (uint64_t) uncertainty_ns;
+        return 0;
+}
+
+static int core_bus_now(void *userdata, const char *domain, int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
+        Core *c = userdata;
+        int64_t r_ns, result, uncertainty_ns;
+        size_t i;
+        int r;
+
+        if (!domain || graph_find(&c->graph, domain, &i) < 0)
+                return -ENOENT;
+
+        r_ns = now_ns(CLOCK_MONOTONIC_RAW);
+        r = graph_convert(&c->graph, c->graph.hub, i, r_ns, r_ns, &result, &uncertainty_ns);
+        if (r < 0)
+                return r;
+        if (uncertainty_ns < 0)
+                return -ERANGE;
+
+        *ret_value = result;
+        *ret_uncertainty_ns = (uint64_t) uncertainty_ns;
+        return 0;
+}
+
+static int core_bus_export_snapshots(void *userdata, char **ret_json) {
+        Core *c = userdata;
+
+        return snapshot_ring_export(c->snapshots, &c->graph, ret_json);
+}
+
+static const char *core_bus_version(void *userdata) {
+        return TIMECONV_VERSION;
+}
+
+static const char *core_bus_reference_domain(void *userdata) {
+        return CORE_HUB;
+}
+
+static void core_bus_client_activity(void *userdata) {
+        Core *c = userdata;
+
+        if (c->activity_hook)
+                c->activity_hook(c->activity_userdata);
+}
+
+const BusCoreOps core_bus_ops = {
+        .count_domains = core_bus_count_domains,
+        .get_domain = core_bus_get_domain,
+        .convert = core_bus_convert,
+        .now = core_bus_now,
+        .export_snapshots = core_bus_export_snapshots,
+        .version = core_bus_version,
+        .reference_domain = core_bus_reference_domain,
+        .client_activity = core_bus_client_activity,
+};

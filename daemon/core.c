@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "burst.h"
+#include "clock-id.h"
+#include "core.h"
+#include "util.h"
+
+static CoreDomain *core_domain_free(CoreDomain *d) {
+        if (!d)
+                return NULL;
+        if (d->ops && d->domain)
+                d->ops->close(d->domain);
+        free(d);
+        return NULL;
+}
+
+static inline void core_domain_freep(CoreDomain **d) {
+        core_domain_free(*d);
+}
+
+/* The hub as it is before a source describes it: exact, monotonic, never wrapping. */
+static int core_add_hub(Core *c) {
+        CoreDomain *hub;
+        int r;
+
+        r = graph_init(&c->graph, CORE_HUB);
+        if (r < 0)
+                return r;
+        hub = calloc(1, sizeof(*hub));
+        if (!hub)
+                return -ENOMEM;
+        hub->info = (DomainInfo) {
+                .unit = UNIT_NS,
+                .resolution_ns = 1,
+                .monotonic = true,
+                .perfetto_id = clock_id_for_name(CORE_HUB),
+        };
+        strcpy(hub->info.name, CORE_HUB);
+        c->domains[c->graph.hub] = hub;
+        c->n_domains = 1;
+        return 0;
+}
+
+int core_new(const Log *log, Core **ret) {
+        _cleanup_(core_freep) Core *c = NULL;
+        int r;
+
+        if (!log || !ret)
+                return -EINVAL;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->log = log;
+
+        r = core_add_hub(c);
+        if (r < 0)
+                return r;
+        r = snapshot_ring_new(SNAPSHOT_RING_CAPACITY, &c->snapshots);
+        if (r < 0)
+                return r;
+
+        *ret = c;
+        c = NULL;
+        return 0;
+}
+
+Core *core_free(Core *c) {
+        if (!c)
+                return NULL;
+        for (size_t i = 0; i < c->n_domains; i++)
+                core_domain_free(c->domains[i]);
+        snapshot_ring_free(c->snapshots);
+        free(c);
+        return NULL;
+}
+
+int core_add_domain(Core *c, const DomainOps *ops, const DomainInfo *info, const void *config) {
+        _cleanup_(core_domain_freep) CoreDomain *d = NULL;
+        size_t index;
+        int r;
+
+        if (!c || !ops || !info)
+                return -EINVAL;
+
+        if (strcmp(info->name, CORE_HUB) == 0) {
+                c->domains[c->graph.hub]->info = *info;
+                return 0;
+        }
+        if (graph_find(&c->graph, info->name, &index) == 0)
+                return -EEXIST;
+        if (c->n_domains == CORE_DOMAINS_MAX)
+                return -ENOSPC;
+        /* Graph nodes are only ever appended, so node and domain indices stay equal. */
+        if (c->graph.n_nodes != c->n_domains)
+                return -EIO;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        history_init(&d->history, NULL);
+
+        r = ops->open(info->name, config, &d->domain);
+        if (r < 0)
+                return r;
+        d->ops = ops;
+        d->info = *ops->info(d->domain);
+
+        r = graph_add(&c->graph, d->info.name, &d->info.unit, &d->history, NULL);
+        if (r < 0)
+                return r;
+
+        c->domains[c->n_domains++] = d;
+        d = NULL;
+        return 0;
+}
+
+size_t core_count(const Core *c) {
+        return c->n_domains;
+}
+
+const char *core_domain_name(const Core *c, size_t index) {
+        return index < c->n_domains ? c->domains[index]->info.name : NULL;
+}
+
+bool core_domain_is_hub(const Core *c, size_t index) {
+        return index == c->graph.hub;
+}
+
+bool core_domain_available(const Core *c, size_t index) {
+        return index < c->n_domains && c->graph.nodes[index].available;
+}
+
+/* Samples go to the history oldest first; a burst keeps a handful, so insertion sort it is. */
+static void sort_by_reference(Sample *samples, size_t n) {
+        for (size_t i = 1; i < n; i++) {
+                Sample s = samples[i];
+                size_t j;
+
+                for (j = i; j > 0 && samples[j - 1].r0_ns > s.r0_ns; j--)
+                        samples[j] = samples[j - 1];
+                samples[j] = s;
+        }
+}
+
+static int verdict_rank(EstimatorVerdict v) {
+        switch (v) {
+        case ESTIMATOR_STEP:
+                return 2;
+        case ESTIMATOR_RATE_CHANGE:
+                return 1;
+        default:
+                return 0;
+        }
+}
+
+int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
+        Sample samples[CORE_BURST_SAMPLES];
+        CoreBurst burst = { .verdict = ESTIMATOR_CONSISTENT };
+        size_t n = 0, n_kept = 0, n_added = 0;
+        CoreDomain *d;
+        int r;
+
+        if (!c || index >= c->n_domains || index == c->graph.hub)
+                return -EINVAL;
+        d = c->domains[index];
+
+        r = d->ops->sample_burst(d->domain, samples, ELEMENTSOF(samples), &n);
+        if (r >= 0)
+                r = burst_select(samples, n, CORE_BURST_KEEP, &n_kept);
+        if (r >= 0 && n_kept == 0)
+                r = -ENODATA;
+        if (r < 0) {
+                graph_set_available(&c->graph, index, false);
+                return r;
+        }
+        sort_by_reference(samples, n_kept);
+
+        for (size_t i = 0; i < n_kept; i++) {
+                HistoryEvent event;
+
+                r = history_add(&d->history, &samples[i], &event);
+                if (r < 0) {
+                        /* A sample older than the window's newest: the source misbehaved once. */
+                        log_debug_errno(c->log, r, "domain '%s': sample %zu of the burst rejected: %m",
+                                        d->info.name, i);
+                        continue;
+                }
+                n_added++;
+                if (verdict_rank(event.verdict) > verdict_rank(burst.verdict))
+                        burst = (CoreBurst) {
+                                .verdict = event.verdict,
+                                .step_ns = event.step_ns,
+                                .at_r_ns = event.at_r_ns,
+                        };
+        }
+        if (n_added == 0)
+                return -EINVAL;
+
+        graph_set_available(&c->graph, index, true);
+        graph_refresh(&c->graph, index);
+        d->last_calibrated_ns = now_ns(CLOCK_MONOTONIC);
+        *ret = burst;
+        return 0;
+}
+
+void core_snapshot(Core *c) {
+        int64_t r_ns = now_ns(CLOCK_MONOTONIC_RAW);
+
+        snapshot_ring_take(c->snapshots, &c->graph, r_ns);
+        c->last_tick_r_ns = r_ns;
+        c->last_tick_ns = now_ns(CLOCK_MONOTONIC);
+        /* The hub needs no burst: it is calibrated by definition, as of every tick. */
+        c->domains[c->graph.hub]->last_calibrated_ns = c->last_tick_ns;
+}
+
+void core_set_activity_hook(Core *c, CoreActivityHook hook, void *userdata) {
+        c->activity_hook = hook;
+        c->activity_userdata = userdata;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The Core: the live clock graph, one History per domain, the open Domain handles and the
+ * snapshot ring. It calibrates a domain when told to (the scheduler decides when) and answers
+ * the bus through core_bus_ops. It knows nothing of sd-event or sd-bus. Domain i of the core is
+ * node i of the graph; node 0 is the hub, monotonic_raw, against which every model is made. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bus-api.h"
+#include "domain.h"
+#include "graph.h"
+#include "history.h"
+#include "log.h"
+#include "snapshots.h"
+
+#define CORE_HUB "monotonic_raw"
+#define CORE_DOMAINS_MAX GRAPH_NODES_MAX
+
+/* A burst reads this many samples and keeps the best (smallest deviation) few. */
+#define CORE_BURST_SAMPLES 8
+#define CORE_BURST_KEEP 2
+
+typedef struct CoreDomain {
+        DomainInfo info;
+        const DomainOps *ops;           /* NULL for the hub: it is the reference itself */
+        Domain *domain;
+        History history;                /* unused for the hub */
+        int64_t last_calibrated_ns;     /* CLOCK_MONOTONIC of the latest burst; 0: never */
+} CoreDomain;
+
+/* What one burst found: the most important verdict among its samples (a step beats a change of
+ * rate beats consistent). */
+typedef struct CoreBurst {
+        EstimatorVerdict verdict;
+        int64_t step_ns;                /* for ESTIMATOR_STEP: the jump of the domain */
+        int64_t at_r_ns;                /* reference time of the first sample after it */
+} CoreBurst;
+
+typedef void (*CoreActivityHook)(void *userdata);
+
+typedef struct Core {
+        const Log *log;
+        ClockGraph graph;
+        CoreDomain *domains[CORE_DOMAINS_MAX];
+        size_t n_domains;
+        SnapshotRing *snapshots;
+        int64_t last_tick_r_ns;         /* reference time of the latest snapshot */
+        int64_t last_tick_ns;           /* CLOCK_MONOTONIC of the same */
+        CoreActivityHook activity_hook;
+        void *activity_userdata;
+} Core;
+
+int core_new(const Log *log, Core **ret);
+Core *core_free(Core *c);
+
+static inline void core_freep(Core **c) {
+        core_free(*c);
+}
+
+/* Adds a domain a source listed: opens it with config and gives it a History and a graph node.
+ * The hub is not opened (it is the reference): its info only replaces the defaults. -EEXIST for a
+ * name already in use, -ENOSPC when full, or the source's error. */
+int core_add_domain(Core *c, const DomainOps *ops, const DomainInfo *info, const void *config);
+
+size_t core_count(const Core *c);
+const char *core_domain_name(const Core *c, size_t index);
+bool core_domain_is_hub(const Core *c, size_t index);
+bool core_domain_available(const Core *c, size_t index);
+
+/* One burst of domain index: read CORE_BURST_SAMPLES samples, keep the best CORE_BURST_KEEP,
+ * feed them to its history in time order, refresh its graph node. A failed read marks the domain
+ * unavailable (a later good burst makes it available again) and returns the error. -EINVAL for
+ * the hub or an index out of range. */
+int core_calibrate(Core *c, size_t index, CoreBurst *ret);
+
+/* Records one snapshot: the hub's time now and every calibrated domain's value then. */
+void core_snapshot(Core *c);
+
+void core_set_activity_hook(Core *c, CoreActivityHook hook, void *userdata);
+
+/* The daemon's side of the bus API; the core is the userdata. */
+extern const BusCoreOps core_bus_ops;

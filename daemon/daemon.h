@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The running daemon: everything hangs off one Daemon created in run(), in the order run()
+ * sets it up (event loop and signals, core and sources, bus and API, scheduler, watchdog). */
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "bus-api.h"
+#include "core.h"
+#include "log.h"
+#include "options.h"
+#include "scheduler.h"
+
+/* Exit status of the process. */
+enum {
+        DAEMON_EXIT_OK = 0,
+        DAEMON_EXIT_FAILURE = 1,        /* cannot run: no bus, name taken, bus lost */
+        DAEMON_EXIT_USAGE = 2,          /* bad command line */
+};
+
+typedef struct Daemon {
+        const Log *log;
+        const Options *options;
+        sd_event *event;
+        sd_event_source *sigterm_source;
+        sd_event_source *sigint_source;
+        sd_event_source *watchdog_source;
+        uint64_t watchdog_usec;
+        Core *core;
+        sd_bus *bus;
+        BusApi *bus_api;
+        Scheduler *scheduler;
+} Daemon;
+
+/* The event loop with SIGTERM and SIGINT blocked and handled (exit status 0). */
+int daemon_new(const Log *log, const Options *options, Daemon **ret);
+Daemon *daemon_free(Daemon *d);
+
+static inline void daemon_freep(Daemon **d) {
+        daemon_free(*d);
+}
+
+/* The core with every domain of every enabled source; returns the number of domains. */
+int daemon_open_domains(Daemon *d);
+
+/* Session bus, error map, the org.timeconv.Clock1 object, the name, attached to the loop. */
+int daemon_connect_bus(Daemon *d);
+
+/* First burst of every domain (synchronously), then the timers, the watchdog, READY=1 and the
+ * readiness line on stderr. */
+int daemon_start(Daemon *d);
+
+/* Runs the loop; returns the process's exit status. */
+int daemon_loop(Daemon *d);

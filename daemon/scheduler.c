@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <systemd/sd-daemon.h>
+
+#include "scheduler.h"
+#include "util.h"
+
+/* The first ticks after start-up come quickly: a second burst 10 ms after the first bounds the
+ * rates a hundred times tighter than the prior alone, before the first clients ask. */
+static const uint64_t warmup_usec[] = { 10 * 1000, 100 * 1000 };
+
+static void scheduler_emit_domains_changed(Scheduler *s) {
+        int r;
+
+        if (!s->bus_api)
+                return;
+        r = bus_api_emit_domains_changed(s->bus_api);
+        if (r < 0)
+                log_warning_errno(s->log, r, "cannot emit DomainsChanged: %m");
+}
+
+static void scheduler_emit_discontinuity(Scheduler *s, const char *name, int64_t step_ns) {
+        int r;
+
+        if (!s->bus_api)
+                return;
+        r = bus_api_emit_discontinuity(s->bus_api, name, now_ns(CLOCK_MONOTONIC), step_ns);
+        if (r < 0)
+                log_warning_errno(s->log, r, "cannot emit Discontinuity for '%s': %m", name);
+}
+
+/* One burst of domain index and what follows from it. may_repeat: a step is followed by a second
+ * burst at once (only one, so that a clock stepping all the time cannot hold the loop). */
+static void scheduler_calibrate(Scheduler *s, size_t index, bool may_repeat) {
+        const char *name = core_domain_name(s->core, index);
+        bool was_available = core_domain_available(s->core, index);
+        CoreBurst burst;
+        int r;
+
+        r = core_calibrate(s->core, index, &burst);
+        if (was_available != core_domain_available(s->core, index)) {
+                if (r < 0)
+                        log_warning_errno(s->log, r, "domain '%s' is unavailable: %m", name);
+                else
+                        log_notice(s->log, "domain '%s' is available again", name);
+                scheduler_emit_domains_changed(s);
+        }
+        if (r < 0) {
+                log_debug_errno(s->log, r, "domain '%s': burst failed: %m", name);
+                return;
+        }
+
+        switch (burst.verdict) {
+        case ESTIMATOR_STEP:
+                log_notice(s->log, "discontinuity: '%s' stepped by %+" PRId64 " ns; a new segment starts",
+                           name, burst.step_ns);
+                scheduler_emit_discontinuity(s, name, burst.step_ns);
+                if (may_repeat)
+                        scheduler_calibrate(s, index, false);
+                break;
+        case ESTIMATOR_RATE_CHANGE:
+                log_info(s->log, "the rate of '%s' changed; a new segment starts", name);
+                break;
+        default:
+                break;
+        }
+}
+
+static void scheduler_tick(Scheduler *s) {
+        for (size_t i = 0; i < core_count(s->core); i++)
+                if (!core_domain_is_hub(s->core, i))
+                        scheduler_calibrate(s, i, true);
+        core_snapshot(s->core);
+        s->n_ticks++;
+}
+
+static uint64_t scheduler_now_usec(Scheduler *s) {
+        uint64_t usec = 0;
+
+        /* The loop's cached time: no system call per method call. */
+        (void) sd_event_now(s->event, CLOCK_MONOTONIC, &usec);
+        return usec;
+}
+
+static void scheduler_set_idle(Scheduler *s, bool idle) {
+        if (s->idle == idle)
+                return;
+        s->idle = idle;
+        log_debug(s->log, "%s: a burst every %.3g s", idle ? "no client for a while" : "a client is active",
+                  (double) (idle ? s->config.idle_cadence_usec : s->config.cadence_usec) / 1e6);
+        (void) sd_notifyf(false, "STATUS=%s: %zu domains, a burst every %.3g s",
+                          idle ? "Idle" : "Active", core_count(s->core),
+                          (double) (idle ? s->config.idle_cadence_usec : s->config.cadence_usec) / 1e6);
+}
+
+static int scheduler_arm(Scheduler *s, uint64_t delay_usec) {
+        int r;
+
+        /* Bursts need no precision: let the kernel coalesce the wake-up within 5 % of the delay. */
+        r = sd_event_source_set_time_accuracy(s->tick_source, delay_usec / 20 + 1);
+        if (r >= 0)
+                r = sd_event_source_set_time_relative(s->tick_source, delay_usec);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s->tick_source, SD_EVENT_ONESHOT);
+        return r;
+}
+
+static uint64_t scheduler_next_delay_usec(Scheduler *s) {
+        uint64_t now_usec = scheduler_now_usec(s);
+
+        if (s->n_ticks <= ELEMENTSOF(warmup_usec)) {
+                uint64_t delay_usec = warmup_usec[s->n_ticks - 1];
+
+                return delay_usec < s->config.cadence_usec ? delay_usec : s->config.cadence_usec;
+        }
+        scheduler_set_idle(s, now_usec - s->last_activity_usec >= s->config.idle_after_usec);
+        return s->idle ? s->config.idle_cadence_usec : s->config.cadence_usec;
+}
+
+static int scheduler_on_tick(sd_event_source *source, uint64_t usec, void *userdata) {
+        Scheduler *s = userdata;
+        int r;
+
+        scheduler_tick(s);
+        r = scheduler_arm(s, scheduler_next_delay_usec(s));
+        if (r < 0)
+                /* Without the timer nothing calibrates any more: better to stop than to lie. */
+                return log_error_errno(s->log, r, "cannot re-arm the calibration timer: %m");
+        return 0;
+}
+
+static void scheduler_on_realtime_changed(void *userdata) {
+        Scheduler *s = userdata;
+
+        log_info(s->log, "CLOCK_REALTIME was set: calibrating every domain now");
+        scheduler_tick(s);
+}
+
+static void scheduler_on_activity(void *userdata) {
+        scheduler_client_activity(userdata);
+}
+
+void scheduler_client_activity(Scheduler *s) {
+        int r;
+
+        s->last_activity_usec = scheduler_now_usec(s);
+        if (!s->idle || !s->tick_source)
+                return;
+        scheduler_set_idle(s, false);
+        r = scheduler_arm(s, 0);
+        if (r < 0)
+                log_warning_errno(s->log, r, "cannot bring the next burst forward: %m");
+}
+
+int scheduler_new(sd_event *event, Core *core, BusApi *bus_api, const Log *log, const SchedulerConfig *config,
+                  Scheduler **ret) {
+        Scheduler *s;
+
+        if (!event || !core || !log || !config || !ret)
+                return -EINVAL;
+        if (config->cadence_usec == 0 || config->idle_cadence_usec == 0)
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->event = sd_event_ref(event);
+        s->core = core;
+        s->bus_api = bus_api;
+        s->log = log;
+        s->config = *config;
+        core_set_activity_hook(core, scheduler_on_activity, s);
+        *ret = s;
+        return 0;
+}
+
+Scheduler *scheduler_free(Scheduler *s) {
+        if (!s)
+                return NULL;
+        core_set_activity_hook(s->core, NULL, NULL);
+        realtime_watch_free(s->realtime_watch);
+        sd_event_source_disable_unref(s->tick_source);
+        sd_event_unref(s->event);
+        free(s);
+        return NULL;
+}
+
+int scheduler_start(Scheduler *s) {
+        int r;
+
+        if (s->tick_source)
+                return -EBUSY;
+        s->last_activity_usec = scheduler_now_usec(s);
+        scheduler_tick(s);
+
+        r = sd_event_add_time_relative(s->event, &s->tick_source, CLOCK_MONOTONIC, 0, 0, scheduler_on_tick, s);
+        if (r < 0)
+                return log_error_errno(s->log, r, "cannot add the calibration timer: %m");
+        (void) sd_event_source_set_description(s->tick_source, "calibration-tick");
+        (void) sd_event_source_set_exit_on_failure(s->tick_source, true);
+        r = scheduler_arm(s, scheduler_next_delay_usec(s));
+        if (r < 0)
+                return log_error_errno(s->log, r, "cannot arm the calibration timer: %m");
+
+        r = realtime_watch_new(s->event, scheduler_on_realtime_changed, s, &s->realtime_watch);
+        if (r < 0)
+                /* Steps of realtime are still found, one tick late. */
+                log_warning_errno(s->log, r, "cannot watch for CLOCK_REALTIME being set: %m");
+        return 0;
+}

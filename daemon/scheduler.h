@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* When to calibrate, and what to do about what a burst finds. One timer drives ticks; a tick is
+ * one burst per domain and then one snapshot. Ticks come every cadence_usec while clients are
+ * active and every idle_cadence_usec once nobody has called for idle_after_usec; a call while
+ * idle brings the next tick forward at once. A step closes the domain's segment: the scheduler
+ * logs it, emits Discontinuity and bursts that domain again at once. When CLOCK_REALTIME is set,
+ * a tick runs at once. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "bus-api.h"
+#include "core.h"
+#include "log.h"
+#include "realtime-watch.h"
+
+typedef struct SchedulerConfig {
+        uint64_t cadence_usec;
+        uint64_t idle_cadence_usec;
+        uint64_t idle_after_usec;
+} SchedulerConfig;
+
+typedef struct Scheduler {
+        sd_event *event;
+        Core *core;
+        BusApi *bus_api;                /* NULL: no signals */
+        const Log *log;
+        SchedulerConfig config;
+        sd_event_source *tick_source;
+        RealtimeWatch *realtime_watch;
+        uint64_t last_activity_usec;    /* CLOCK_MONOTONIC of the latest method call, or the start */
+        uint64_t n_ticks;
+        bool idle;
+} Scheduler;
+
+/* Registers as the core's activity hook; nothing runs before scheduler_start(). */
+int scheduler_new(sd_event *event, Core *core, BusApi *bus_api, const Log *log, const SchedulerConfig *config,
+                  Scheduler **ret);
+Scheduler *scheduler_free(Scheduler *s);
+
+static inline void scheduler_freep(Scheduler **s) {
+        scheduler_free(*s);
+}
+
+/* Runs the first tick synchronously (every domain gets its first burst before this returns),
+ * then arms the timer and the realtime watch. */
+int scheduler_start(Scheduler *s);
+
+/* A client called: remember when, and leave idle at once. */
+void scheduler_client_activity(Scheduler *s);

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* A bounded ring of calibration snapshots: after each scheduler tick, the hub's time r and every
+ * calibrated domain's value at r, as the models said then. ExportSnapshots() hands the ring out
+ * as a JSON snapshot file (DESIGN.md), which offline conversion loads. When full, the oldest
+ * snapshot goes: memory is fixed when the ring is made. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+
+#define SNAPSHOT_RING_CAPACITY 512
+
+typedef struct SnapshotEntry {
+        int64_t r_ns;
+        uint64_t present;                       /* bit i: values[i] holds node i's value */
+        int64_t values[GRAPH_NODES_MAX];        /* in each node's unit (wire form) */
+} SnapshotEntry;
+
+typedef struct SnapshotRing {
+        SnapshotEntry *entries;
+        size_t capacity;
+        size_t head;                            /* the oldest */
+        size_t n;
+} SnapshotRing;
+
+int snapshot_ring_new(size_t capacity, SnapshotRing **ret);
+SnapshotRing *snapshot_ring_free(SnapshotRing *ring);
+
+/* Records the value of every available, calibrated node of g at hub time r_ns. */
+void snapshot_ring_take(SnapshotRing *ring, const ClockGraph *g, int64_t r_ns);
+
+size_t snapshot_ring_count(const SnapshotRing *ring);
+const SnapshotEntry *snapshot_ring_get(const SnapshotRing *ring, size_t i);     /* 0 = oldest */
+
+/* The unit's name on the bus and in snapshot files: "ns", "us", "ms" or "tick". */
+const char *snapshot_unit_name(const DomainUnit *u);
+
+/* The ring as a JSON snapshot file, oldest first; *ret_json is malloc'ed. Domains are described
+ * from g (names and units). */
+int snapshot_ring_export(const SnapshotRing *ring, const ClockGraph *g, char **ret_json);

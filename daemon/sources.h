@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Which clock sources the daemon opens at start-up, and with what configuration. */
+
+#include "core.h"
+#include "log.h"
+#include "options.h"
+
+/* Adds to core every domain of every enabled source. A source or domain that fails is logged
+ * and left out; returns the number of domains added (the hub included), or -errno when not even
+ * the POSIX clocks could be listed. */
+int sources_open(Core *core, const Options *options, const Log *log);

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* A private dbus-daemon and a real timeconvd for the integration tests and bench-bus.
+ *
+ * harness_new() makes a temporary directory (bus socket, config, services/, the notify socket,
+ * the logs) and starts `dbus-daemon --nofork` on a config of our own; the address is read from
+ * --print-address, so nothing sleeps. harness_start_daemon() runs timeconvd on that bus with
+ * NOTIFY_SOCKET pointing at a datagram socket of ours and waits for READY=1. Every child gets
+ * PR_SET_PDEATHSIG, and harness_free() ends them all, so a failing or killed test leaves no
+ * process behind. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <systemd/sd-bus.h>
+
+#define HARNESS_READY_TIMEOUT_MS 20000
+#define HARNESS_STOP_TIMEOUT_MS 5000
+
+#ifndef _cleanup_
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#endif
+#define _cleanup_free_ _cleanup_(harness_freep_)
+#define _cleanup_close_ _cleanup_(harness_closep_)
+
+static inline void harness_freep_(void *p) {
+        free(*(void **) p);
+}
+
+static inline void harness_closep_(int *fd) {
+        if (*fd >= 0)
+                close(*fd);
+}
+
+typedef struct Harness {
+        char *dir;              /* the private temporary directory */
+        char *bus_address;
+        pid_t bus_pid;
+        int bus_pidfd;
+        pid_t daemon_pid;       /* 0: no daemon known */
+        int daemon_pidfd;       /* -1: none */
+        bool daemon_is_child;   /* false when the bus activated it */
+        int daemon_status;      /* wait status, once reaped */
+        bool daemon_reaped;
+} Harness;
+
+/* Starts a private bus. extra_servicedir (may be NULL) is listed after <dir>/services. */
+int harness_new(const char *extra_servicedir, Harness **ret);
+
+/* Ends the daemon (SIGTERM, then SIGKILL) and the bus, copies the daemon's log to stderr,
+ * removes the directory. Accepts NULL; returns NULL. */
+Harness *harness_free(Harness *h);
+
+static inline void harness_freep(Harness **h) {
+        harness_free(*h);
+}
+
+/* Runs daemon_path with args (NULL-terminated, may be NULL) on the private bus, its stderr
+ * in <dir>/daemon.log, and waits up to timeout_ms for READY=1. -ECHILD when it exits first,
+ * -ETIMEDOUT when it stays silent. */
+int harness_start_daemon(Harness *h, const char *daemon_path, const char *const *args, int timeout_ms);
+
+/* A new client connection to the private bus. */
+int harness_connect(const Harness *h, sd_bus **ret);
+
+/* The pid owning name on the bus; -ENXIO when nobody owns it. */
+int harness_name_pid(sd_bus *bus, const char *name, pid_t *ret);
+
+/* Follows NameOwnerChanged for name on bus, starting from whether it is owned now. */
+typedef struct HarnessNameWatch {
+        sd_bus *bus;
+        const char *name;
+        sd_bus_slot *slot;
+        bool owned;
+        unsigned changes;
+} HarnessNameWatch;
+
+int harness_name_watch(sd_bus *bus, const char *name, HarnessNameWatch *w);
+
+/* Processes bus until the name is (owned) or is not (!owned) owned; -ETIMEDOUT. */
+int harness_name_wait(HarnessNameWatch *w, bool owned, int timeout_ms);
+
+void harness_name_unwatch(HarnessNameWatch *w);
+
+/* Takes on a daemon the bus activated (by its pid), so that harness_stop_daemon() and
+ * harness_free() can end it. */
+int harness_adopt_daemon(Harness *h, pid_t pid);
+
+/* True while the daemon runs. */
+bool harness_daemon_alive(Harness *h);
+
+/* Sends SIGTERM and waits up to timeout_ms for the daemon to end. *ret_status (may be NULL)
+ * is its wait status when it is our child, else 0. -ETIMEDOUT when it is still running. */
+int harness_stop_daemon(Harness *h, int timeout_ms, int *ret_status, int64_t *ret_elapsed_ns);
+
+/* The daemon's stderr so far, NUL-terminated, malloc'ed. */
+int harness_daemon_log(const Harness *h, char **ret);
+
+/* Runs argv (argv[0] looked up in PATH) with DBUS_SESSION_BUS_ADDRESS set to the private bus
+ * and the extra environment entries env ("NAME=value", NULL-terminated, may be NULL);
+ * collects stdout and stderr (each NUL-terminated, either pointer may be NULL) and the wait
+ * status. Kills it after timeout_ms. */
+int harness_run(const Harness *h, const char *const *argv, const char *const *env, int timeout_ms,
+                char **ret_stdout, char **ret_stderr, int *ret_status);
+
+/* Whether program is an executable in PATH. */
+bool harness_have_program(const char *program);
+
+/* One reading of a clock, in ns. */
+static inline int64_t harness_clock_ns(clockid_t id) {
+        struct timespec ts;
+
+        clock_gettime(id, &ts);
+        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+
+/* Built with -std=c89 -pedantic-errors: the public header must compile there, and a C89
+ * program must be able to load and convert. Plain printf TAP: tap.h is not C89. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <timeconv.h>
+
+static const char snapshots_json[] =
+        "{\"snapshots\":[{\"clocks\":[{\"domain\":\"monotonic\",\"ts\":1000},"
+        "{\"domain\":\"boottime\",\"ts\":2000}]}]}";
+
+int main(void) {
+        struct timeconv_snapshots *s = NULL;
+        struct timeconv_error error;
+        int64_t value = 0, uncertainty_ns = -1;
+        int r, failed = 0;
+
+        r = timeconv_snapshots_load_buffer(snapshots_json, strlen(snapshots_json), &s, &error);
+        failed += r != 0;
+        printf("%sok 1 - a C89 program loads snapshots (%d)\n", r == 0 ? "" : "not ", r);
+
+        r = timeconv_snapshots_convert(s, TIMECONV_MODE_NEAREST, "monotonic", "boottime", 1104,
+                                       &value, &uncertainty_ns);
+        failed += r != 0 || value != 2104 || uncertainty_ns != 1;
+        printf("%sok 2 - and converts monotonic 1104 to boottime 2104\n",
+               r == 0 && value == 2104 && uncertainty_ns == 1 ? "" : "not ");
+
+        r = timeconv_snapshots_convert(s, TIMECONV_MODE_DRIFT, "monotonic", "tai", 1, &value, NULL);
+        failed += r != -ENOENT;
+        printf("%sok 3 - an unknown domain is -ENOENT\n", r == -ENOENT ? "" : "not ");
+
+        s = timeconv_snapshots_free(s);
+        printf("1..3\n");
+        return failed ? 1 : 0;
+}

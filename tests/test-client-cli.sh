@@ -1,0 +1,168 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The timeconv CLI end to end, offline, on the snapshot files of tests/data.
+# Usage: test-client-cli.sh TIMECONV DATA_DIR
+set -u
+tc=$1
+data=$2
+good=$data/client-snapshots.json
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+
+# check NAME WANT_STATUS WANT_STDOUT_FILE: compares the last run ($status, $tmp/out).
+check() {
+        n=$((n + 1))
+        if [ "$status" = "$2" ] && cmp -s "$3" "$tmp/out"; then
+                echo "ok $n - $1"
+        else
+                echo "not ok $n - $1"
+                echo "# status $status (want $2); stdout, then stderr:"
+                sed 's/^/#   /' "$tmp/out" "$tmp/err"
+                failed=1
+        fi
+}
+
+# check_err NAME WANT_STATUS PATTERN: the status and an extended regex on stderr.
+check_err() {
+        n=$((n + 1))
+        if [ "$status" = "$2" ] && grep -Eq -- "$3" "$tmp/err"; then
+                echo "ok $n - $1"
+        else
+                echo "not ok $n - $1"
+                echo "# status $status (want $2); stderr:"
+                sed 's/^/#   /' "$tmp/err"
+                failed=1
+        fi
+}
+
+run() {
+        "$tc" "$@" > "$tmp/out" 2> "$tmp/err"
+        status=$?
+}
+
+run_in() {
+        input=$1
+        shift
+        printf "$input" | "$tc" "$@" > "$tmp/out" 2> "$tmp/err"
+        status=$?
+}
+
+want() {
+        printf "$1" > "$tmp/want"
+}
+
+conv="convert --from custom --to boottime --snapshots $good --mode nearest"
+
+# Perfetto's second example: CUSTOM 3503 -> BOOTTIME 7703; 0 extrapolates from the first.
+run $conv 3503 0
+want '7703\n4100\n'
+check "values from the arguments" 0 "$tmp/want"
+
+run_in '3503\n0\n' $conv
+check "the same values from standard input" 0 "$tmp/want"
+
+run_in '3503\r\n  0 \n' $conv
+check "CRLF and spaces around a value" 0 "$tmp/want"
+
+run $conv --json 3503 0
+want '{"in":3503,"out":7703,"uncertainty_ns":4}\n{"in":0,"out":4100,"uncertainty_ns":3}\n'
+check "--json" 0 "$tmp/want"
+
+run_in '3503\nabc\n3000\n99999999999999999999\n\n' $conv
+want '7703\nerror: not an integer\n7200\nerror: value out of range\nerror: not an integer\n'
+check "a bad line fails alone, in its place; exit 1" 1 "$tmp/want"
+
+run_in '3503\nx"y\n' $conv --json
+want '{"in":3503,"out":7703,"uncertainty_ns":4}\n{"in":"x\\"y","error":"not an integer"}\n'
+check "--json with a bad line: its text, escaped, and the reason" 1 "$tmp/want"
+
+n=$((n + 1))
+if ! command -v jq > /dev/null; then
+        echo "ok $n # SKIP jq is not installed"
+elif jq -e -c . "$tmp/out" > /dev/null 2>&1 && [ "$(jq -s length "$tmp/out")" = 2 ]; then
+        echo "ok $n - every --json line is a JSON object (jq)"
+else
+        echo "not ok $n - every --json line is a JSON object (jq)"
+        failed=1
+fi
+
+run convert --from custom --to island_a --snapshots "$good" 1 2
+want 'error: no path between the domains\nerror: no path between the domains\n'
+check "no path: an error per value" 1 "$tmp/want"
+
+run $conv -- -5
+want '4095\n'
+check "a negative value after --" 0 "$tmp/want"
+
+run convert --from monotonic --to boottime --snapshots "$good" --mode drift 1250
+want '5250\n'
+check "--mode drift" 0 "$tmp/want"
+
+seq 3000 3799 > "$tmp/in"
+awk '{ print $1 + 4200 }' "$tmp/in" > "$tmp/want"
+"$tc" $conv < "$tmp/in" > "$tmp/out" 2> "$tmp/err"
+status=$?
+check "800 values from standard input, in order" 0 "$tmp/want"
+
+{ head -c 1100000 /dev/zero | tr '\0' '1'; printf '\n3503\n'; } > "$tmp/in"
+"$tc" $conv < "$tmp/in" > "$tmp/out" 2> "$tmp/err"
+status=$?
+want 'error: line too long\n7703\n'
+check "a line longer than the buffer is one error" 1 "$tmp/want"
+
+run_in '' $conv
+want ''
+check "empty input, empty output" 0 "$tmp/want"
+
+run convert --from custom --to boottime --snapshots "$data/client-malformed.json" 1
+check_err "a malformed file: exit 65, with line, column and element" 65 \
+        'client-malformed.json:5:49: snapshots\[1\]\.clocks\[1\]\.ts: not an integer'
+n=$((n + 1))
+if [ -s "$tmp/out" ]; then echo "not ok $n - and nothing on stdout"; failed=1; else echo "ok $n - and nothing on stdout"; fi
+
+printf '{"snapshots": [\n  {"clocks": [}\n]}\n' > "$tmp/syntax.json"
+run convert --from a --to b --snapshots "$tmp/syntax.json" 1
+check_err "invalid JSON: exit 65, with line and column" 65 'syntax.json:2:[0-9]+: invalid JSON'
+
+run convert --from a --to b --snapshots "$tmp/none.json" 1
+check_err "a missing file: exit 66" 66 'none.json: cannot open the file'
+
+run convert --from custom --to nope --snapshots "$good" 1
+check_err "an unknown domain: exit 1, named" 1 'no domain "nope"'
+
+run convert --from custom --to boottime 1
+check_err "no --snapshots: live mode needs the daemon, exit 69" 69 \
+        'live conversion needs timeconvd \(not yet supported by this build\)'
+
+run convert --from custom --snapshots "$good" 1
+check_err "no --to: usage error" 2 'needs --from and --to'
+
+run convert --from custom --to boottime --snapshots "$good" --mode fast 1
+check_err "a bad --mode: usage error" 2 "unknown mode 'fast'"
+
+run frobnicate
+check_err "an unknown command: usage error" 2 "unknown command 'frobnicate'"
+
+run
+check_err "no command: usage error" 2 'missing command'
+
+run --version
+n=$((n + 1))
+if [ $status = 0 ] && grep -Eq '^timeconv [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/out"; then
+        echo "ok $n - --version"
+else
+        echo "not ok $n - --version"; failed=1
+fi
+
+run --help
+n=$((n + 1))
+if [ $status = 0 ] && grep -q 'convert --from A --to B --snapshots FILE' "$tmp/out"; then
+        echo "ok $n - --help describes convert"
+else
+        echo "not ok $n - --help describes convert"; failed=1
+fi
+
+echo "1..$n"
+exit $failed

@@ -1,0 +1,21 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The man pages of timeconv(1) and libtimeconv(3) format without a groff warning.
+# Usage: test-client-man.sh PAGE...
+set -u
+command -v groff > /dev/null || { echo "1..0 # SKIP groff is not installed"; exit 0; }
+n=0
+failed=0
+for page in "$@"; do
+        n=$((n + 1))
+        out=$(LC_ALL=C.UTF-8 groff -man -ww -z "$page" 2>&1)
+        if [ -z "$out" ]; then
+                echo "ok $n - $(basename "$page") formats without warnings"
+        else
+                echo "not ok $n - $(basename "$page") formats without warnings"
+                printf '%s\n' "$out" | sed 's/^/# /'
+                failed=1
+        fi
+done
+echo "1..$n"
+exit $failed

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+
+/* ExportSnapshots: JSON that jansson parses, in the snapshot file format of DESIGN.md
+ * ({"snapshots": [{"clocks": [{"domain", "ts"}...]}...]}), naming only listed domains, with
+ * readings that agree with the kernel's clocks as the test reads them.
+ * usage: test-daemon-export TIMECONVD */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus-errors.h"
+#include "clock-client.h"
+#include "harness.h"
+#include "tap.h"
+
+/* Two readings the daemon took at one instant, against two the test takes now: the offset
+ * between monotonic and boottime (or realtime) moves only on suspend or a clock set. */
+#define OFFSET_TOLERANCE_NS INT64_C(1000000)
+
+static int export_snapshots(sd_bus *bus, char **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *json;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ExportSnapshots", NULL,
+                               &reply, "");
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "s", &json);
+        if (r < 0)
+                return r;
+        *ret = strdup(json);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static bool clock_ts(json_t *clocks, const char *domain, int64_t *ret) {
+        size_t i;
+        json_t *c;
+
+        json_array_foreach(clocks, i, c)
+                if (strcmp(json_string_value(json_object_get(c, "domain")) ?: "", domain) == 0) {
+                        *ret = json_integer_value(json_object_get(c, "ts"));
+                        return true;
+                }
+        return false;
+}
+
+/* The offset other - monotonic in every snapshot holding both, against the test's own. */
+static void check_offsets(json_t *snapshots, const char *other, clockid_t other_id) {
+        Bracket b;
+        size_t i, compared = 0, off = 0;
+        json_t *s;
+        int64_t now_lo, now_hi;
+
+        bracket_read(CLOCK_MONOTONIC, other_id, &b);
+        now_lo = b.to_lo_ns - b.from_ns;
+        now_hi = b.to_hi_ns - b.from_ns;
+        json_array_foreach(snapshots, i, s) {
+                int64_t mono, ts;
+                json_t *clocks = json_object_get(s, "clocks");
+
+                if (!clock_ts(clocks, "monotonic", &mono) || !clock_ts(clocks, other, &ts))
+                        continue;
+                compared++;
+                if (!bracket_holds(ts - mono, OFFSET_TOLERANCE_NS, now_lo, now_hi) && off++ < 3)
+                        diag("snapshot %zu: %s - monotonic = %" PRIi64 ", the test reads [%" PRIi64 ", %" PRIi64 "]",
+                             i, other, ts - mono, now_lo, now_hi);
+        }
+        ok(compared > 0 && off == 0, "%s - monotonic agrees with the kernel within 1 ms in all %zu snapshots",
+           other, compared);
+}
+
+static void check_export(const char *text, char **domains, int64_t started_ns) {
+        json_error_t error;
+        json_t *root = json_loads(text, 0, &error), *snapshots, *s, *list;
+        size_t i, bad_clocks = 0, small = 0, n_clocks = 0, future = 0;
+        int64_t now_ns = harness_clock_ns(CLOCK_MONOTONIC);
+
+        ok(json_is_object(root), "the export is a JSON object (%s)", root ? "parsed" : error.text);
+        snapshots = json_object_get(root, "snapshots");
+        ok(json_is_array(snapshots) && json_array_size(snapshots) > 0, "it has a non-empty \"snapshots\" array (%zu)",
+           json_array_size(snapshots));
+
+        json_array_foreach(snapshots, i, s) {
+                json_t *clocks = json_object_get(s, "clocks"), *c;
+                size_t k;
+                int64_t mono;
+
+                if (!json_is_array(clocks) || json_array_size(clocks) < 2)
+                        small++;
+                json_array_foreach(clocks, k, c) {
+                        const char *d = json_string_value(json_object_get(c, "domain"));
+
+                        n_clocks++;
+                        if ((!d || !clock_strv_contains(domains, d) || !json_is_integer(json_object_get(c, "ts"))) &&
+                            bad_clocks++ < 3)
+                                diag("snapshot %zu clock %zu: domain %s, ts of JSON type %d", i, k, d ? d : "missing",
+                                     json_object_get(c, "ts") ? (int) json_typeof(json_object_get(c, "ts")) : -1);
+                }
+                if (clock_ts(clocks, "monotonic", &mono) && (mono < started_ns || mono > now_ns))
+                        future++;
+        }
+        ok(small == 0, "every snapshot holds two clocks or more");
+        ok(n_clocks > 0 && bad_clocks == 0, "every clock (%zu) has a listed \"domain\" and an integer \"ts\"", n_clocks);
+        ok(future == 0, "every monotonic reading falls between the daemon's start and now");
+        check_offsets(snapshots, "boottime", CLOCK_BOOTTIME);
+        check_offsets(snapshots, "realtime", CLOCK_REALTIME);
+
+        /* The optional per-file description of the domains. */
+        list = json_object_get(root, "domains");
+        if (list) {
+                size_t bad = 0;
+
+                json_array_foreach(list, i, s)
+                        bad += !json_is_string(json_object_get(s, "name")) || !json_is_string(json_object_get(s, "unit"));
+                ok(json_is_array(list) && bad == 0, "each entry of \"domains\" has a name and a unit");
+        } else
+                skip("the export has no \"domains\" list (optional)");
+        json_decref(root);
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(harness_freep) Harness *h = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(clock_strv_freep) char **domains = NULL;
+        _cleanup_free_ char *first = NULL, *second = NULL;
+        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
+        int64_t started_ns;
+        int r;
+
+        if (argc != 2) {
+                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
+                return 2;
+        }
+        if (!harness_have_program("dbus-daemon"))
+                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
+
+        r = harness_new(NULL, &h);
+        is_int(r, 0, "a private dbus-daemon starts");
+        started_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        if (r >= 0)
+                r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+        is_int(r, 0, "timeconvd starts and says READY=1");
+        if (r >= 0)
+                r = harness_connect(h, &bus);
+        if (r >= 0)
+                r = clock_list_domains(bus, &domains);
+        if (r >= 0)
+                r = export_snapshots(bus, &first);
+        is_int(r, 0, "ExportSnapshots answers");
+        if (r < 0)
+                return done_testing();
+
+        check_export(first, domains, started_ns);
+
+        /* The ring only grows (or stays full) while the daemon runs. */
+        r = clock_convert(bus, "monotonic", "boottime", harness_clock_ns(CLOCK_MONOTONIC), NULL,
+                          &(int64_t) { 0 }, &(uint64_t) { 0 });
+        if (r >= 0)
+                r = export_snapshots(bus, &second);
+        {
+                json_t *a = json_loads(first, 0, NULL), *b = r >= 0 ? json_loads(second, 0, NULL) : NULL;
+                size_t n_a = json_array_size(json_object_get(a, "snapshots"));
+                size_t n_b = json_array_size(json_object_get(b, "snapshots"));
+
+                ok(b && n_b >= n_a, "a second export parses and holds as many snapshots (%zu, was %zu)", n_b, n_a);
+                json_decref(a);
+                json_decref(b);
+        }
+        return done_testing();
+}
