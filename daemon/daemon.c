@@ -34,7 +34,11 @@ int daemon_new(const Log *log, const Options *options, Daemon **ret) {
         if (r < 0)
                 return log_error_errno(log, r, "cannot create the event loop: %m");
 
-        /* Signals arrive through the loop (signalfd), so they must not be delivered the old way. */
+        /* Signals arrive through the loop (signalfd), so they must not be delivered the old way.
+         * A shell starts background jobs with SIGINT ignored, and an ignored signal is dropped
+         * even when blocked: take the default disposition back first. */
+        (void) signal(SIGTERM, SIG_DFL);
+        (void) signal(SIGINT, SIG_DFL);
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
@@ -150,8 +154,9 @@ static int daemon_setup_watchdog(Daemon *d) {
         if (r == 0 || d->watchdog_usec == 0)
                 return 0;
 
-        r = sd_event_add_time_relative(d->event, &d->watchdog_source, CLOCK_MONOTONIC, d->watchdog_usec / 2, 0,
-                                       daemon_on_watchdog, d);
+        /* Accuracy 0 would mean sd-event's default of 250 ms: too loose for a short WatchdogSec=. */
+        r = sd_event_add_time_relative(d->event, &d->watchdog_source, CLOCK_MONOTONIC, d->watchdog_usec / 2,
+                                       d->watchdog_usec / 20 + 1, daemon_on_watchdog, d);
         if (r < 0)
                 return log_error_errno(d->log, r, "cannot add the watchdog timer: %m");
         (void) sd_event_source_set_description(d->watchdog_source, "watchdog");

@@ -11,6 +11,79 @@
 #include "options.h"
 #include "util.h"
 
+static void help(void) {
+        printf("NAME\n"
+               "       timeconvd - clock calibration and timestamp conversion daemon\n"
+               "\n"
+               "SYNOPSIS\n"
+               "       timeconvd [OPTION...]\n"
+               "\n"
+               "DESCRIPTION\n"
+               "       Keeps every clock domain of this machine (the POSIX clocks realtime,\n"
+               "       realtime_coarse, monotonic, monotonic_coarse, monotonic_raw, boottime\n"
+               "       and tai) calibrated against CLOCK_MONOTONIC_RAW with bracketed bursts,\n"
+               "       and converts timestamps between them, each answer with an honest error\n"
+               "       bound, for any process on the session bus. A step of a clock (suspend,\n"
+               "       the clock being set) is announced with the Discontinuity signal; values\n"
+               "       from before it still convert with the model of their time.\n"
+               "\n"
+               "OPTIONS\n"
+               "       -h, --help\n"
+               "              Show this help and exit.\n"
+               "       --version\n"
+               "              Show the version and exit.\n"
+               "       --cadence=SECONDS\n"
+               "              Time between calibration bursts while clients are active\n"
+               "              (default 1).\n"
+               "       --idle-cadence=SECONDS\n"
+               "              Time between bursts once no client has called for --idle-after\n"
+               "              seconds (default 30). A call while idle brings the next burst\n"
+               "              forward at once and the cadence back to --cadence.\n"
+               "       --idle-after=SECONDS\n"
+               "              Idle after this long without a method call, counted from start-up\n"
+               "              (default 60). With 0, a call brings one burst at once and the\n"
+               "              daemon is idle again right after it.\n"
+               "       --log-level=LEVEL\n"
+               "              err, warning, notice, info or debug (default info).\n"
+               "       --no-x11\n"
+               "              Do not offer the X server time domains.\n"
+               "       --no-gpu\n"
+               "              Do not offer the GPU time domains.\n"
+               "       --display=NAME\n"
+               "              X display for the X server time domains (default $DISPLAY).\n"
+               "\n"
+               "       SECONDS is a decimal number, e.g. 0.5, from %g to %g (from 0 for\n"
+               "       --idle-after). This version has no X or GPU domains yet: --no-x11,\n"
+               "       --no-gpu and --display are accepted and have no effect.\n"
+               "\n"
+               "BUS INTERFACE\n"
+               "       Name, object and interface org.timeconv.Clock1 at /org/timeconv/Clock1\n"
+               "       on the session bus: ListDomains, Convert, ConvertMany, Now and\n"
+               "       ExportSnapshots; the signals Discontinuity and DomainsChanged; the\n"
+               "       properties Version and ReferenceDomain. Errors are named\n"
+               "       org.timeconv.Clock1.Error.*. See org.timeconv.Clock1.xml.\n"
+               "\n"
+               "LOGGING AND READINESS\n"
+               "       Logs go to standard error, one line each, with a <N> syslog priority\n"
+               "       prefix that journald understands. Once the first burst of every domain\n"
+               "       is in, timeconvd logs \"<6>timeconvd: ready, N domains\" and sends\n"
+               "       READY=1 to systemd (Type=notify); it sends WATCHDOG=1 at half the\n"
+               "       interval of WatchdogSec=. SIGTERM and SIGINT end it cleanly.\n"
+               "\n"
+               "ENVIRONMENT\n"
+               "       DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR\n"
+               "              Where the session bus is.\n"
+               "       NOTIFY_SOCKET, WATCHDOG_USEC, WATCHDOG_PID\n"
+               "              Set by systemd for READY=1 and the watchdog.\n"
+               "\n"
+               "EXIT STATUS\n"
+               "       0      clean exit: SIGTERM or SIGINT, --help, --version;\n"
+               "       1      cannot run: no session bus, the name is already taken, the bus\n"
+               "              connection went away, an internal failure;\n"
+               "       2      usage error: an unknown option, a bad value.\n",
+               OPTIONS_SECONDS_MIN, OPTIONS_SECONDS_MAX);
+}
+
 static int run(int argc, char *argv[]) {
         Log log = LOG_INIT;
         Options options;
@@ -24,7 +97,7 @@ static int run(int argc, char *argv[]) {
 
         switch (options.action) {
         case OPTIONS_HELP:
-                options_help();
+                help();
                 return DAEMON_EXIT_OK;
         case OPTIONS_VERSION:
                 printf("timeconvd %s\n", TIMECONV_VERSION);

@@ -9,11 +9,6 @@
 
 #include "options.h"
 
-/* Faster than 10 ms would spend the machine on calibration; slower than a day leaves bounds
- * that say nothing. */
-#define SECONDS_MIN 0.01
-#define SECONDS_MAX 86400.0
-
 enum {
         ARG_VERSION = 0x100,
         ARG_CADENCE,
@@ -38,43 +33,6 @@ static const struct option long_options[] = {
         {}
 };
 
-void options_help(void) {
-        printf("Usage: timeconvd [OPTION...]\n"
-               "\n"
-               "Keeps every clock domain of this machine calibrated against CLOCK_MONOTONIC_RAW\n"
-               "and answers conversions between them, each with an honest error bound, as\n"
-               "org.timeconv.Clock1 on the session bus.\n"
-               "\n"
-               "Options:\n"
-               "  -h --help                Show this help and exit\n"
-               "     --version             Show the version and exit\n"
-               "     --cadence=SECONDS     Time between calibration bursts while clients are\n"
-               "                           active (default 1)\n"
-               "     --idle-cadence=SECONDS\n"
-               "                           Time between bursts once no client has called for\n"
-               "                           --idle-after seconds (default 30); a call while idle\n"
-               "                           brings the next burst forward at once\n"
-               "     --idle-after=SECONDS  Back off to --idle-cadence after this long without a\n"
-               "                           method call, counted from start-up (default 60)\n"
-               "     --log-level=LEVEL     err, warning, notice, info or debug (default info)\n"
-               "     --no-x11              Do not offer the X server time domains\n"
-               "     --no-gpu              Do not offer the GPU time domains\n"
-               "     --display=NAME        X display for the X domains (default $DISPLAY)\n"
-               "\n"
-               "SECONDS is a decimal number from %g to %g, e.g. 0.5.\n"
-               "\n"
-               "Logs go to standard error, one line each, with a <N> syslog priority prefix.\n"
-               "Once the first burst of every domain is in, timeconvd prints\n"
-               "\"<6>timeconvd: ready, N domains\" and sends READY=1 to systemd; it pings the\n"
-               "systemd watchdog when the unit sets WatchdogSec=. SIGTERM and SIGINT end it\n"
-               "cleanly.\n"
-               "\n"
-               "Exit status: 0 on a clean exit (signal, --help, --version), 1 when the daemon\n"
-               "cannot run (no session bus, the name is taken, the bus went away), 2 on a\n"
-               "usage error.\n",
-               SECONDS_MIN, SECONDS_MAX);
-}
-
 static int parse_seconds(const char *s, double min, uint64_t *ret_usec) {
         char *end = NULL;
         double seconds;
@@ -82,7 +40,7 @@ static int parse_seconds(const char *s, double min, uint64_t *ret_usec) {
         errno = 0;
         seconds = strtod(s, &end);
         if (errno != 0 || end == s || *end != '\0' || !isfinite(seconds) ||
-            seconds < min || seconds > SECONDS_MAX)
+            seconds < min || seconds > OPTIONS_SECONDS_MAX)
                 return -EINVAL;
         *ret_usec = (uint64_t) llround(seconds * 1e6);
         return 0;
@@ -116,11 +74,11 @@ int options_parse(int argc, char *argv[], const Log *log, Options *ret) {
                         o.action = OPTIONS_VERSION;
                         break;
                 case ARG_CADENCE:
-                        if (parse_seconds(optarg, SECONDS_MIN, &o.cadence_usec) < 0)
+                        if (parse_seconds(optarg, OPTIONS_SECONDS_MIN, &o.cadence_usec) < 0)
                                 goto bad_value;
                         break;
                 case ARG_IDLE_CADENCE:
-                        if (parse_seconds(optarg, SECONDS_MIN, &o.idle_cadence_usec) < 0)
+                        if (parse_seconds(optarg, OPTIONS_SECONDS_MIN, &o.idle_cadence_usec) < 0)
                                 goto bad_value;
                         break;
                 case ARG_IDLE_AFTER:
@@ -166,8 +124,8 @@ int options_parse(int argc, char *argv[], const Log *log, Options *ret) {
 
         bad_value:
                 log_error(log, "invalid value '%s' for --%s: expected SECONDS, a number from %g to %g",
-                          optarg, long_options[option_index].name, c == ARG_IDLE_AFTER ? 0.0 : SECONDS_MIN,
-                          SECONDS_MAX);
+                          optarg, long_options[option_index].name, c == ARG_IDLE_AFTER ? 0.0 : OPTIONS_SECONDS_MIN,
+                          OPTIONS_SECONDS_MAX);
                 return -EINVAL;
         }
 

@@ -25,6 +25,11 @@ typedef struct Options {
         const char *display;            /* X display for the x11 domains; NULL: $DISPLAY */
 } Options;
 
+/* Faster than 10 ms would spend the machine on calibration; slower than a day leaves bounds
+ * that say nothing. */
+#define OPTIONS_SECONDS_MIN 0.01
+#define OPTIONS_SECONDS_MAX 86400.0
+
 #define OPTIONS_CADENCE_USEC_DEFAULT      (UINT64_C(1) * 1000000)
 #define OPTIONS_IDLE_CADENCE_USEC_DEFAULT (UINT64_C(30) * 1000000)
 #define OPTIONS_IDLE_AFTER_USEC_DEFAULT   (UINT64_C(60) * 1000000)
@@ -32,6 +37,3 @@ typedef struct Options {
 /* Parses argv into *ret. A usage error is reported through log (naming the option) and
  * returns -EINVAL: the caller exits with status 2. */
 int options_parse(int argc, char *argv[], const Log *log, Options *ret);
-
-/* The --help text, on stdout. */
-void options_help(void);

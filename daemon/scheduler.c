@@ -116,16 +116,20 @@ static uint64_t scheduler_next_delay_usec(Scheduler *s) {
 
                 return delay_usec < s->config.cadence_usec ? delay_usec : s->config.cadence_usec;
         }
-        scheduler_set_idle(s, now_usec - s->last_activity_usec >= s->config.idle_after_usec);
+        scheduler_set_idle(s, now_usec >= s->last_activity_usec &&
+                              now_usec - s->last_activity_usec >= s->config.idle_after_usec);
         return s->idle ? s->config.idle_cadence_usec : s->config.cadence_usec;
 }
 
 static int scheduler_on_tick(sd_event_source *source, uint64_t usec, void *userdata) {
         Scheduler *s = userdata;
+        uint64_t delay_usec;
         int r;
 
         scheduler_tick(s);
-        r = scheduler_arm(s, scheduler_next_delay_usec(s));
+        delay_usec = scheduler_next_delay_usec(s);
+        log_debug(s->log, "tick %" PRIu64 " done, the next in %.3g s", s->n_ticks, (double) delay_usec / 1e6);
+        r = scheduler_arm(s, delay_usec);
         if (r < 0)
                 /* Without the timer nothing calibrates any more: better to stop than to lie. */
                 return log_error_errno(s->log, r, "cannot re-arm the calibration timer: %m");
