@@ -14,8 +14,8 @@ static int append_entries(sd_bus_message *reply, const BusDomainInfo *d) {
 
         r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
                                   "available", "b", (int) d->available,
-                                  "reference", "b", (int) d->reference,
-                                  "resolution_ns", "x", d->resolution_ns,
+                                  "reference", "s", d->reference ? d->reference : "",
+                                  "resolution_ns", "t", d->resolution_ns,
                                   "wrap_bits", "u", d->wrap_bits,
                                   "monotonic", "b", (int) d->monotonic,
                                   "rate_ppb", "x", d->rate_ppb,

@@ -27,8 +27,8 @@ typedef struct BusDomainInfo {
         const char *name;
         const char *unit;               /* "ns", "ms", "us", "tick", ... */
         bool available;
-        bool reference;
-        int64_t resolution_ns;
+        const char *reference;          /* the domain it is calibrated against */
+        uint64_t resolution_ns;
         uint32_t wrap_bits;             /* 64 when it does not wrap */
         bool monotonic;
         int64_t rate_ppb;

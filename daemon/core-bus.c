@@ -74,7 +74,7 @@ static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret)
                 .name = d->info.name,
                 .unit = snapshot_unit_name(&d->info.unit),
                 .available = node->available && node->calibrated,
-                .reference = hub,
+                .reference = c->graph.nodes[c->graph.hub].name,
                 .resolution_ns = d->info.resolution_ns,
                 .wrap_bits = d->info.unit.wrap_bits == 0 ? 64 : d->info.unit.wrap_bits,
                 .monotonic = d->info.monotonic,

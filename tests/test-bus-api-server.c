@@ -14,13 +14,13 @@
 /* ---- the stub core ---- */
 
 static const BusDomainInfo stub_domains[] = {
-        { .name = "alpha", .unit = "ns", .available = true, .reference = true, .resolution_ns = 1,
+        { .name = "alpha", .unit = "ns", .available = true, .reference = "alpha", .resolution_ns = 1,
           .wrap_bits = 64, .monotonic = true, .last_calibrated_ns = 1000, .perfetto_id = 6 },
-        { .name = "beta", .unit = "ms", .available = true, .resolution_ns = 1000000, .wrap_bits = 32,
+        { .name = "beta", .unit = "ms", .available = true, .reference = "alpha", .resolution_ns = 1000000, .wrap_bits = 32,
           .monotonic = true, .rate_ppb = -250, .uncertainty_ns = 500000, .last_calibrated_ns = 2000,
           .perfetto_id = 0x80001234, .verdict = "identity", .has_offset_ns = true, .offset_ns = -5,
           .n_extras = 1, .extras = { { "screen", "0" } } },
-        { .name = "gpu0", .unit = "tick", .resolution_ns = 52, .wrap_bits = 36, .monotonic = true,
+        { .name = "gpu0", .unit = "tick", .reference = "alpha", .resolution_ns = 52, .wrap_bits = 36, .monotonic = true,
           .perfetto_id = 0x80000042, .device_name = "llvmpipe (LLVM 15.0.6, 256 bits)",
           .driver = "llvmpipe", .period_ns = 1.5, .n_extras = 1, .extras = { { "uuid", "00ff" } } },
         { .name = "island", .unit = "ns", .available = true, .resolution_ns = 1, .wrap_bits = 64,

@@ -77,17 +77,17 @@ static void test_properties(sd_bus *c) {
 
 static void test_list_domains(sd_bus *c) {
         static const struct { const char *name, *unit, *dict; } want[] = {
-                { "alpha", "ns", "available=b:1;reference=b:1;resolution_ns=x:1;wrap_bits=u:64;"
+                { "alpha", "ns", "available=b:1;reference=s:alpha;resolution_ns=t:1;wrap_bits=u:64;"
                   "monotonic=b:1;rate_ppb=x:0;uncertainty_ns=t:0;last_calibrated_ns=x:1000;"
                   "perfetto_id=u:6;" },
-                { "beta", "ms", "available=b:1;reference=b:0;resolution_ns=x:1000000;wrap_bits=u:32;"
+                { "beta", "ms", "available=b:1;reference=s:alpha;resolution_ns=t:1000000;wrap_bits=u:32;"
                   "monotonic=b:1;rate_ppb=x:-250;uncertainty_ns=t:500000;last_calibrated_ns=x:2000;"
                   "perfetto_id=u:2147488308;verdict=s:identity;offset_ns=x:-5;screen=s:0;" },
-                { "gpu0", "tick", "available=b:0;reference=b:0;resolution_ns=x:52;wrap_bits=u:36;"
+                { "gpu0", "tick", "available=b:0;reference=s:alpha;resolution_ns=t:52;wrap_bits=u:36;"
                   "monotonic=b:1;rate_ppb=x:0;uncertainty_ns=t:0;last_calibrated_ns=x:0;"
                   "perfetto_id=u:2147483714;device_name=s:llvmpipe (LLVM 15.0.6, 256 bits);"
                   "driver=s:llvmpipe;period_ns=d:1.5;uuid=s:00ff;" },
-                { "island", "ns", "available=b:1;reference=b:0;resolution_ns=x:1;wrap_bits=u:64;"
+                { "island", "ns", "available=b:1;reference=s:;resolution_ns=t:1;wrap_bits=u:64;"
                   "monotonic=b:0;rate_ppb=x:0;uncertainty_ns=t:0;last_calibrated_ns=x:0;"
                   "perfetto_id=u:2147483715;" },
         };
