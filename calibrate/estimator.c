@@ -85,6 +85,10 @@ static size_t clip(const EstimatorPoint *in, size_t n, EstimatorPoint *out, cons
         return n_out;
 }
 
+/* Each clip adds at most one vertex, and the polygon only ever holds the window's samples plus
+ * the one being tried: it cannot outgrow its array. */
+_Static_assert(ESTIMATOR_VERTICES_MAX >= 4 + 2 * (ESTIMATOR_WINDOW_MAX + 1), "polygon array too small");
+
 /* Clips the polygon by one sample; 0 and the new vertex count, possibly 0 (empty). */
 static int clip_sample(const Estimator *e, EstimatorPoint *poly, size_t *n, const Sample *s) {
         EstimatorPoint tmp[ESTIMATOR_VERTICES_MAX];
@@ -268,10 +272,7 @@ int estimator_add(Estimator *e, const Sample *s, EstimatorVerdict *ret_verdict, 
         memcpy(candidate, e->polygon, e->n_vertices * sizeof(EstimatorPoint));
         n = e->n_vertices;
         r = clip_sample(e, candidate, &n, s);
-        if (r == -ENOSPC) {
-                /* Cannot happen with the window's size bound; rebuild keeps us safe anyway. */
-                n = 1;
-        } else if (r < 0)
+        if (r < 0)
                 return r;
 
         if (n > 0) {
@@ -279,7 +280,7 @@ int estimator_add(Estimator *e, const Sample *s, EstimatorVerdict *ret_verdict, 
 
                 window_make_room(e, candidate, n);
                 window_push(e, s);
-                if (window_expire(e) || e->n <= n_before || r == -ENOSPC) {
+                if (window_expire(e) || e->n <= n_before) {
                         r = rebuild(e);
                         if (r < 0)
                                 return restart_with(e, s);

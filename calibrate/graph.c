@@ -138,7 +138,7 @@ int graph_model(const ClockGraph *g, size_t index, Model *ret) {
 }
 
 /* The wire value of a node -> its ns, with the uncertainty the unit itself adds. */
-static int node_value_to_ns(const ClockGraph *g, const GraphNode *node, int64_t value, int64_t hint_r_ns,
+static int node_value_to_ns(const GraphNode *node, int64_t value, int64_t hint_r_ns,
                             int64_t *ret_ns, int64_t *ret_uncertainty_ns) {
         int64_t hint_count = node->hint_count, count, ns, hint_ns, unc_ns;
         int r;
@@ -234,7 +234,7 @@ int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t v
                 x_ns = value;
                 x_unc_ns = 0;
         } else {
-                r = node_value_to_ns(g, src, value, hint_r_ns, &x_ns, &x_unc_ns);
+                r = node_value_to_ns(src, value, hint_r_ns, &x_ns, &x_unc_ns);
                 if (r < 0)
                         return r;
         }
