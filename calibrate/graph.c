@@ -31,6 +31,8 @@ int graph_init(ClockGraph *g, const char *hub_name) {
         hub = &g->nodes[0];
         strcpy(hub->name, hub_name);
         hub->unit = UNIT_NS;
+        hub->hub = true;
+        hub->model_id = 0;
         hub->available = true;
         hub->calibrated = true;
         (void) model_prepare(&MODEL_IDENTITY, &hub->current);
@@ -75,6 +77,7 @@ int graph_add(ClockGraph *g, const char *name, const DomainUnit *unit, const His
         strcpy(node->name, name);
         node->unit = *unit;
         node->history = history;
+        node->model_id = (uint32_t) index;
         node->available = true;
         node->plain_ns = unit_plain_ns(unit);
         graph_refresh(g, index);
@@ -83,12 +86,20 @@ int graph_add(ClockGraph *g, const char *name, const DomainUnit *unit, const His
         return 0;
 }
 
-void graph_refresh(ClockGraph *g, size_t index) {
-        GraphNode *node = &g->nodes[index];
+/* A node that equals another takes that node's open model; its unwrap hint stays its own. */
+static void node_follow(GraphNode *node, const GraphNode *model) {
+        node->calibrated = model->calibrated;
+        node->current = model->current;
+        node->current_r_begin_ns = model->current_r_begin_ns;
+        node->current_x_begin_ns = model->current_x_begin_ns;
+        node_update_fast(node);
+}
+
+static void node_refresh_own(GraphNode *node) {
         const Segment *current;
         int64_t x_ns, unc_ns, count;
 
-        if (!node->history)
+        if (node->hub || !node->history)
                 return;
         current = history_current(node->history);
         if (!current) {
@@ -118,6 +129,47 @@ void graph_refresh(ClockGraph *g, size_t index) {
         node_update_fast(node);
 }
 
+void graph_refresh(ClockGraph *g, size_t index) {
+        GraphNode *node;
+
+        if (index >= g->n_nodes)
+                return;
+        node = &g->nodes[index];
+        if (node->model_id == index)
+                node_refresh_own(node);
+        else {
+                /* Its own history still serves the unwrap hint and values before the model's
+                 * open segment; the model is the other node's. */
+                bool calibrated;
+
+                node_refresh_own(node);
+                calibrated = node->calibrated;
+                node_follow(node, &g->nodes[node->model_id]);
+                node->calibrated = node->calibrated && calibrated;
+                node_update_fast(node);
+        }
+        for (size_t i = 0; i < g->n_nodes; i++)
+                if (i != index && g->nodes[i].model_id == index)
+                        graph_refresh(g, i);
+}
+
+int graph_set_same_as(ClockGraph *g, size_t index, size_t same_as) {
+        if (index >= g->n_nodes || g->nodes[index].hub)
+                return -EINVAL;
+        if (same_as == SIZE_MAX)
+                same_as = index;
+        if (same_as >= g->n_nodes || g->nodes[same_as].model_id != same_as)
+                return -EINVAL;
+        for (size_t i = 0; i < g->n_nodes; i++)
+                if (i != index && g->nodes[i].model_id == index && same_as != index)
+                        return -EINVAL;         /* others follow index: no chains */
+        if (g->nodes[index].model_id == same_as)
+                return 0;
+        g->nodes[index].model_id = (uint32_t) same_as;
+        graph_refresh(g, index);
+        return 0;
+}
+
 void graph_set_available(ClockGraph *g, size_t index, bool available) {
         if (index < g->n_nodes) {
                 g->nodes[index].available = available;
@@ -143,7 +195,7 @@ static int node_value_to_ns(const GraphNode *node, int64_t value, int64_t hint_r
         int64_t hint_count = node->hint_count, count, ns, hint_ns, unc_ns;
         int r;
 
-        if (hint_r_ns != INT64_MIN && node->history &&
+        if (hint_r_ns != INT64_MIN && !node->hub &&
             prepared_forward(&node->current, hint_r_ns, 0, &hint_ns, &unc_ns) == 0)
                 (void) unit_from_ns(&node->unit, hint_ns, &hint_count, NULL);
 
@@ -198,32 +250,40 @@ static int node_ns_to_value(const GraphNode *node, int64_t ns, int64_t uncertain
 }
 
 /* A value from before the open segment converts with the model of its time (rare: prepared on
- * the spot). */
+ * the spot), which only a node with its history can do. */
 static int node_inverse(const GraphNode *node, int64_t x_ns, int64_t x_unc_ns, int64_t *ret_r_ns, int64_t *ret_unc_ns) {
         if (__builtin_expect(x_ns >= node->current_x_begin_ns, 1))
                 return prepared_inverse(&node->current, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
+        if (!node->history)
+                return -ESTALE;
         return model_inverse(&history_at_x(node->history, x_ns)->model, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
 }
 
 static int node_forward(const GraphNode *node, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns) {
         if (__builtin_expect(r_ns >= node->current_r_begin_ns, 1))
                 return prepared_forward(&node->current, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
+        if (!node->history)
+                return -ESTALE;
         return model_forward(&history_at_r(node->history, r_ns)->model, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
 }
 
-int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
-                          int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        const GraphNode *src, *dst;
+static bool unit_equal(const DomainUnit *a, const DomainUnit *b) {
+        return a->period_ns == b->period_ns && a->wrap_bits == b->wrap_bits && a->truncates == b->truncates &&
+               a->encoding == b->encoding;
+}
+
+int graph_node_convert(const GraphNode *src, const GraphNode *dst, int64_t value, int64_t hint_r_ns,
+                       int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         int64_t x_ns, x_unc_ns, r_ns, r_unc_ns, y_ns, y_unc_ns;
+        bool same_model;
         int r;
 
-        if (from >= g->n_nodes || to >= g->n_nodes)
-                return -ENOENT;
-        src = &g->nodes[from];
-        dst = &g->nodes[to];
+        if (!src || !dst || !ret_value || !ret_uncertainty_ns)
+                return -EINVAL;
         if (!src->available || !src->calibrated || !dst->available || !dst->calibrated)
                 return -ENODEV;
-        if (from == to) {
+        same_model = src->model_id == dst->model_id;
+        if (same_model && unit_equal(&src->unit, &dst->unit)) {
                 *ret_value = value;
                 *ret_uncertainty_ns = 0;
                 return 0;
@@ -239,22 +299,28 @@ int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t v
                         return r;
         }
 
-        if (src->history) {
-                r = node_inverse(src, x_ns, x_unc_ns, &r_ns, &r_unc_ns);
-                if (r < 0)
-                        return r;
+        if (same_model) {
+                /* One clock in two units (x11 and monotonic while X time is the identity). */
+                y_ns = x_ns;
+                y_unc_ns = x_unc_ns;
         } else {
-                r_ns = x_ns;
-                r_unc_ns = x_unc_ns;
-        }
+                if (!src->hub) {
+                        r = node_inverse(src, x_ns, x_unc_ns, &r_ns, &r_unc_ns);
+                        if (r < 0)
+                                return r;
+                } else {
+                        r_ns = x_ns;
+                        r_unc_ns = x_unc_ns;
+                }
 
-        if (dst->history) {
-                r = node_forward(dst, r_ns, r_unc_ns, &y_ns, &y_unc_ns);
-                if (r < 0)
-                        return r;
-        } else {
-                y_ns = r_ns;
-                y_unc_ns = r_unc_ns;
+                if (!dst->hub) {
+                        r = node_forward(dst, r_ns, r_unc_ns, &y_ns, &y_unc_ns);
+                        if (r < 0)
+                                return r;
+                } else {
+                        y_ns = r_ns;
+                        y_unc_ns = r_unc_ns;
+                }
         }
 
         if (dst->plain_ns) {
@@ -263,4 +329,11 @@ int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t v
                 return 0;
         }
         return node_ns_to_value(dst, y_ns, y_unc_ns, ret_value, ret_uncertainty_ns);
+}
+
+int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
+                          int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        if (from >= g->n_nodes || to >= g->n_nodes)
+                return -ENOENT;
+        return graph_node_convert(&g->nodes[from], &g->nodes[to], value, hint_r_ns, ret_value, ret_uncertainty_ns);
 }

@@ -21,8 +21,15 @@
 typedef struct GraphNode {
         char name[GRAPH_NAME_MAX];
         DomainUnit unit;
-        const History *history;         /* NULL: this node is the hub (exact identity) */
+        /* NULL for the hub, and in a copy of a node (the shared table's): a copy converts only
+         * within its open segment and answers -ESTALE before it. */
+        const History *history;
+        bool hub;                       /* the reference itself: exact identity */
         bool available;
+        /* The node whose model this node uses: its own index, or while it equals another domain
+         * exactly (graph_set_same_as), that domain's. Two nodes with one model_id convert with
+         * no model error at all. */
+        uint32_t model_id;
         /* Cached from history_current() by graph_refresh(): */
         bool calibrated;
         PreparedModel current;
@@ -53,6 +60,12 @@ void graph_refresh(ClockGraph *g, size_t index);
 
 void graph_set_available(ClockGraph *g, size_t index, bool available);
 
+/* index equals the domain same_as exactly (X time that is CLOCK_MONOTONIC): from now on it uses
+ * that node's model and converts to and from it with no model error. same_as == index (or
+ * SIZE_MAX) undoes it: the node's own history again. Nodes that follow index are refreshed by
+ * graph_refresh(same_as). -EINVAL for a bad index or a chain (same_as follows another). */
+int graph_set_same_as(ClockGraph *g, size_t index, size_t same_as);
+
 /* Converts value (from's unit, wire form: wrapped, encoded) to to's unit (wire form).
  * hint_r_ns: the reference time near which wrapped values are unwrapped (the caller's "now");
  * INT64_MIN means the latest calibration. ret_uncertainty_ns bounds the error in ns. */
@@ -66,6 +79,12 @@ int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t v
 /* The node's model (of its open segment) against the hub; -ENODEV if not calibrated. */
 int graph_model(const ClockGraph *g, size_t index, Model *ret);
 
+/* The conversion itself, on two nodes (src, dst may be copies: the shared table's reader calls
+ * it on the nodes it copied under their seqlocks). A value that falls before the open segment
+ * of a node without history gives -ESTALE: only the daemon can answer it. */
+int graph_node_convert(const GraphNode *src, const GraphNode *dst, int64_t value, int64_t hint_r_ns,
+                       int64_t *ret_value, int64_t *ret_uncertainty_ns);
+
 /* Inline so that a caller converting in a loop pays a few ns: two plain-ns domains in their open
  * segments need two affine maps and nothing else. */
 static inline int graph_convert(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
@@ -73,14 +92,15 @@ static inline int graph_convert(const ClockGraph *g, size_t from, size_t to, int
         const GraphNode *src, *dst;
         int64_t r_ns, r_unc_ns;
 
-        if (__builtin_expect(from >= g->n_nodes || to >= g->n_nodes || from == to, 0))
+        if (__builtin_expect(from >= g->n_nodes || to >= g->n_nodes, 0))
                 goto general;
         src = &g->nodes[from];
         dst = &g->nodes[to];
-        if (__builtin_expect(!src->fast || !dst->fast || value < src->current_x_begin_ns, 0))
+        if (__builtin_expect(!src->fast || !dst->fast || src->model_id == dst->model_id ||
+                             value < src->current_x_begin_ns, 0))
                 goto general;
 
-        if (src->history) {
+        if (!src->hub) {
                 int r = prepared_inverse(&src->current, value, 0, &r_ns, &r_unc_ns);
                 if (r < 0)
                         return r;
@@ -90,7 +110,7 @@ static inline int graph_convert(const ClockGraph *g, size_t from, size_t to, int
         }
         if (__builtin_expect(r_ns < dst->current_r_begin_ns, 0))
                 goto general;
-        if (dst->history)
+        if (!dst->hub)
                 return prepared_forward(&dst->current, r_ns, r_unc_ns, ret_value, ret_uncertainty_ns);
         *ret_value = r_ns;
         *ret_uncertainty_ns = r_unc_ns;

@@ -22,7 +22,7 @@ static int open_source(Core *core, const DomainOps *ops, const void *config, con
         if (!infos)
                 return -ENOMEM;
 
-        r = ops->enumerate(infos, CORE_DOMAINS_MAX, &n);
+        r = ops->enumerate(config, infos, CORE_DOMAINS_MAX, &n);
         if (r < 0)
                 return log_warning_errno(log, r, "source '%s': cannot list its domains: %m", ops->source);
 

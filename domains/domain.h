@@ -20,25 +20,64 @@ typedef struct DomainInfo {
         int64_t resolution_ns;          /* clock_getres() or equivalent */
         bool monotonic;                 /* never goes backwards */
         uint32_t perfetto_id;
+        /* Non-empty: this entry is another name for the domain named here, in its own unit
+         * (x11_us for x11, a GPU's stable alias for gpuN). A view is never opened: it shares the
+         * domain's samples, model, availability and status. List it after the domain. */
+        char view_of[DOMAIN_NAME_MAX];
 } DomainInfo;
+
+#define DOMAIN_EXTRAS_MAX 8
+
+/* What a source says about an open domain beyond its samples. Strings are borrowed from the
+ * Domain and stay valid until the next call on it. */
+typedef struct DomainStatus {
+        /* Changes when the clock itself restarted (a new X server, a GPU reset): the daemon
+         * closes the domain's segment, so that old values keep the old model. */
+        uint64_t generation;
+        const char *verdict;            /* NULL, or e.g. "identity" / "tracked" for X time */
+        /* NULL, or the name of a domain this one equals exactly right now (X time that is
+         * CLOCK_MONOTONIC in ms): conversions then go through that domain with no model error. */
+        const char *same_as;
+        const char *device_name;        /* GPUs; NULL: unset */
+        const char *driver;             /* GPUs; NULL: unset */
+        size_t n_extras;
+        struct {
+                const char *key;        /* lower_case, e.g. "pci_bus_id" */
+                const char *value;
+        } extras[DOMAIN_EXTRAS_MAX];
+} DomainStatus;
 
 typedef struct Domain Domain;
 
 typedef struct DomainOps {
         const char *source;
 
-        /* Lists what this source can open on this machine, up to n_max. */
-        int (*enumerate)(DomainInfo *ret_infos, size_t n_max, size_t *ret_n);
+        /* Lists what this source can open on this machine, up to n_max. config is source-specific
+         * (may be NULL), the same that open() gets. */
+        int (*enumerate)(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n);
 
-        /* Opens the domain called name. config is source-specific (may be NULL). */
+        /* Opens the domain called name. config is source-specific (may be NULL); the source copies
+         * what it keeps. */
         int (*open)(const char *name, const void *config, Domain **ret);
 
         /* Reads up to n_max samples; samples are in the domain's ns, unwrapped, and the reference
-         * is CLOCK_MONOTONIC_RAW (the fake source's is simulated). */
+         * is CLOCK_MONOTONIC_RAW (the fake source's is simulated). A source whose clock went away
+         * (server gone, device lost) fails with -ENOTCONN / -ENODEV and tries to come back in a
+         * later call (its own backoff): the daemon keeps calling at its cadence. */
         int (*sample_burst)(Domain *d, Sample *samples, size_t n_max, size_t *ret_n);
 
-        /* An fd for the event loop, or -EOPNOTSUPP. */
+        /* An fd for the event loop to watch for input (EPOLLIN), or -EOPNOTSUPP, or -ENOTCONN
+         * while disconnected. The daemon asks again after every sample_burst() and dispatch():
+         * the fd may change across a reconnection. */
         int (*watch_fd)(Domain *d);
+
+        /* Optional (may be NULL): the watch fd is readable; read and handle what is pending
+         * without blocking. -ENOTCONN when the connection died: the daemon marks the domain
+         * unavailable at once. */
+        int (*dispatch)(Domain *d);
+
+        /* Optional (may be NULL): the dynamic status, see DomainStatus. */
+        int (*status)(Domain *d, DomainStatus *ret);
 
         const DomainInfo *(*info)(Domain *d);
 
@@ -47,3 +86,5 @@ typedef struct DomainOps {
 
 extern const DomainOps domain_posix_ops;
 extern const DomainOps domain_fake_ops;
+extern const DomainOps domain_x11_ops;         /* domains/x11.c, config: X11Config (x11.h) */
+extern const DomainOps domain_vulkan_ops;      /* domains/vulkan.c, config: VulkanConfig (vulkan.h) */

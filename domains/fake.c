@@ -165,7 +165,7 @@ static int validate_config(const FakeConfig *c) {
         return 0;
 }
 
-static int fake_enumerate(DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
+static int fake_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
         if ((!ret_infos && n_max > 0) || !ret_n)
                 return -EINVAL;
 

@@ -58,7 +58,7 @@ static int posix_probe(const PosixClock *c, DomainInfo *ret) {
         return 0;
 }
 
-static int posix_enumerate(DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
+static int posix_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
         size_t n = 0;
 
         if ((!ret_infos && n_max > 0) || !ret_n)

@@ -257,7 +257,7 @@ static void test_api(void) {
         Domain *d = NULL;
         int64_t wire;
 
-        is_int(domain_fake_ops.enumerate(infos, 4, &n), 0, "enumerate");
+        is_int(domain_fake_ops.enumerate(NULL, infos, 4, &n), 0, "enumerate");
         ok(n == 1 && strcmp(infos[0].name, "fake") == 0, "enumerate lists the fake");
         is_int(domain_fake_ops.open("any name", NULL, &d), 0, "open with no config");
         ok(d && strcmp(domain_fake_ops.info(d)->name, "any name") == 0, "info has the name");

@@ -51,7 +51,7 @@ static void test_enumerate(DomainInfo *infos, size_t *ret_n) {
         DomainInfo few[2];
         size_t n = 0, n_few = 0;
 
-        is_int(domain_posix_ops.enumerate(infos, 16, &n), 0, "enumerate");
+        is_int(domain_posix_ops.enumerate(NULL, infos, 16, &n), 0, "enumerate");
         ok(n >= 4 && n <= 7, "between 4 and 7 clocks (%zu)", n);
         for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
                 const DomainInfo *info = find(infos, n, known[i].name);
@@ -70,9 +70,9 @@ static void test_enumerate(DomainInfo *infos, size_t *ret_n) {
         if (find(infos, n, "tai"))
                 ok(!find(infos, n, "tai")->monotonic, "tai is not monotonic");
 
-        is_int(domain_posix_ops.enumerate(few, 2, &n_few), 0, "enumerate into 2 slots");
+        is_int(domain_posix_ops.enumerate(NULL, few, 2, &n_few), 0, "enumerate into 2 slots");
         is_int(n_few, 2, "stops at n_max");
-        is_int(domain_posix_ops.enumerate(NULL, 4, &n_few), -EINVAL, "no buffer");
+        is_int(domain_posix_ops.enumerate(NULL, NULL, 4, &n_few), -EINVAL, "no buffer");
         *ret_n = n;
 }
 
