@@ -343,29 +343,18 @@ int estimator_range_at(const Estimator *e, int64_t r_ns, double *ret_lo_ns, doub
 }
 
 int estimator_model(const Estimator *e, Model *ret) {
-        double u_lo, u_hi, lo, hi, mid, d_min = INFINITY, d_max = -INFINITY;
+        double lo, hi, mid, d_min = INFINITY, d_max = -INFINITY;
         int64_t u_c, mid_ns, r_c_ns, x_c_ns;
         int r;
 
         if (e->n == 0 || e->n_vertices == 0)
                 return -ENODATA;
 
-        /* The width of the feasible range is convex in u: ternary search for its narrowest point
-         * within the window, where the model is centred. */
-        u_lo = 0.0;
-        u_hi = (double) (window_newest(e)->r1_ns - e->r_origin_ns);
-        for (int i = 0; i < 100 && u_hi - u_lo > 1.0; i++) {
-                double m1 = u_lo + (u_hi - u_lo) / 3.0, m2 = u_hi - (u_hi - u_lo) / 3.0;
-                double l1, h1, l2, h2;
-
-                range_local(e, m1, &l1, &h1);
-                range_local(e, m2, &l2, &h2);
-                if (h1 - l1 <= h2 - l2)
-                        u_hi = m2;
-                else
-                        u_lo = m1;
-        }
-        u_c = (int64_t) llround((u_lo + u_hi) / 2.0);
+        /* Centred at the newest sample: the width of the feasible range changes by at most
+         * rate_half per ns of r (it is the spread of lines whose slopes differ by at most twice
+         * that), so half + rate_half·|r - r_c| holds it at any r, and it is exact at the newest
+         * sample, next to "now", where nearly every conversion is asked. */
+        u_c = window_newest(e)->r1_ns - e->r_origin_ns;
 
         range_local(e, (double) u_c, &lo, &hi);
         mid = (lo + hi) / 2.0;
