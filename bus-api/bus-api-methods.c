@@ -12,7 +12,7 @@
 static int append_entries(sd_bus_message *reply, const BusDomainInfo *d) {
         int r;
 
-        r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
+        r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
                                   "available", "b", (int) d->available,
                                   "reference", "s", d->reference ? d->reference : "",
                                   "resolution_ns", "t", d->resolution_ns,
@@ -20,6 +20,7 @@ static int append_entries(sd_bus_message *reply, const BusDomainInfo *d) {
                                   "monotonic", "b", (int) d->monotonic,
                                   "rate_ppb", "x", d->rate_ppb,
                                   "uncertainty_ns", "t", d->uncertainty_ns,
+                                  "rate_uncertainty_ppb", "t", d->rate_uncertainty_ppb,
                                   "last_calibrated_ns", "x", d->last_calibrated_ns,
                                   "perfetto_id", "u", d->perfetto_id);
         if (r >= 0 && d->verdict)
@@ -213,4 +214,20 @@ int bus_api_method_export_snapshots(sd_bus_message *m, void *userdata, sd_bus_er
                 return bus_timeconv_error_setf(error, -EIO, "the snapshot export is empty");
 
         return sd_bus_reply_method_return(m, "s", json);
+}
+
+int bus_api_method_get_shared_table(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        BusApi *a = userdata;
+        int fd;
+
+        bus_api_touch(a);
+
+        fd = a->ops->shared_table_fd ? a->ops->shared_table_fd(a->core) : -ENODEV;
+        if (fd == -ENODEV)
+                return bus_timeconv_error_setf(error, fd, "the daemon has no shared table: use the methods");
+        if (fd < 0)
+                return bus_timeconv_error_setf(error, fd, "cannot hand out the shared table");
+
+        /* sd-bus sends a dup of fd: ours stays open. */
+        return sd_bus_reply_method_return(m, "h", fd);
 }

@@ -59,6 +59,11 @@ static const sd_bus_vtable bus_api_vtable[] = {
                                 SD_BUS_RESULT("s", json),
                                 bus_api_method_export_snapshots,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetSharedTable",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("h", table),
+                                bus_api_method_get_shared_table,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_ARGS("Discontinuity",
                                 SD_BUS_ARGS("s", domain, "x", monotonic_ns, "x", step_ns),

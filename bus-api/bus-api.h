@@ -14,7 +14,7 @@
 #include "bus-errors.h"
 
 /* Up to this many source-specific string entries per domain in ListDomains' a{sv}. */
-#define BUS_DOMAIN_EXTRAS_MAX 4
+#define BUS_DOMAIN_EXTRAS_MAX 10
 
 typedef struct BusDomainExtra {
         const char *key;                /* e.g. "pci_bus_id"; must not clash with the keys below */
@@ -33,6 +33,7 @@ typedef struct BusDomainInfo {
         bool monotonic;
         int64_t rate_ppb;
         uint64_t uncertainty_ns;
+        uint64_t rate_uncertainty_ppb;  /* bound of rate_ppb */
         int64_t last_calibrated_ns;     /* CLOCK_MONOTONIC; 0 for never */
         uint32_t perfetto_id;
 
@@ -52,7 +53,7 @@ typedef struct BusDomainInfo {
  * -ENODATA Unavailable, -ERANGE OutOfRange, -EINVAL InvalidArgument, -EDQUOT QuotaExceeded
  * (anything else: sd-bus's own translation). Domain names reaching the core are already
  * valid (bus_domain_name_is_valid()), but may name no domain. All callbacks but
- * client_activity are required. */
+ * client_activity and shared_table_fd are required. */
 typedef struct BusCoreOps {
         size_t (*count_domains)(void *core);
         /* index < count_domains(); writes *ret (zeroed by the caller first). */
@@ -67,6 +68,9 @@ typedef struct BusCoreOps {
         const char *(*reference_domain)(void *core);
         /* Called at the start of every method call of our interface: a client is active. */
         void (*client_activity)(void *core);
+        /* The shared table's sealed memfd (calibrate/shared-table.h), borrowed: sd-bus dups it
+         * into the reply. -ENODEV (or a NULL callback): no table, Unavailable. */
+        int (*shared_table_fd)(void *core);
 } BusCoreOps;
 
 typedef struct BusApi BusApi;

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 
+#define _GNU_SOURCE
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <systemd/sd-event.h>
@@ -17,7 +21,8 @@ static const BusDomainInfo stub_domains[] = {
         { .name = "alpha", .unit = "ns", .available = true, .reference = "alpha", .resolution_ns = 1,
           .wrap_bits = 64, .monotonic = true, .last_calibrated_ns = 1000, .perfetto_id = 6 },
         { .name = "beta", .unit = "ms", .available = true, .reference = "alpha", .resolution_ns = 1000000, .wrap_bits = 32,
-          .monotonic = true, .rate_ppb = -250, .uncertainty_ns = 500000, .last_calibrated_ns = 2000,
+          .monotonic = true, .rate_ppb = -250, .uncertainty_ns = 500000, .rate_uncertainty_ppb = 40,
+          .last_calibrated_ns = 2000,
           .perfetto_id = 0x80001234, .verdict = "identity", .has_offset_ns = true, .offset_ns = -5,
           .n_extras = 1, .extras = { { "screen", "0" } } },
         { .name = "gpu0", .unit = "tick", .reference = "alpha", .resolution_ns = 52, .wrap_bits = 36, .monotonic = true,
@@ -111,6 +116,35 @@ static void stub_client_activity(void *core) {
         atomic_fetch_add(&c->activity, 1);
 }
 
+static int stub_shared_table_fd(void *core) {
+        StubCore *c = core;
+
+        switch (atomic_load(&c->table_mode)) {
+        case STUB_TABLE_FD:
+                return c->table_fd >= 0 ? c->table_fd : -EBADF;
+        case STUB_TABLE_NONE:
+                return -ENODEV;
+        default:
+                return -EIO;
+        }
+}
+
+/* A sealed memfd as the daemon's would be, holding a known text. */
+static int stub_table_new(void) {
+        int fd = memfd_create("stub-table", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+        if (fd < 0)
+                return -errno;
+        if (write(fd, STUB_TABLE_TEXT, strlen(STUB_TABLE_TEXT)) != (ssize_t) strlen(STUB_TABLE_TEXT) ||
+            fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+                int r = -errno;
+
+                close(fd);
+                return r < 0 ? r : -EIO;
+        }
+        return fd;
+}
+
 const BusCoreOps stub_ops = {
         .count_domains = stub_count_domains,
         .get_domain = stub_get_domain,
@@ -120,6 +154,7 @@ const BusCoreOps stub_ops = {
         .version = stub_version,
         .reference_domain = stub_reference_domain,
         .client_activity = stub_client_activity,
+        .shared_table_fd = stub_shared_table_fd,
 };
 
 /* ---- the server thread ---- */
@@ -159,7 +194,7 @@ static void *server_main(void *userdata) {
         if (r >= 0)
                 r = sd_bus_start(bus);
         if (r >= 0)
-                r = bus_api_new(bus, &stub_ops, &srv->core, &srv->api);
+                r = bus_api_new(bus, srv->ops, &srv->core, &srv->api);
         if (r >= 0)
                 r = sd_bus_attach_event(bus, e, 0);
         if (r >= 0)
@@ -178,12 +213,21 @@ static void *server_main(void *userdata) {
 }
 
 int server_start(Server *srv, int fd) {
+        return server_start_with(srv, fd, &stub_ops);
+}
+
+int server_start_with(Server *srv, int fd, const BusCoreOps *ops) {
         int cmd[2];
 
-        *srv = (Server) { .fd = fd };
-        if (pipe(cmd) < 0) {
+        *srv = (Server) { .fd = fd, .ops = ops };
+        srv->core.table_fd = stub_table_new();
+        if (srv->core.table_fd < 0 || pipe(cmd) < 0) {
+                int r = srv->core.table_fd < 0 ? srv->core.table_fd : -errno;
+
+                if (srv->core.table_fd >= 0)
+                        close(srv->core.table_fd);
                 close(fd);
-                return -errno;
+                return r;
         }
         srv->cmd_read = cmd[0];
         srv->cmd_write = cmd[1];
@@ -191,6 +235,7 @@ int server_start(Server *srv, int fd) {
                 close(fd);
                 close(cmd[0]);
                 close(cmd[1]);
+                close(srv->core.table_fd);
                 return -EAGAIN;
         }
         return 0;
@@ -201,4 +246,5 @@ void server_stop(Server *srv) {
         pthread_join(srv->thread, NULL);
         close(srv->cmd_read);
         close(srv->cmd_write);
+        close(srv->core.table_fd);
 }

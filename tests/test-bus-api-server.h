@@ -12,8 +12,19 @@
 
 #define STUB_VALUE_MAX 1000000000000000LL     /* |value| beyond: -ERANGE */
 
+/* What the stub's shared_table_fd answers. */
+typedef enum StubTable {
+        STUB_TABLE_FD,          /* its memfd, sealed, holding STUB_TABLE_TEXT */
+        STUB_TABLE_NONE,        /* -ENODEV */
+        STUB_TABLE_EIO,         /* -EIO */
+} StubTable;
+
+#define STUB_TABLE_TEXT "timeconv stub table\n"
+
 typedef struct StubCore {
         atomic_int activity;
+        atomic_int table_mode;  /* StubTable */
+        int table_fd;
 } StubCore;
 
 typedef struct Server {
@@ -23,6 +34,7 @@ typedef struct Server {
         BusApi *api;
         atomic_int setup_rc;
         atomic_int emit_bad_rc; /* bus_api_emit_discontinuity() with an invalid name */
+        const BusCoreOps *ops;
         pthread_t thread;
 } Server;
 
@@ -32,6 +44,8 @@ extern const BusCoreOps stub_ops;
  * Discontinuity("beta", 1000, -2000) (after trying an invalid name), 'c' DomainsChanged,
  * 'q' stops. Returns 0 or -errno. */
 int server_start(Server *srv, int fd);
+/* The same with other callbacks (ops must outlive the server). */
+int server_start_with(Server *srv, int fd, const BusCoreOps *ops);
 
 /* Stops the thread and closes everything server_start() opened. */
 void server_stop(Server *srv);

@@ -41,6 +41,10 @@ static void test_new(void) {
         partial = stub_ops;
         partial.client_activity = NULL;
         is_int(bus_api_new(bus, &partial, NULL, &api), 0, "client_activity is optional");
+        api = bus_api_free(api);
+        partial = stub_ops;
+        partial.shared_table_fd = NULL;
+        is_int(bus_api_new(bus, &partial, NULL, &api), 0, "shared_table_fd is optional");
         ok(bus_api_free(api) == NULL && bus_api_free(NULL) == NULL, "bus_api_free returns NULL");
         is_int(bus_api_emit_domains_changed(NULL), -EINVAL, "emitting on NULL fails");
         sd_bus_unref(bus);
@@ -78,17 +82,17 @@ static void test_properties(sd_bus *c) {
 static void test_list_domains(sd_bus *c) {
         static const struct { const char *name, *unit, *dict; } want[] = {
                 { "alpha", "ns", "available=b:1;reference=s:alpha;resolution_ns=t:1;wrap_bits=u:64;"
-                  "monotonic=b:1;rate_ppb=x:0;uncertainty_ns=t:0;last_calibrated_ns=x:1000;"
+                  "monotonic=b:1;rate_ppb=x:0;uncertainty_ns=t:0;rate_uncertainty_ppb=t:0;last_calibrated_ns=x:1000;"
                   "perfetto_id=u:6;" },
                 { "beta", "ms", "available=b:1;reference=s:alpha;resolution_ns=t:1000000;wrap_bits=u:32;"
-                  "monotonic=b:1;rate_ppb=x:-250;uncertainty_ns=t:500000;last_calibrated_ns=x:2000;"
+                  "monotonic=b:1;rate_ppb=x:-250;uncertainty_ns=t:500000;rate_uncertainty_ppb=t:40;last_calibrated_ns=x:2000;"
                   "perfetto_id=u:2147488308;verdict=s:identity;offset_ns=x:-5;screen=s:0;" },
                 { "gpu0", "tick", "available=b:0;reference=s:alpha;resolution_ns=t:52;wrap_bits=u:36;"
-                  "monotonic=b:1;rate_ppb=x:0;uncertainty_ns=t:0;last_calibrated_ns=x:0;"
+                  "monotonic=b:1;rate_ppb=x:0;uncertainty_ns=t:0;rate_uncertainty_ppb=t:0;last_calibrated_ns=x:0;"
                   "perfetto_id=u:2147483714;device_name=s:llvmpipe (LLVM 15.0.6, 256 bits);"
                   "driver=s:llvmpipe;period_ns=d:1.5;uuid=s:00ff;" },
                 { "island", "ns", "available=b:1;reference=s:;resolution_ns=t:1;wrap_bits=u:64;"
-                  "monotonic=b:0;rate_ppb=x:0;uncertainty_ns=t:0;last_calibrated_ns=x:0;"
+                  "monotonic=b:0;rate_ppb=x:0;uncertainty_ns=t:0;rate_uncertainty_ppb=t:0;last_calibrated_ns=x:0;"
                   "perfetto_id=u:2147483715;" },
         };
         sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -401,20 +405,20 @@ static void test_introspection(sd_bus *c, const char *xml_path) {
         if (!want || !got)
                 goto finish;
 
-        is_int(xml_compare(want, got, BUS_API_INTERFACE, 9, true), 0,
+        is_int(xml_compare(want, got, BUS_API_INTERFACE, 10, true), 0,
                "the introspected interface matches the XML contract");
 
         /* The comparison can fail: rename one argument of the contract. */
         p = strstr(want, "name=\"uncertainty_ns\"");
         if (p)
                 memcpy(p, "name=\"uncertainty_us\"", strlen("name=\"uncertainty_us\""));
-        is_int(xml_compare(want, got, BUS_API_INTERFACE, 9, false), 1, "a renamed argument is caught");
+        is_int(xml_compare(want, got, BUS_API_INTERFACE, 10, false), 1, "a renamed argument is caught");
         if (p)
                 memcpy(p, "name=\"uncertainty_ns\"", strlen("name=\"uncertainty_ns\""));
         p = strstr(want, "direction=\"out\"");
         if (p)
                 memcpy(p, "direction=\"in\" ", strlen("direction=\"in\" "));
-        is_int(xml_compare(want, got, BUS_API_INTERFACE, 9, false), 1, "a changed direction is caught");
+        is_int(xml_compare(want, got, BUS_API_INTERFACE, 10, false), 1, "a changed direction is caught");
 
 finish:
         free(want);
