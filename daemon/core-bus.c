@@ -20,8 +20,8 @@ static size_t core_bus_count_domains(void *userdata) {
 }
 
 /* The model's bound at the latest calibration, in whole ns, rounded up. */
-static uint64_t uncertainty_at_calibration(const CoreDomain *d, const Model *m) {
-        const Segment *current = history_current(&d->history);
+static uint64_t uncertainty_at_calibration(const History *history, const Model *m) {
+        const Segment *current = history_current(history);
         int64_t bound_ns;
 
         if (!current || arith_ceil_from_double(model_bound_at(m, current->r_end_ns), &bound_ns) < 0 ||
@@ -55,10 +55,44 @@ static int offset_to_monotonic(const Core *c, size_t index, int64_t r_ns, int64_
         return arith_sub(x_ns, mono_ns, ret_offset_ns);
 }
 
+/* The bound of rate_ppb, rounded up. */
+static uint64_t rate_uncertainty_ppb(const Model *m) {
+        int64_t ppb;
+
+        if (arith_ceil_from_double(m->rate_half * 1e9, &ppb) < 0 || ppb < 0)
+                return UINT64_MAX;
+        return (uint64_t) ppb;
+}
+
+/* What the source adds: the X verdict, a GPU's name and driver, source-specific strings. */
+static void add_status(const Core *c, size_t index, BusDomainInfo *ret) {
+        DomainStatus status;
+
+        if (core_domain_status(c, index, &status) < 0)
+                return;
+        ret->verdict = status.verdict;
+        ret->device_name = status.device_name;
+        ret->driver = status.driver;
+        for (size_t i = 0; i < status.n_extras && ret->n_extras < BUS_DOMAIN_EXTRAS_MAX; i++)
+                if (status.extras[i].key && status.extras[i].value)
+                        ret->extras[ret->n_extras++] = (BusDomainExtra) {
+                                .key = status.extras[i].key,
+                                .value = status.extras[i].value,
+                        };
+        if (status.same_as && ret->n_extras < BUS_DOMAIN_EXTRAS_MAX)
+                ret->extras[ret->n_extras++] = (BusDomainExtra) { .key = "same_as", .value = status.same_as };
+        if (core_domain_is_view(c, index) && ret->n_extras < BUS_DOMAIN_EXTRAS_MAX)
+                ret->extras[ret->n_extras++] = (BusDomainExtra) {
+                        .key = "view_of",
+                        .value = c->domains[index]->info.view_of,
+                };
+}
+
 static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret) {
         Core *c = userdata;
         const GraphNode *node;
         const CoreDomain *d;
+        const History *history;
         bool hub, calibrated;
         int64_t r_ns;
         Model m;
@@ -68,6 +102,7 @@ static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret)
         d = c->domains[index];
         node = &c->graph.nodes[index];
         hub = core_domain_is_hub(c, index);
+        history = core_domain_history(c, index);
         calibrated = graph_model(&c->graph, index, &m) >= 0;
 
         *ret = (BusDomainInfo) {
@@ -79,15 +114,18 @@ static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret)
                 .wrap_bits = d->info.unit.wrap_bits == 0 ? 64 : d->info.unit.wrap_bits,
                 .monotonic = d->info.monotonic,
                 .rate_ppb = calibrated ? model_rate_ppb(&m) : 0,
-                .uncertainty_ns = hub ? 0 : calibrated ? uncertainty_at_calibration(d, &m) : UINT64_MAX,
+                .rate_uncertainty_ppb = hub ? 0 : calibrated ? rate_uncertainty_ppb(&m) : UINT64_MAX,
+                .uncertainty_ns = hub ? 0 : calibrated ? uncertainty_at_calibration(history, &m) : UINT64_MAX,
                 .last_calibrated_ns = d->last_calibrated_ns,
                 .perfetto_id = d->info.perfetto_id,
         };
         if (strcmp(ret->unit, "tick") == 0)
                 ret->period_ns = d->info.unit.period_ns;
 
+        add_status(c, index, ret);
+
         if (calibrated) {
-                const Segment *current = hub ? NULL : history_current(&d->history);
+                const Segment *current = hub ? NULL : history_current(history);
 
                 r_ns = current ? current->r_end_ns : c->last_tick_r_ns;
                 ret->has_offset_ns = offset_to_monotonic(c, index, r_ns, &ret->offset_ns) >= 0;
@@ -144,6 +182,12 @@ static int core_bus_export_snapshots(void *userdata, char **ret_json) {
         return snapshot_ring_export(c->snapshots, &c->graph, ret_json);
 }
 
+static int core_bus_shared_table_fd(void *userdata) {
+        Core *c = userdata;
+
+        return c->table ? table_publisher_fd(c->table) : -ENODEV;
+}
+
 static const char *core_bus_version(void *userdata) {
         return TIMECONV_VERSION;
 }
@@ -165,6 +209,7 @@ const BusCoreOps core_bus_ops = {
         .convert = core_bus_convert,
         .now = core_bus_now,
         .export_snapshots = core_bus_export_snapshots,
+        .shared_table_fd = core_bus_shared_table_fd,
         .version = core_bus_version,
         .reference_domain = core_bus_reference_domain,
         .client_activity = core_bus_client_activity,

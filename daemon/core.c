@@ -34,6 +34,7 @@ static int core_add_hub(Core *c) {
         hub = calloc(1, sizeof(*hub));
         if (!hub)
                 return -ENOMEM;
+        hub->view_of = SIZE_MAX;
         hub->info = (DomainInfo) {
                 .unit = UNIT_NS,
                 .resolution_ns = 1,
@@ -63,6 +64,10 @@ int core_new(const Log *log, Core **ret) {
         r = snapshot_ring_new(SNAPSHOT_RING_CAPACITY, &c->snapshots);
         if (r < 0)
                 return r;
+        r = table_publisher_new(&c->table);
+        if (r < 0)
+                /* Clients still get every answer over the bus, only slower. */
+                log_warning_errno(log, r, "no shared table, clients will use the bus: %m");
 
         *ret = c;
         c = NULL;
@@ -75,8 +80,34 @@ Core *core_free(Core *c) {
         for (size_t i = 0; i < c->n_domains; i++)
                 core_domain_free(c->domains[i]);
         snapshot_ring_free(c->snapshots);
+        table_publisher_free(c->table);
         free(c);
         return NULL;
+}
+
+/* A view: a node on the history of the domain it shows, in a unit of its own. */
+static int core_add_view(Core *c, const DomainInfo *info) {
+        _cleanup_(core_domain_freep) CoreDomain *d = NULL;
+        size_t shown;
+        int r;
+
+        if (graph_find(&c->graph, info->view_of, &shown) < 0)
+                return -ENOENT;
+        if (shown == c->graph.hub || c->domains[shown]->view_of != SIZE_MAX)
+                return -EINVAL;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        d->info = *info;
+        d->view_of = shown;
+
+        r = graph_add(&c->graph, d->info.name, &d->info.unit, &c->domains[shown]->history, NULL);
+        if (r < 0)
+                return r;
+        c->domains[c->n_domains++] = d;
+        d = NULL;
+        return 0;
 }
 
 int core_add_domain(Core *c, const DomainOps *ops, const DomainInfo *info, const void *config) {
@@ -98,17 +129,21 @@ int core_add_domain(Core *c, const DomainOps *ops, const DomainInfo *info, const
         /* Graph nodes are only ever appended, so node and domain indices stay equal. */
         if (c->graph.n_nodes != c->n_domains)
                 return -EIO;
+        if (info->view_of[0])
+                return core_add_view(c, info);
 
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
         history_init(&d->history, NULL);
+        d->view_of = SIZE_MAX;
 
         r = ops->open(info->name, config, &d->domain);
         if (r < 0)
                 return r;
         d->ops = ops;
         d->info = *ops->info(d->domain);
+        d->info.view_of[0] = 0;
 
         r = graph_add(&c->graph, d->info.name, &d->info.unit, &d->history, NULL);
         if (r < 0)
@@ -135,6 +170,69 @@ bool core_domain_available(const Core *c, size_t index) {
         return index < c->n_domains && c->graph.nodes[index].available;
 }
 
+bool core_domain_is_view(const Core *c, size_t index) {
+        return index < c->n_domains && c->domains[index]->view_of != SIZE_MAX;
+}
+
+/* The domain that owns index's source handle and history: itself, or the one it is a view of. */
+static const CoreDomain *core_domain_owner(const Core *c, size_t index) {
+        const CoreDomain *d = c->domains[index];
+
+        return d->view_of == SIZE_MAX ? d : c->domains[d->view_of];
+}
+
+const History *core_domain_history(const Core *c, size_t index) {
+        if (index >= c->n_domains || index == c->graph.hub)
+                return NULL;
+        return &core_domain_owner(c, index)->history;
+}
+
+int core_domain_status(const Core *c, size_t index, DomainStatus *ret) {
+        const CoreDomain *d;
+
+        if (index >= c->n_domains)
+                return -EINVAL;
+        d = core_domain_owner(c, index);
+        if (!d->ops || !d->ops->status)
+                return -EOPNOTSUPP;
+        *ret = (DomainStatus) {};
+        return d->ops->status(d->domain, ret);
+}
+
+int core_domain_watch_fd(const Core *c, size_t index) {
+        const CoreDomain *d;
+
+        if (index >= c->n_domains)
+                return -EINVAL;
+        d = c->domains[index];
+        if (!d->ops || !d->ops->watch_fd || !d->ops->dispatch)
+                return -EOPNOTSUPP;
+        return d->ops->watch_fd(d->domain);
+}
+
+/* Availability goes with the domain to every view of it. */
+static void core_set_available(Core *c, size_t index, bool available) {
+        graph_set_available(&c->graph, index, available);
+        for (size_t i = 0; i < c->n_domains; i++)
+                if (c->domains[i]->view_of == index)
+                        graph_set_available(&c->graph, i, available);
+}
+
+int core_domain_dispatch(Core *c, size_t index) {
+        CoreDomain *d;
+        int r;
+
+        if (index >= c->n_domains)
+                return -EINVAL;
+        d = c->domains[index];
+        if (!d->ops || !d->ops->dispatch)
+                return -EOPNOTSUPP;
+        r = d->ops->dispatch(d->domain);
+        if (r < 0)
+                core_set_available(c, index, false);
+        return r;
+}
+
 /* Samples go to the history oldest first; a burst keeps a handful, so insertion sort it is. */
 static void sort_by_reference(Sample *samples, size_t n) {
         for (size_t i = 1; i < n; i++) {
@@ -158,6 +256,35 @@ static int verdict_rank(EstimatorVerdict v) {
         }
 }
 
+/* What the source says beyond its samples: a new generation of the clock closes the segment
+ * before the new samples go in; same_as makes the node (and its views) follow that domain. */
+static void core_apply_status(Core *c, size_t index) {
+        CoreDomain *d = c->domains[index];
+        DomainStatus status = {};
+        size_t same_as = SIZE_MAX;
+
+        if (!d->ops->status || d->ops->status(d->domain, &status) < 0)
+                return;
+
+        if (d->has_generation && status.generation != d->generation) {
+                log_info(c->log, "domain '%s': the clock restarted (generation %" PRIu64 "); a new segment starts",
+                         d->info.name, status.generation);
+                history_restart(&d->history);
+        }
+        d->generation = status.generation;
+        d->has_generation = true;
+
+        if (status.same_as && graph_find(&c->graph, status.same_as, &same_as) < 0) {
+                log_debug(c->log, "domain '%s': same as unknown domain '%s', ignored", d->info.name, status.same_as);
+                same_as = SIZE_MAX;
+        }
+        for (size_t i = 0; i < c->n_domains; i++)
+                if (i == index || c->domains[i]->view_of == index)
+                        if (graph_set_same_as(&c->graph, i, same_as) < 0)
+                                log_debug(c->log, "domain '%s': cannot follow '%s'", c->domains[i]->info.name,
+                                          status.same_as);
+}
+
 int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
         Sample samples[CORE_BURST_SAMPLES];
         CoreBurst burst = { .verdict = ESTIMATOR_CONSISTENT };
@@ -165,20 +292,26 @@ int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
         CoreDomain *d;
         int r;
 
-        if (!c || index >= c->n_domains || index == c->graph.hub)
+        if (!c || index >= c->n_domains || index == c->graph.hub || core_domain_is_view(c, index))
                 return -EINVAL;
         d = c->domains[index];
 
         r = d->ops->sample_burst(d->domain, samples, ELEMENTSOF(samples), &n);
-        if (r >= 0)
-                r = burst_select(samples, n, CORE_BURST_KEEP, &n_kept);
+        if (r >= 0) {
+                if (d->info.unit.truncates) {
+                        r = n > ELEMENTSOF(samples) ? -EIO : 0;
+                        n_kept = n;
+                } else
+                        r = burst_select(samples, n, CORE_BURST_KEEP, &n_kept);
+        }
         if (r >= 0 && n_kept == 0)
                 r = -ENODATA;
         if (r < 0) {
-                graph_set_available(&c->graph, index, false);
+                core_set_available(c, index, false);
                 return r;
         }
         sort_by_reference(samples, n_kept);
+        core_apply_status(c, index);
 
         for (size_t i = 0; i < n_kept; i++) {
                 HistoryEvent event;
@@ -201,8 +334,13 @@ int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
         if (n_added == 0)
                 return -EINVAL;
 
-        graph_set_available(&c->graph, index, true);
+        core_set_available(c, index, true);
         graph_refresh(&c->graph, index);
+        for (size_t i = 0; i < c->n_domains; i++)
+                if (c->domains[i]->view_of == index) {
+                        graph_refresh(&c->graph, i);
+                        c->domains[i]->last_calibrated_ns = now_ns(CLOCK_MONOTONIC);
+                }
         d->last_calibrated_ns = now_ns(CLOCK_MONOTONIC);
         *ret = burst;
         return 0;
@@ -216,6 +354,16 @@ void core_snapshot(Core *c) {
         c->last_tick_ns = now_ns(CLOCK_MONOTONIC);
         /* The hub needs no burst: it is calibrated by definition, as of every tick. */
         c->domains[c->graph.hub]->last_calibrated_ns = c->last_tick_ns;
+}
+
+void core_publish(Core *c) {
+        int r;
+
+        if (!c->table)
+                return;
+        r = table_publisher_update(c->table, &c->graph);
+        if (r < 0)
+                log_debug_errno(c->log, r, "cannot update the shared table: %m");
 }
 
 void core_set_activity_hook(Core *c, CoreActivityHook hook, void *userdata) {

@@ -16,6 +16,7 @@
 #include "history.h"
 #include "log.h"
 #include "snapshots.h"
+#include "table-publish.h"
 
 #define CORE_HUB "monotonic_raw"
 #define CORE_DOMAINS_MAX GRAPH_NODES_MAX
@@ -26,9 +27,12 @@
 
 typedef struct CoreDomain {
         DomainInfo info;
-        const DomainOps *ops;           /* NULL for the hub: it is the reference itself */
+        const DomainOps *ops;           /* NULL for the hub and for views */
         Domain *domain;
-        History history;                /* unused for the hub */
+        History history;                /* unused for the hub and for views */
+        size_t view_of;                 /* a view: index of the domain it shows; else SIZE_MAX */
+        uint64_t generation;            /* the source's, as of the latest burst */
+        bool has_generation;
         int64_t last_calibrated_ns;     /* CLOCK_MONOTONIC of the latest burst; 0: never */
 } CoreDomain;
 
@@ -48,6 +52,7 @@ typedef struct Core {
         CoreDomain *domains[CORE_DOMAINS_MAX];
         size_t n_domains;
         SnapshotRing *snapshots;
+        TablePublisher *table;          /* NULL: no shared table, clients use the bus */
         int64_t last_tick_r_ns;         /* reference time of the latest snapshot */
         int64_t last_tick_ns;           /* CLOCK_MONOTONIC of the same */
         CoreActivityHook activity_hook;
@@ -62,23 +67,46 @@ static inline void core_freep(Core **c) {
 }
 
 /* Adds a domain a source listed: opens it with config and gives it a History and a graph node.
- * The hub is not opened (it is the reference): its info only replaces the defaults. -EEXIST for a
- * name already in use, -ENOSPC when full, or the source's error. */
+ * The hub is not opened (it is the reference): its info only replaces the defaults. A view
+ * (info->view_of) is not opened either: it is a node on the history of the domain it shows,
+ * which must be there already. -EEXIST for a name already in use, -ENOSPC when full, -ENOENT
+ * for a view of nothing, or the source's error. */
 int core_add_domain(Core *c, const DomainOps *ops, const DomainInfo *info, const void *config);
 
 size_t core_count(const Core *c);
 const char *core_domain_name(const Core *c, size_t index);
 bool core_domain_is_hub(const Core *c, size_t index);
 bool core_domain_available(const Core *c, size_t index);
+bool core_domain_is_view(const Core *c, size_t index);
 
-/* One burst of domain index: read CORE_BURST_SAMPLES samples, keep the best CORE_BURST_KEEP,
- * feed them to its history in time order, refresh its graph node. A failed read marks the domain
+/* The history that models domain index (a view's is its domain's); NULL for the hub. */
+const History *core_domain_history(const Core *c, size_t index);
+
+/* The source's status of domain index (a view asks its domain); -EOPNOTSUPP when the source
+ * has none. Strings are valid until the next call into the core. */
+int core_domain_status(const Core *c, size_t index, DomainStatus *ret);
+
+/* The domain's watch fd (domain.h), or -EOPNOTSUPP / -ENOTCONN. */
+int core_domain_watch_fd(const Core *c, size_t index);
+
+/* Its watch fd is readable: let the source read. A dead connection marks the domain (and its
+ * views) unavailable and returns the error. */
+int core_domain_dispatch(Core *c, size_t index);
+
+/* One burst of domain index: read CORE_BURST_SAMPLES samples, keep the best CORE_BURST_KEEP
+ * (all of them for a truncating clock, whose informative samples are those that straddle a
+ * tick, whatever their width), feed them to its history in time order, refresh its graph node
+ * and its views. A new source generation (a new X server) closes the segment first; the
+ * source's same_as makes the node follow that domain exactly. A failed read marks the domain
  * unavailable (a later good burst makes it available again) and returns the error. -EINVAL for
- * the hub or an index out of range. */
+ * the hub, a view or an index out of range. */
 int core_calibrate(Core *c, size_t index, CoreBurst *ret);
 
 /* Records one snapshot: the hub's time now and every calibrated domain's value then. */
 void core_snapshot(Core *c);
+
+/* Writes the graph to the shared table, if there is one. */
+void core_publish(Core *c);
 
 void core_set_activity_hook(Core *c, CoreActivityHook hook, void *userdata);
 

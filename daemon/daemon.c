@@ -53,6 +53,12 @@ int daemon_new(const Log *log, const Options *options, Daemon **ret) {
         r = core_new(log, &d->core);
         if (r < 0)
                 return log_error_errno(log, r, "cannot create the core: %m");
+        /* The table promises an update at least this often; a tick can be a whole idle cadence
+         * late when a burst blocks, hence twice and a second. */
+        if (d->core->table)
+                (void) table_publisher_set_max_gap(d->core->table,
+                                                   (int64_t) (2 * options->idle_cadence_usec + USEC_PER_SEC) *
+                                                           NSEC_PER_USEC);
 
         *ret = d;
         d = NULL;

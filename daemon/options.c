@@ -18,6 +18,7 @@ enum {
         ARG_NO_X11,
         ARG_NO_GPU,
         ARG_DISPLAY,
+        ARG_X11_TRACKED,
 };
 
 static const struct option long_options[] = {
@@ -30,6 +31,7 @@ static const struct option long_options[] = {
         { "no-x11",       no_argument,       NULL, ARG_NO_X11       },
         { "no-gpu",       no_argument,       NULL, ARG_NO_GPU       },
         { "display",      required_argument, NULL, ARG_DISPLAY      },
+        { "x11-tracked",  no_argument,       NULL, ARG_X11_TRACKED  },
         {}
 };
 
@@ -106,6 +108,9 @@ int options_parse(int argc, char *argv[], const Log *log, Options *ret) {
                                 return -EINVAL;
                         }
                         o.display = optarg;
+                        break;
+                case ARG_X11_TRACKED:
+                        o.x11_tracked = true;
                         break;
                 case ':':
                         log_error(log, "option '%s' needs a value; try 'timeconvd --help'",

@@ -23,6 +23,7 @@ typedef struct Options {
         bool no_x11;
         bool no_gpu;
         const char *display;            /* X display for the x11 domains; NULL: $DISPLAY */
+        bool x11_tracked;               /* never call X time the identity (benchmarks, tests) */
 } Options;
 
 /* Faster than 10 ms would spend the machine on calibration; slower than a day leaves bounds

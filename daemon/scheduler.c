@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <systemd/sd-daemon.h>
 
 #include "scheduler.h"
@@ -32,6 +33,48 @@ static void scheduler_emit_discontinuity(Scheduler *s, const char *name, int64_t
                 log_warning_errno(s->log, r, "cannot emit Discontinuity for '%s': %m", name);
 }
 
+static void scheduler_watch(Scheduler *s, size_t index);
+
+static void scheduler_on_lost(Scheduler *s, size_t index, int error) {
+        log_warning_errno(s->log, error, "domain '%s' is unavailable: %m", core_domain_name(s->core, index));
+        core_publish(s->core);
+        scheduler_emit_domains_changed(s);
+}
+
+static int scheduler_on_watch(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        SchedulerWatch *w = userdata;
+        Scheduler *s = w->scheduler;
+        bool was_available = core_domain_available(s->core, w->index);
+        int r;
+
+        r = core_domain_dispatch(s->core, w->index);
+        if (r < 0 && was_available)
+                scheduler_on_lost(s, w->index, r);
+        /* The source may have dropped or replaced its fd. */
+        scheduler_watch(s, w->index);
+        return 0;
+}
+
+/* (Re)creates the io source on the domain's current fd. Cheap (two epoll_ctl), and done after
+ * every call into the domain: a reconnection may give the same fd number to a new connection. */
+static void scheduler_watch(Scheduler *s, size_t index) {
+        SchedulerWatch *w = &s->watches[index];
+        int fd, r;
+
+        w->source = sd_event_source_disable_unref(w->source);
+        fd = core_domain_watch_fd(s->core, index);
+        if (fd < 0)
+                return;
+        *w = (SchedulerWatch) { .scheduler = s, .index = index };
+        r = sd_event_add_io(s->event, &w->source, fd, EPOLLIN, scheduler_on_watch, w);
+        if (r < 0) {
+                log_warning_errno(s->log, r, "domain '%s': cannot watch its connection: %m",
+                                  core_domain_name(s->core, index));
+                return;
+        }
+        (void) sd_event_source_set_description(w->source, "domain-watch");
+}
+
 /* One burst of domain index and what follows from it. may_repeat: a step is followed by a second
  * burst at once (only one, so that a clock stepping all the time cannot hold the loop). */
 static void scheduler_calibrate(Scheduler *s, size_t index, bool may_repeat) {
@@ -41,6 +84,7 @@ static void scheduler_calibrate(Scheduler *s, size_t index, bool may_repeat) {
         int r;
 
         r = core_calibrate(s->core, index, &burst);
+        scheduler_watch(s, index);
         if (was_available != core_domain_available(s->core, index)) {
                 if (r < 0)
                         log_warning_errno(s->log, r, "domain '%s' is unavailable: %m", name);
@@ -71,9 +115,10 @@ static void scheduler_calibrate(Scheduler *s, size_t index, bool may_repeat) {
 
 static void scheduler_tick(Scheduler *s) {
         for (size_t i = 0; i < core_count(s->core); i++)
-                if (!core_domain_is_hub(s->core, i))
+                if (!core_domain_is_hub(s->core, i) && !core_domain_is_view(s->core, i))
                         scheduler_calibrate(s, i, true);
         core_snapshot(s->core);
+        core_publish(s->core);
         s->n_ticks++;
 }
 
@@ -184,6 +229,8 @@ Scheduler *scheduler_free(Scheduler *s) {
         if (!s)
                 return NULL;
         core_set_activity_hook(s->core, NULL, NULL);
+        for (size_t i = 0; i < ELEMENTSOF(s->watches); i++)
+                sd_event_source_disable_unref(s->watches[i].source);
         realtime_watch_free(s->realtime_watch);
         sd_event_source_disable_unref(s->tick_source);
         sd_event_unref(s->event);

@@ -6,7 +6,8 @@
  * active and every idle_cadence_usec once nobody has called for idle_after_usec; a call while
  * idle brings the next tick forward at once. A step closes the domain's segment: the scheduler
  * logs it, emits Discontinuity and bursts that domain again at once. When CLOCK_REALTIME is set,
- * a tick runs at once. */
+ * a tick runs at once. A domain with a connection of its own (X) has its fd watched between
+ * bursts, so that a server that goes away makes the domain unavailable at once. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,7 +24,16 @@ typedef struct SchedulerConfig {
         uint64_t idle_after_usec;
 } SchedulerConfig;
 
-typedef struct Scheduler {
+typedef struct Scheduler Scheduler;
+
+/* The event source on one domain's watch fd (an X connection), and whose it is. */
+typedef struct SchedulerWatch {
+        Scheduler *scheduler;
+        size_t index;
+        sd_event_source *source;        /* NULL: the domain has no fd now */
+} SchedulerWatch;
+
+struct Scheduler {
         sd_event *event;
         Core *core;
         BusApi *bus_api;                /* NULL: no signals */
@@ -34,7 +44,8 @@ typedef struct Scheduler {
         uint64_t last_activity_usec;    /* CLOCK_MONOTONIC of the latest method call, or the start */
         uint64_t n_ticks;
         bool idle;
-} Scheduler;
+        SchedulerWatch watches[CORE_DOMAINS_MAX];
+};
 
 /* Registers as the core's activity hook; nothing runs before scheduler_start(). */
 int scheduler_new(sd_event *event, Core *core, BusApi *bus_api, const Log *log, const SchedulerConfig *config,

@@ -2,15 +2,17 @@
 
 /* The place where clock sources plug in. Each source exports one DomainOps (domains/domain.h)
  * and lists what it can open on this machine; every domain it lists becomes a node of the graph
- * with its own History. The POSIX clocks are always there; the X server time and the GPU sources
- * come with their own issues and go in sources_open() below, behind --no-x11, --no-gpu and
- * --display. */
+ * with its own History (a view shares the History of the domain it shows). The POSIX clocks
+ * are always there; the X server time and the GPU sources are optional, behind --no-x11,
+ * --display and --no-gpu. */
 
 #include <errno.h>
 #include <stdlib.h>
 
 #include "sources.h"
 #include "util.h"
+#include "vulkan.h"
+#include "x11.h"
 
 /* Opens every domain ops lists, with config; returns how many were added. */
 static int open_source(Core *core, const DomainOps *ops, const void *config, const Log *log) {
@@ -41,19 +43,31 @@ static int open_source(Core *core, const DomainOps *ops, const void *config, con
 
 /* X server time (x11, x11_us) on options->display, unless --no-x11. */
 static int open_x11(Core *core, const Options *options, const Log *log) {
+        const X11Config config = {
+                .display = options->display,
+                .force_tracked = options->x11_tracked,
+        };
+        int r;
+
         if (options->no_x11)
                 return 0;
-        log_debug(log, "source 'x11' (display %s): not built into this version",
-                  options->display ?: "$DISPLAY");
-        return 0;
+        r = open_source(core, &domain_x11_ops, &config, log);
+        if (r == 0)
+                log_info(log, "no X display (--display or $DISPLAY): no X server time domains");
+        return r;
 }
 
-/* GPU device time (gpuN), unless --no-gpu. */
+/* GPU device time (gpuN and its stable alias), unless --no-gpu. */
 static int open_gpu(Core *core, const Options *options, const Log *log) {
+        const VulkanConfig config = {};
+        int r;
+
         if (options->no_gpu)
                 return 0;
-        log_debug(log, "source 'gpu': not built into this version");
-        return 0;
+        r = open_source(core, &domain_vulkan_ops, &config, log);
+        if (r == 0)
+                log_info(log, "no GPU with calibrated timestamps (or no Vulkan loader): no GPU domains");
+        return r;
 }
 
 int sources_open(Core *core, const Options *options, const Log *log) {

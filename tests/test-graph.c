@@ -4,6 +4,8 @@
  * through the hub, and the fast path for plain ns domains. */
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
@@ -138,9 +140,85 @@ static void test_x11_units(void) {
         domain_fake_ops.close(dx);
 }
 
+/* X time that is exactly another clock (the identity verdict): through that clock's model, with
+ * no model error between the two; undone, its own model again. */
+static void test_same_as(void) {
+        FakeConfig cm = { .offset_ns = 3000000000, .rate_ppm = 12, .deviation_min_ns = 30, .deviation_max_ns = 300,
+                          .seed = 7 };
+        FakeConfig cx = { .offset_ns = 3000000000, .rate_ppm = 12, .unit = { 1e6, 32, true, UNIT_ENCODING_PLAIN },
+                          .deviation_min_ns = 5000, .deviation_max_ns = 20000, .interval_ns = 300000, .seed = 8 };
+        History hm, hx;
+        Domain *dm = calibrate_fake("monotonic", &cm, &hm), *dx = calibrate_fake("x11", &cx, &hx);
+        ClockGraph g;
+        size_t mono, x11, x11_us, other;
+        int64_t r = INT64_C(20000000000), t, v, unc, own_unc;
+        uint64_t want_us;
+
+        graph_init(&g, "monotonic_raw");
+        graph_add(&g, "monotonic", &UNIT_NS, &hm, &mono);
+        graph_add(&g, "x11", &UNIT_MS_X11, &hx, &x11);
+        graph_add(&g, "x11_us", &UNIT_US_X11, &hx, &x11_us);
+        graph_add(&g, "other", &UNIT_NS, &hm, &other);
+        t = (int64_t) llround(fake_truth_ns(dm, r));
+        xtime_encode_us(t / 1000, &want_us);
+
+        is_int(graph_convert(&g, mono, x11_us, t, r, &v, &own_unc), 0, "tracked: monotonic -> x11_us");
+        ok(own_unc >= 1000, "tracked: the bound holds the two models' errors (%" PRId64 " ns)", own_unc);
+
+        is_int(graph_set_same_as(&g, x11, mono), 0, "x11 is monotonic");
+        is_int(graph_set_same_as(&g, x11_us, mono), 0, "x11_us is monotonic");
+        is_int(graph_convert(&g, mono, x11_us, t, r, &v, &unc), 0, "identity: monotonic -> x11_us");
+        ok(v == (int64_t) want_us && unc <= 1000, "identity: the encoding of t exactly, bound %" PRId64 " ns <= 1 us",
+           unc);
+        is_int(graph_convert(&g, x11_us, mono, (int64_t) want_us, r, &v, &unc), 0, "identity: x11_us -> monotonic");
+        ok(llabs(v - t) <= unc && unc <= 1000, "identity: back within 1 us (%" PRId64 " +- %" PRId64 ")", v - t, unc);
+        is_int(graph_convert(&g, g.hub, x11, r, r, &v, &unc), 0, "identity: the hub -> x11 uses monotonic's model");
+        ok(llabs(v * 1000000 - t) <= unc, "  within its bound");
+        is_int(graph_set_same_as(&g, mono, x11), -EINVAL, "no chains: x11 follows monotonic");
+        is_int(graph_set_same_as(&g, other, x11), -EINVAL, "nothing follows a follower");
+        is_int(graph_set_same_as(&g, g.hub, mono), -EINVAL, "the hub follows nobody");
+
+        is_int(graph_set_same_as(&g, x11, SIZE_MAX), 0, "undo");
+        is_int(graph_set_same_as(&g, x11_us, x11_us), 0, "undo by its own index");
+        is_int(graph_convert(&g, mono, x11_us, t, r, &v, &unc), 0, "tracked again");
+        is_int(unc, own_unc, "  with its own model's bound");
+        domain_fake_ops.close(dm);
+        domain_fake_ops.close(dx);
+}
+
+/* A copy of a node (the shared table's) converts in its open segment only. */
+static void test_copies(void) {
+        FakeStep step = { .at_r_ns = INT64_C(15000000000), .step_ns = 5000000 };
+        FakeConfig cb = { .offset_ns = 1000, .deviation_min_ns = 30, .deviation_max_ns = 300, .seed = 3,
+                          .steps = &step, .n_steps = 1 };
+        History hb;
+        Domain *db = calibrate_fake("b", &cb, &hb);
+        ClockGraph g;
+        GraphNode hub_copy, b_copy;
+        size_t b;
+        int64_t v, unc, v_copy, unc_copy, late = INT64_C(25000000000), early = INT64_C(5000000000);
+
+        graph_init(&g, "monotonic_raw");
+        graph_add(&g, "b", &UNIT_NS, &hb, &b);
+        ok(history_count(&hb) == 2, "the step made a second segment");
+        hub_copy = g.nodes[g.hub];
+        b_copy = g.nodes[b];
+        b_copy.history = NULL;
+        is_int(graph_node_convert(&hub_copy, &b_copy, late, late, &v_copy, &unc_copy), 0, "copy: the open segment");
+        is_int(graph_convert(&g, g.hub, b, late, late, &v, &unc), 0, "graph: the open segment");
+        ok(v == v_copy && unc == unc_copy, "the copy answers as the graph does");
+        is_int(graph_node_convert(&hub_copy, &b_copy, early, late, &v, &unc), -ESTALE,
+               "copy: before the open segment is -ESTALE");
+        is_int(graph_convert(&g, g.hub, b, early, late, &v, &unc), 0, "graph: the model of that time");
+        is_int(graph_node_convert(NULL, &b_copy, 0, 0, &v, &unc), -EINVAL, "no node is -EINVAL");
+        domain_fake_ops.close(db);
+}
+
 int main(void) {
         test_nodes();
         test_two_hops();
         test_x11_units();
+        test_same_as();
+        test_copies();
         return done_testing();
 }
