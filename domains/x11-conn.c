@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xcb/xcbext.h>
+
+#include "x11-conn.h"
+
+static inline int64_t clock_ns(clockid_t id) {
+        struct timespec ts;
+
+        clock_gettime(id, &ts);
+        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Waits until the connection's fd is readable or deadline_ns passes: 0, -ETIMEDOUT, -errno. */
+static int wait_readable(xcb_connection_t *xcb, int64_t deadline_ns) {
+        struct pollfd pfd = { .fd = xcb_get_file_descriptor(xcb), .events = POLLIN };
+        int64_t left_ns = deadline_ns - clock_ns(CLOCK_MONOTONIC);
+        struct timespec ts;
+        int r;
+
+        if (left_ns <= 0)
+                return -ETIMEDOUT;
+        ts = (struct timespec) { .tv_sec = left_ns / 1000000000, .tv_nsec = left_ns % 1000000000 };
+        r = ppoll(&pfd, 1, &ts, NULL);
+        if (r < 0)
+                return errno == EINTR ? 0 : -errno;
+        return r == 0 ? -ETIMEDOUT : 0;
+}
+
+static xcb_window_t screen_root(xcb_connection_t *xcb, int screen) {
+        xcb_screen_iterator_t it = xcb_setup_roots_iterator(xcb_get_setup(xcb));
+
+        for (; it.rem > 0; xcb_screen_next(&it), screen--)
+                if (screen <= 0)
+                        return it.data->root;
+        return XCB_NONE;
+}
+
+/* The atom's reply, without ever blocking past deadline_ns. */
+static int intern_atom(xcb_connection_t *xcb, int64_t deadline_ns, xcb_atom_t *ret) {
+        xcb_intern_atom_cookie_t cookie;
+
+        cookie = xcb_intern_atom(xcb, 0, strlen(X11_PROBE_ATOM), X11_PROBE_ATOM);
+        if (xcb_flush(xcb) <= 0)
+                return -ENOTCONN;
+        for (;;) {
+                xcb_intern_atom_reply_t *reply = NULL;
+                xcb_generic_error_t *error = NULL;
+                int r;
+
+                if (xcb_poll_for_reply(xcb, cookie.sequence, (void **) &reply, &error)) {
+                        xcb_atom_t atom = reply ? reply->atom : XCB_NONE;
+
+                        free(reply);
+                        free(error);
+                        if (atom == XCB_NONE)
+                                return xcb_connection_has_error(xcb) ? -ENOTCONN : -EIO;
+                        *ret = atom;
+                        return 0;
+                }
+                r = wait_readable(xcb, deadline_ns);
+                if (r < 0)
+                        return r;
+        }
+}
+
+int x11_conn_open(X11Conn *c, const char *display, int64_t deadline_ns) {
+        uint32_t values[] = { 1, XCB_EVENT_MASK_PROPERTY_CHANGE };
+        xcb_connection_t *xcb;
+        xcb_window_t root;
+        int screen = 0, r;
+
+        xcb = xcb_connect(display, &screen);
+        if (xcb_connection_has_error(xcb)) {
+                xcb_disconnect(xcb);
+                return -ENOTCONN;
+        }
+        root = screen_root(xcb, screen);
+        if (root == XCB_NONE) {
+                xcb_disconnect(xcb);
+                return -ENOTCONN;
+        }
+
+        *c = (X11Conn) { .xcb = xcb, .window = xcb_generate_id(xcb) };
+        /* Never mapped, InputOnly, override-redirect: invisible to the user and to a window
+         * manager; its only purpose is to receive our own PropertyNotify events. */
+        xcb_create_window(xcb, 0, c->window, root, -1, -1, 1, 1, 0, XCB_WINDOW_CLASS_INPUT_ONLY,
+                          XCB_COPY_FROM_PARENT, XCB_CW_OVERRIDE_REDIRECT | XCB_CW_EVENT_MASK, values);
+        r = intern_atom(xcb, deadline_ns, &c->atom);
+        if (r < 0) {
+                x11_conn_close(c);
+                return r == -ETIMEDOUT ? r : -ENOTCONN;
+        }
+        return 0;
+}
+
+void x11_conn_close(X11Conn *c) {
+        if (c->xcb)
+                xcb_disconnect(c->xcb);
+        *c = (X11Conn) {};
+}
+
+int x11_conn_fd(const X11Conn *c) {
+        return c->xcb ? xcb_get_file_descriptor(c->xcb) : -ENOTCONN;
+}
+
+static bool is_probe_event(const X11Conn *c, const xcb_generic_event_t *ev, uint32_t sequence) {
+        const xcb_property_notify_event_t *pn = (const xcb_property_notify_event_t *) ev;
+
+        return (ev->response_type & 0x7f) == XCB_PROPERTY_NOTIFY && ev->full_sequence == sequence &&
+               pn->window == c->window && pn->atom == c->atom;
+}
+
+int x11_conn_drain(X11Conn *c) {
+        xcb_generic_event_t *ev;
+
+        if (!c->xcb)
+                return -ENOTCONN;
+        while ((ev = xcb_poll_for_event(c->xcb))) {
+                if (c->pending && is_probe_event(c, ev, c->pending_sequence))
+                        c->pending = false;
+                free(ev);
+        }
+        return xcb_connection_has_error(c->xcb) ? -ENOTCONN : 0;
+}
+
+int x11_conn_probe(X11Conn *c, int64_t deadline_ns, X11Probe *ret) {
+        xcb_void_cookie_t cookie;
+        X11Probe p = {};
+        int r;
+
+        if (!c->xcb)
+                return -ENOTCONN;
+        if (c->pending)
+                return -EBUSY;
+
+        /* PropModeAppend of nothing: the property never grows, the server still stamps it. */
+        cookie = xcb_change_property(c->xcb, XCB_PROP_MODE_APPEND, c->window, c->atom, XCB_ATOM_STRING, 8, 0, NULL);
+        c->pending = true;
+        c->pending_sequence = cookie.sequence;
+
+        /* Innermost last before the flush and first after the event: each pair brackets the
+         * server's stamp, the raw pair (the estimator's reference) outermost. */
+        p.raw0_ns = clock_ns(CLOCK_MONOTONIC_RAW);
+        p.mono0_ns = clock_ns(CLOCK_MONOTONIC);
+        p.coarse0_ns = clock_ns(CLOCK_MONOTONIC_COARSE);
+        if (xcb_flush(c->xcb) <= 0)
+                return -ENOTCONN;
+
+        for (;;) {
+                /* Queued first: an event read along with an earlier one never makes the socket
+                 * readable again. Otherwise wait, then read: no read() that can only fail. */
+                xcb_generic_event_t *ev = xcb_poll_for_queued_event(c->xcb);
+
+                if (!ev) {
+                        r = wait_readable(c->xcb, deadline_ns);
+                        if (r < 0)
+                                return xcb_connection_has_error(c->xcb) ? -ENOTCONN : r;
+                        ev = xcb_poll_for_event(c->xcb);
+                }
+                if (ev) {
+                        int64_t coarse1_ns = clock_ns(CLOCK_MONOTONIC_COARSE);
+                        int64_t mono1_ns = clock_ns(CLOCK_MONOTONIC);
+                        int64_t raw1_ns = clock_ns(CLOCK_MONOTONIC_RAW);
+
+                        if (!is_probe_event(c, ev, c->pending_sequence)) {
+                                /* Some other event (a stale probe's, an error): never its time. */
+                                free(ev);
+                                continue;
+                        }
+                        p.server_ms = ((const xcb_property_notify_event_t *) ev)->time;
+                        free(ev);
+                        p.coarse1_ns = coarse1_ns;
+                        p.mono1_ns = mono1_ns;
+                        p.raw1_ns = raw1_ns;
+                        c->pending = false;
+                        *ret = p;
+                        return 0;
+                }
+                if (xcb_connection_has_error(c->xcb))
+                        return -ENOTCONN;
+        }
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* One connection to an X server for domains/x11.c: a private, never-mapped InputOnly window
+ * selecting PropertyChange, a private atom, and the probe itself. Every wait has a deadline
+ * (CLOCK_MONOTONIC ns): a stuck or slow server must not hold the caller's event loop. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <xcb/xcb.h>
+
+#include "x11-verdict.h"
+
+#define X11_PROBE_ATOM "_TIMECONV_CLOCK_PROBE"
+
+typedef struct X11Conn {
+        xcb_connection_t *xcb;          /* NULL: not connected */
+        xcb_window_t window;
+        xcb_atom_t atom;
+        bool pending;                   /* a probe's PropertyNotify has not come yet ... */
+        uint32_t pending_sequence;      /* ... the full sequence number of its request */
+} X11Conn;
+
+/* Connects to display (NULL: $DISPLAY) and sets up the window and the atom. -ENOTCONN when the
+ * server cannot be reached, -ETIMEDOUT when it does not answer by deadline_ns. */
+int x11_conn_open(X11Conn *c, const char *display, int64_t deadline_ns);
+
+void x11_conn_close(X11Conn *c);
+
+static inline bool x11_conn_is_open(const X11Conn *c) {
+        return c->xcb;
+}
+
+/* The connection's fd for the event loop; -ENOTCONN when closed. */
+int x11_conn_fd(const X11Conn *c);
+
+/* Reads and drops whatever is pending without blocking (a late probe's event clears pending).
+ * -ENOTCONN when the connection has failed (the caller closes it). */
+int x11_conn_drain(X11Conn *c);
+
+/* One probe: the zero-length append, flushed between the reads of the three clocks before and
+ * after, and the PropertyNotify whose sequence is that request's. -ETIMEDOUT at deadline_ns (the
+ * probe stays pending: its event is dropped when it comes), -EBUSY while an earlier probe is
+ * still pending, -ENOTCONN when the connection fails. */
+int x11_conn_probe(X11Conn *c, int64_t deadline_ns, X11Probe *ret);

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The X server's clock: domains x11 (ms, 32-bit) and its view x11_us (high-precision X time).
+ * Each sample is one probe (x11-conn.c): the server stamped T ms inside our bracket. The logic
+ * that needs no server (identity test, verdict window, probe phases) is calibrate/x11-verdict.c. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock-id.h"
+#include "domain.h"
+#include "x11-conn.h"
+#include "x11-verdict.h"
+#include "x11.h"
+
+/* A burst never holds the caller longer than this, whatever the server does. */
+#define BURST_BUDGET_NS INT64_C(100000000)
+#define CONNECT_BUDGET_NS INT64_C(100000000)
+#define BACKOFF_MIN_NS INT64_C(100000000)
+#define BACKOFF_MAX_NS INT64_C(5000000000)
+#define RTT_RING 64
+#define EXTRA_VALUE_MAX 32
+
+struct Domain {
+        DomainInfo info;
+        char *display;                  /* as configured, or $DISPLAY at open */
+        bool force_tracked;
+        X11Conn conn;
+        uint64_t generation;            /* +1 per new server connection */
+        int64_t backoff_ns, next_attempt_ns;
+        X11Verdict verdict;
+        X11Planner planner;
+        uint64_t rng;
+        int64_t coarse_res_ns;
+        /* A probe the coarse clock cannot explain proves the server does not stamp with it;
+         * until then a coarse-capable machine's boxes include the coarse clock's lag. */
+        bool coarse_excluded;
+        uint64_t probes;
+        int64_t cpu_total_ns;
+        int64_t rtt_ns[RTT_RING];
+        size_t n_rtt;
+        char extra_values[6][EXTRA_VALUE_MAX];
+};
+
+static inline int64_t clock_ns(clockid_t id) {
+        struct timespec ts;
+
+        clock_gettime(id, &ts);
+        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* splitmix64: the probe phases need to be spread, not secret. */
+static uint64_t rng_next(Domain *d) {
+        uint64_t z = (d->rng += UINT64_C(0x9e3779b97f4a7c15));
+
+        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+        return z ^ (z >> 31);
+}
+
+static const char *configured_display(const X11Config *config) {
+        const char *display = config && config->display ? config->display : getenv("DISPLAY");
+
+        return display && display[0] ? display : NULL;
+}
+
+static int x11_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
+        size_t n = 0;
+
+        if ((!ret_infos && n_max > 0) || !ret_n)
+                return -EINVAL;
+
+        /* Listed whenever a display is configured, reachable or not: an X server may come later. */
+        if (configured_display(config)) {
+                if (n < n_max)
+                        ret_infos[n++] = (DomainInfo) {
+                                .name = "x11",
+                                .unit = UNIT_MS_X11,
+                                .resolution_ns = 1000000,
+                                .monotonic = true,
+                                .perfetto_id = clock_id_for_name("x11"),
+                        };
+                if (n < n_max)
+                        ret_infos[n++] = (DomainInfo) {
+                                .name = "x11_us",
+                                .unit = UNIT_US_X11,
+                                .resolution_ns = 1000,
+                                .monotonic = true,
+                                .perfetto_id = clock_id_for_name("x11_us"),
+                                .view_of = "x11",
+                        };
+        }
+        *ret_n = n;
+        return 0;
+}
+
+static void disconnect(Domain *d) {
+        x11_conn_close(&d->conn);
+        d->next_attempt_ns = clock_ns(CLOCK_MONOTONIC) + d->backoff_ns;
+}
+
+/* One connection attempt; on failure the next waits longer (up to BACKOFF_MAX_NS). */
+static int try_connect(Domain *d) {
+        int64_t now_ns = clock_ns(CLOCK_MONOTONIC);
+        int r;
+
+        r = x11_conn_open(&d->conn, d->display, now_ns + CONNECT_BUDGET_NS);
+        if (r < 0) {
+                d->next_attempt_ns = clock_ns(CLOCK_MONOTONIC) + d->backoff_ns;
+                d->backoff_ns = d->backoff_ns * 2 < BACKOFF_MAX_NS ? d->backoff_ns * 2 : BACKOFF_MAX_NS;
+                return -ENOTCONN;
+        }
+
+        /* A new server: a new clock, judged afresh. */
+        d->generation++;
+        d->backoff_ns = BACKOFF_MIN_NS;
+        d->coarse_excluded = false;
+        x11_verdict_reset(&d->verdict);
+        x11_planner_init(&d->planner);
+        d->n_rtt = 0;
+        return 0;
+}
+
+static int x11_open(const char *name, const void *config, Domain **ret) {
+        const X11Config *c = config;
+        const char *display = configured_display(c);
+        struct timespec res;
+        Domain *d;
+
+        if (!name || !ret)
+                return -EINVAL;
+        if (strcmp(name, "x11") != 0)
+                return -ENOENT;         /* x11_us is a view: never opened */
+        if (!display)
+                return -ENXIO;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        d->display = strdup(display);
+        if (!d->display) {
+                free(d);
+                return -ENOMEM;
+        }
+        d->info = (DomainInfo) {
+                .name = "x11",
+                .unit = UNIT_MS_X11,
+                .resolution_ns = 1000000,
+                .monotonic = true,
+                .perfetto_id = clock_id_for_name("x11"),
+        };
+        d->force_tracked = c && c->force_tracked;
+        d->backoff_ns = BACKOFF_MIN_NS;
+        d->coarse_res_ns = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 ?
+                (int64_t) res.tv_sec * 1000000000 + res.tv_nsec : 0;
+        d->rng = (uint64_t) clock_ns(CLOCK_MONOTONIC_RAW) ^ ((uint64_t) getpid() << 32) ^ (uintptr_t) d;
+        x11_verdict_init(&d->verdict, d->coarse_res_ns);
+        x11_planner_init(&d->planner);
+
+        /* Not reachable now is not a failure: the domain starts unavailable. */
+        (void) try_connect(d);
+        *ret = d;
+        return 0;
+}
+
+/* Sleeps until the planned start (at most about a ms), learning how late wake-ups come; a
+ * wake-up so late that the probe would miss its edge plans once more. */
+static void wait_for_phase(Domain *d) {
+        for (int attempt = 0; attempt < 2; attempt++) {
+                int64_t now_ns = clock_ns(CLOCK_MONOTONIC), wake_ns, target_ns;
+                struct timespec ts;
+
+                target_ns = x11_planner_next(&d->planner, now_ns, rng_next(d), &wake_ns);
+                if (wake_ns <= now_ns)
+                        return;
+                ts = (struct timespec) { .tv_sec = wake_ns / 1000000000, .tv_nsec = wake_ns % 1000000000 };
+                while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                        ;
+                if (x11_planner_woke(&d->planner, wake_ns, target_ns, clock_ns(CLOCK_MONOTONIC)))
+                        return;
+        }
+}
+
+/* Accounts one probe and turns it into the estimator's box. */
+static void take_probe(Domain *d, const X11Probe *p, int64_t cpu_ns, Sample *ret) {
+        unsigned consistent = x11_probe_consistency(p, d->coarse_res_ns);
+        bool coarse_possible = d->coarse_res_ns > 0 && d->coarse_res_ns <= X11_MS_NS;
+        int64_t lag_ns;
+
+        if (coarse_possible && !(consistent & X11_CONSISTENT_COARSE))
+                d->coarse_excluded = true;
+        /* posix.c's measured worst lag of a coarse clock: two ticks. */
+        lag_ns = coarse_possible && !d->coarse_excluded ? 2 * d->coarse_res_ns : 0;
+
+        x11_verdict_add(&d->verdict, p);
+        x11_planner_add(&d->planner, p);
+        d->probes++;
+        d->cpu_total_ns += cpu_ns;
+        d->rtt_ns[d->n_rtt++ % RTT_RING] = p->raw1_ns - p->raw0_ns;
+        (void) x11_probe_sample(p, lag_ns, ret);
+}
+
+static int x11_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *ret_n) {
+        int64_t deadline_ns;
+        size_t n = 0;
+        int r;
+
+        if (!d || (!samples && n_max > 0) || !ret_n)
+                return -EINVAL;
+
+        if (!x11_conn_is_open(&d->conn)) {
+                if (clock_ns(CLOCK_MONOTONIC) < d->next_attempt_ns)
+                        return -ENOTCONN;
+                r = try_connect(d);
+                if (r < 0)
+                        return r;
+        }
+        deadline_ns = clock_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
+
+        r = x11_conn_drain(&d->conn);
+        if (r < 0) {
+                disconnect(d);
+                return r;
+        }
+        /* The last burst's final probe is still unanswered: the server is stuck or far away.
+         * Waiting again would only hold the caller once more. */
+        if (d->conn.pending)
+                return -ETIMEDOUT;
+
+        while (n < n_max) {
+                X11Probe p;
+                int64_t cpu0_ns;
+
+                wait_for_phase(d);
+                /* A probe sent past the deadline could only time out and stay pending. */
+                if (clock_ns(CLOCK_MONOTONIC) >= deadline_ns) {
+                        r = -ETIMEDOUT;
+                        break;
+                }
+                cpu0_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+                r = x11_conn_probe(&d->conn, deadline_ns, &p);
+                if (r == -ENOTCONN) {
+                        disconnect(d);
+                        return r;
+                }
+                if (r < 0)
+                        break;
+                take_probe(d, &p, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0_ns, &samples[n++]);
+        }
+        if (n == 0)
+                return r < 0 ? r : -ENODATA;
+        *ret_n = n;
+        return 0;
+}
+
+static int x11_watch_fd(Domain *d) {
+        return d ? x11_conn_fd(&d->conn) : -EINVAL;
+}
+
+static int x11_dispatch(Domain *d) {
+        int r;
+
+        if (!d)
+                return -EINVAL;
+        r = x11_conn_drain(&d->conn);
+        if (r < 0 && x11_conn_is_open(&d->conn))
+                disconnect(d);
+        return r;
+}
+
+static int64_t rtt_stat_ns(const Domain *d, bool median) {
+        int64_t v[RTT_RING];
+        size_t n = d->n_rtt < RTT_RING ? d->n_rtt : RTT_RING;
+
+        for (size_t i = 0; i < n; i++) {
+                int64_t x = d->rtt_ns[i];
+                size_t j;
+
+                for (j = i; j > 0 && v[j - 1] > x; j--)
+                        v[j] = v[j - 1];
+                v[j] = x;
+        }
+        return n == 0 ? 0 : median ? v[n / 2] : v[0];
+}
+
+static int x11_status(Domain *d, DomainStatus *ret) {
+        X11Identity identity;
+        DomainStatus s = {};
+        /* Most wanted first: the bus may show only the first few. */
+        const char *keys[] = { "rtt_min_ns", "probe_cpu_ns", "probes", "x11_display", "rtt_p50_ns", "connected" };
+
+        if (!d || !ret)
+                return -EINVAL;
+
+        identity = x11_conn_is_open(&d->conn) && !d->force_tracked ? x11_verdict_get(&d->verdict) : X11_IDENTITY_NONE;
+        s.generation = d->generation;
+        s.verdict = identity == X11_IDENTITY_NONE ? "tracked" : "identity";
+        s.same_as = identity == X11_IDENTITY_MONOTONIC ? "monotonic" :
+                    identity == X11_IDENTITY_COARSE ? "monotonic_coarse" : NULL;
+
+        snprintf(d->extra_values[0], EXTRA_VALUE_MAX, "%" PRIi64, rtt_stat_ns(d, false));
+        snprintf(d->extra_values[1], EXTRA_VALUE_MAX, "%" PRIi64,
+                 d->probes > 0 ? d->cpu_total_ns / (int64_t) d->probes : 0);
+        snprintf(d->extra_values[2], EXTRA_VALUE_MAX, "%" PRIu64, d->probes);
+        snprintf(d->extra_values[3], EXTRA_VALUE_MAX, "%s", d->display);
+        snprintf(d->extra_values[4], EXTRA_VALUE_MAX, "%" PRIi64, rtt_stat_ns(d, true));
+        snprintf(d->extra_values[5], EXTRA_VALUE_MAX, "%s", x11_conn_is_open(&d->conn) ? "true" : "false");
+        for (size_t i = 0; i < 6; i++) {
+                s.extras[i].key = keys[i];
+                s.extras[i].value = d->extra_values[i];
+        }
+        s.n_extras = 6;
+        *ret = s;
+        return 0;
+}
+
+static const DomainInfo *x11_info(Domain *d) {
+        return d ? &d->info : NULL;
+}
+
+static Domain *x11_close(Domain *d) {
+        if (!d)
+                return NULL;
+        x11_conn_close(&d->conn);
+        free(d->display);
+        free(d);
+        return NULL;
+}
+
+const DomainOps domain_x11_ops = {
+        .source = "x11",
+        .enumerate = x11_enumerate,
+        .open = x11_open,
+        .sample_burst = x11_sample_burst,
+        .watch_fd = x11_watch_fd,
+        .dispatch = x11_dispatch,
+        .status = x11_status,
+        .info = x11_info,
+        .close = x11_close,
+};

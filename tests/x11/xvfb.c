@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness-proc.h"
+#include "xvfb.h"
+
+bool xvfb_available(void) {
+        return access("/usr/bin/Xvfb", X_OK) == 0 || access("/usr/local/bin/Xvfb", X_OK) == 0;
+}
+
+static int64_t monotonic_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Reads the display number Xvfb writes to the pipe once it accepts connections. */
+static int read_display(int fd, int pidfd, int *ret) {
+        int64_t deadline_ns = monotonic_ns() + (int64_t) XVFB_READY_TIMEOUT_MS * 1000000;
+        char buf[32] = {};
+        size_t len = 0;
+
+        for (;;) {
+                struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+                ssize_t n;
+                int r;
+
+                r = poll(pfd, 2, proc_ms_left(deadline_ns));
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+                if (r == 0)
+                        return -ETIMEDOUT;
+                if (pfd[0].revents) {
+                        n = read(fd, buf + len, sizeof(buf) - 1 - len);
+                        if (n < 0 && errno != EINTR)
+                                return -errno;
+                        if (n > 0)
+                                len += (size_t) n;
+                        if (memchr(buf, '\n', len)) {
+                                *ret = atoi(buf);
+                                return 0;
+                        }
+                        if (n == 0 || len == sizeof(buf) - 1)
+                                return -ECHILD;
+                } else if (pfd[1].revents)
+                        return -ECHILD;
+        }
+}
+
+int xvfb_start(int display, Xvfb *ret) {
+        char display_arg[16];
+        const char *argv_any[] = { "Xvfb", "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "64x64x24", NULL };
+        const char *argv_fixed[] = { "Xvfb", display_arg, "-displayfd", "3", "-nolisten", "tcp",
+                                     "-screen", "0", "64x64x24", NULL };
+        int pipe_fd[2], pidfd, r, n = 0;
+        ProcSpawn s;
+        pid_t pid;
+
+        snprintf(display_arg, sizeof(display_arg), ":%d", display);
+        if (pipe2(pipe_fd, O_CLOEXEC) < 0)
+                return -errno;
+        s = (ProcSpawn) {
+                .argv = display < 0 ? argv_any : argv_fixed,
+                .stdout_fd = -1,
+                .stderr_fd = -1,
+                .fd3 = pipe_fd[1],
+        };
+        r = proc_spawn(&s, &pid, &pidfd);
+        close(pipe_fd[1]);
+        if (r < 0) {
+                close(pipe_fd[0]);
+                return r;
+        }
+        r = read_display(pipe_fd[0], pidfd, &n);
+        close(pipe_fd[0]);
+        if (r < 0) {
+                proc_signal(pidfd, SIGKILL);
+                proc_wait(pidfd, pid, true, 5000, NULL);
+                close(pidfd);
+                return r;
+        }
+        *ret = (Xvfb) { .pid = pid, .pidfd = pidfd, .display = n };
+        snprintf(ret->name, sizeof(ret->name), ":%d", n);
+        return 0;
+}
+
+int xvfb_stop(Xvfb *x) {
+        int r;
+
+        if (x->pid == 0)
+                return 0;
+        proc_signal(x->pidfd, SIGCONT);
+        proc_signal(x->pidfd, SIGTERM);
+        r = proc_wait(x->pidfd, x->pid, true, 10000, NULL);
+        if (r == -ETIMEDOUT) {
+                proc_signal(x->pidfd, SIGKILL);
+                r = proc_wait(x->pidfd, x->pid, true, 5000, NULL);
+        }
+        close(x->pidfd);
+        x->pid = 0;
+        x->pidfd = -1;
+        return r;
+}
+
+int xvfb_pause(Xvfb *x, bool paused) {
+        return proc_signal(x->pidfd, paused ? SIGSTOP : SIGCONT);
+}
