@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+
+/* GPU device time: every physical device with calibrated timestamps is a domain gpuN (N in
+ * enumeration order) in device ticks, with a view named from its PCI address or UUID. Each open
+ * domain has its own instance and a minimal logical device; a burst calls
+ * vkGetCalibratedTimestamps for DEVICE and the host domain between two reads of
+ * CLOCK_MONOTONIC_RAW. A failed call makes the domain unavailable; later bursts try to get a
+ * device back after a wait that doubles per failure, and a new device is a new generation. */
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "burst.h"
+#include "domain.h"
+#include "vulkan-describe.h"
+#include "vulkan-device.h"
+#include "vulkan-loader.h"
+#include "vulkan-ticks.h"
+#include "vulkan.h"
+
+#define GPU_DEVICES_MAX 16
+#define GPU_TRIES_PER_SAMPLE 3          /* a burst of n reads at most 3n times */
+#define GPU_RETRY_MIN_NS (INT64_C(1) * 1000000000)
+#define GPU_RETRY_MAX_NS (INT64_C(64) * 1000000000)
+
+struct Domain {
+        DomainInfo info;
+        unsigned index;                 /* N of gpuN */
+        char *loader;
+        int64_t retry_min_ns, retry_max_ns;
+
+        GpuDeviceInfo device_info;      /* of the latest device */
+        VulkanInstance *instance;
+        VulkanDevice *device;           /* NULL while unavailable */
+        GpuTicks ticks;
+        GpuThreshold threshold;
+        int read_error;                 /* the first failure of the burst under way */
+
+        uint64_t generation;            /* +1 per device created */
+        int64_t retry_at_ns;            /* CLOCK_MONOTONIC_RAW */
+        int64_t retry_wait_ns;
+        int64_t best_max_deviation_ns;  /* -1: none seen */
+
+        GpuDescription description;     /* what status() hands out */
+};
+
+static int64_t raw_now_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool name_listed(const DomainInfo *infos, size_t n, const char *name) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(infos[i].name, name) == 0)
+                        return true;
+        return false;
+}
+
+static int vulkan_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
+        const VulkanConfig *c = config;
+        _cleanup_vulkan_instance_ VulkanInstance *vi = NULL;
+        GpuDeviceInfo devices[GPU_DEVICES_MAX];
+        size_t n_devices = 0, n = 0;
+        int r;
+
+        if ((!ret_infos && n_max > 0) || !ret_n)
+                return -EINVAL;
+
+        /* No loader, no driver, a driver that fails: no GPU domains, which is not an error. */
+        r = vulkan_instance_new(c ? c->loader : NULL, &vi);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && vulkan_instance_list(vi, devices, GPU_DEVICES_MAX, &n_devices) < 0)
+                n_devices = 0;
+
+        for (size_t i = 0; i < n_devices && n < n_max; i++) {
+                DomainInfo pair[2];
+                int k;
+
+                k = gpu_device_infos((unsigned) i, &devices[i], pair, n_max - n < 2 ? n_max - n : 2);
+                if (k < 0)
+                        continue;
+                /* Two drivers for one device give one UUID: the alias goes to the first. */
+                for (int j = 0; j < k; j++)
+                        if (!name_listed(ret_infos, n, pair[j].name))
+                                ret_infos[n++] = pair[j];
+        }
+
+        *ret_n = n;
+        return 0;
+}
+
+/* Whether dev is the device this domain was opened on. */
+static bool same_device(const Domain *d, const GpuDeviceInfo *dev, size_t position) {
+        const GpuDeviceInfo *old = &d->device_info;
+
+        if (old->have_uuid)
+                return dev->have_uuid && memcmp(old->uuid, dev->uuid, VK_UUID_SIZE) == 0;
+        if (old->have_pci)
+                return dev->have_pci && old->pci_domain == dev->pci_domain && old->pci_bus == dev->pci_bus &&
+                       old->pci_device == dev->pci_device && old->pci_function == dev->pci_function;
+        return position == d->index;
+}
+
+/* A new instance and device for this domain: its index the first time (generation 0), the same
+ * hardware (UUID, PCI address) after. -ENODEV when it is not there or cannot be used. */
+static int gpu_connect(Domain *d) {
+        _cleanup_vulkan_instance_ VulkanInstance *vi = NULL;
+        GpuDeviceInfo devices[GPU_DEVICES_MAX];
+        const GpuDeviceInfo *dev = NULL;
+        VulkanDevice *vd = NULL;
+        DomainUnit unit;
+        size_t n = 0;
+        int r;
+
+        r = vulkan_instance_new(d->loader, &vi);
+        if (r < 0)
+                return r == -ENOMEM ? r : -ENODEV;
+        r = vulkan_instance_list(vi, devices, GPU_DEVICES_MAX, &n);
+        if (r < 0)
+                return r == -ENOMEM ? r : -ENODEV;
+
+        for (size_t i = 0; i < n && !dev; i++)
+                if (d->generation == 0 ? i == d->index : same_device(d, &devices[i], i))
+                        dev = &devices[i];
+        if (!dev)
+                return -ENODEV;
+
+        /* The daemon keeps the unit it was told at enumeration: a device that changed it is not
+         * the one we know. */
+        r = gpu_device_unit(dev, &unit);
+        if (r < 0)
+                return -ENODEV;
+        if (d->generation > 0 && (unit.period_ns != d->info.unit.period_ns || unit.wrap_bits != d->info.unit.wrap_bits))
+                return -ENODEV;
+
+        r = vulkan_device_new(vi, dev, &vd);
+        if (r < 0)
+                return r;
+
+        d->device = vulkan_device_free(d->device);
+        d->instance = vulkan_instance_free(d->instance);
+        d->instance = vi;
+        vi = NULL;
+        d->device = vd;
+        d->device_info = *dev;
+        d->info.unit = unit;
+        (void) gpu_ticks_init(&d->ticks, dev->period_ns, dev->valid_bits);
+        d->generation++;
+        d->retry_wait_ns = d->retry_min_ns;
+        gpu_describe(&d->device_info, &d->description);
+        return 0;
+}
+
+static void gpu_disconnect(Domain *d, int64_t now_ns) {
+        d->device = vulkan_device_free(d->device);
+        d->instance = vulkan_instance_free(d->instance);
+        d->retry_at_ns = now_ns + d->retry_wait_ns;
+        d->retry_wait_ns = d->retry_wait_ns > d->retry_max_ns / 2 ? d->retry_max_ns : 2 * d->retry_wait_ns;
+}
+
+/* "gpuN" with N in decimal, no sign and no leading zero. */
+static int parse_gpu_name(const char *name, unsigned *ret) {
+        unsigned long v;
+        char *end;
+
+        if (strncmp(name, "gpu", 3) != 0 || name[3] < '0' || name[3] > '9' || (name[3] == '0' && name[4]))
+                return -ENOENT;
+        errno = 0;
+        v = strtoul(name + 3, &end, 10);
+        if (errno != 0 || *end || v >= GPU_DEVICES_MAX)
+                return -ENOENT;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+static Domain *vulkan_close(Domain *d);
+
+static int vulkan_open(const char *name, const void *config, Domain **ret) {
+        const VulkanConfig *c = config;
+        DomainInfo infos[2];
+        unsigned index;
+        Domain *d;
+        int r;
+
+        if (!name || !ret)
+                return -EINVAL;
+        r = parse_gpu_name(name, &index);
+        if (r < 0)
+                return r;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        d->index = index;
+        d->best_max_deviation_ns = -1;
+        d->retry_min_ns = c && c->retry_min_ns > 0 ? c->retry_min_ns : GPU_RETRY_MIN_NS;
+        d->retry_max_ns = c && c->retry_max_ns > 0 ? c->retry_max_ns : GPU_RETRY_MAX_NS;
+        if (d->retry_max_ns < d->retry_min_ns)
+                d->retry_max_ns = d->retry_min_ns;
+        d->retry_wait_ns = d->retry_min_ns;
+        if (c && c->loader) {
+                d->loader = strdup(c->loader);
+                if (!d->loader) {
+                        vulkan_close(d);
+                        return -ENOMEM;
+                }
+        }
+
+        r = gpu_connect(d);
+        if (r < 0) {
+                vulkan_close(d);
+                return r == -ENODEV ? -ENOENT : r;
+        }
+        if (gpu_device_infos(index, &d->device_info, infos, 1) != 1) {
+                vulkan_close(d);
+                return -EIO;
+        }
+        d->info = infos[0];
+
+        *ret = d;
+        return 0;
+}
+
+static int gpu_read_sample(void *userdata, Sample *ret) {
+        Domain *d = userdata;
+        const GpuDeviceInfo *dev = &d->device_info;
+        GpuReading reading;
+        Sample s;
+        int64_t count, max_deviation_ns;
+        int r;
+
+        /* Once a call failed the device is gone: the rest of the burst must not touch it. */
+        if (d->read_error < 0)
+                return d->read_error;
+
+        r = vulkan_device_read(d->device, &reading);
+        if (r >= 0)
+                r = gpu_ticks_unwrap(&d->ticks, reading.device_ticks, reading.r0_ns, &count);
+        if (r >= 0)
+                r = gpu_ticks_interval(&d->ticks.unit, count, &s.x_lo_ns, &s.x_hi_ns);
+        if (r < 0) {
+                d->read_error = r;
+                return r;
+        }
+        gpu_read_window(reading.r0_ns, reading.r1_ns, dev->have_host && dev->host_is_raw, reading.host_ns,
+                        reading.max_deviation_ns, &s.r0_ns, &s.r1_ns);
+
+        max_deviation_ns = reading.max_deviation_ns > INT64_MAX ? INT64_MAX : (int64_t) reading.max_deviation_ns;
+        if (dev->have_host && (d->best_max_deviation_ns < 0 || max_deviation_ns < d->best_max_deviation_ns))
+                d->best_max_deviation_ns = max_deviation_ns;
+
+        *ret = s;
+        return 0;
+}
+
+static int vulkan_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *ret_n) {
+        unsigned max_tries;
+        size_t n = 0;
+        int64_t now_ns;
+        int r;
+
+        if (!d || (!samples && n_max > 0) || !ret_n)
+                return -EINVAL;
+        if (n_max == 0) {
+                *ret_n = 0;
+                return 0;
+        }
+
+        if (!d->device) {
+                now_ns = raw_now_ns();
+                if (now_ns < d->retry_at_ns)
+                        return -ENODEV;
+                r = gpu_connect(d);
+                if (r < 0) {
+                        gpu_disconnect(d, now_ns);
+                        return r == -ENOMEM ? r : -ENODEV;
+                }
+        }
+
+        max_tries = n_max > UINT_MAX / GPU_TRIES_PER_SAMPLE ? UINT_MAX : (unsigned) n_max * GPU_TRIES_PER_SAMPLE;
+        d->read_error = 0;
+        r = burst_collect(gpu_read_sample, d, max_tries, gpu_threshold_good_ns(&d->threshold), samples, n_max, &n);
+        if (r < 0 || d->read_error < 0 || n == 0) {
+                gpu_disconnect(d, raw_now_ns());
+                return -ENODEV;
+        }
+
+        gpu_threshold_update(&d->threshold, sample_deviation_ns(&samples[0]));
+        *ret_n = n;
+        return 0;
+}
+
+static int vulkan_watch_fd(Domain *d) {
+        return -EOPNOTSUPP;
+}
+
+static int vulkan_status(Domain *d, DomainStatus *ret) {
+        if (!d || !ret)
+                return -EINVAL;
+        gpu_status(&d->device_info, &d->description, d->best_max_deviation_ns, d->generation, ret);
+        return 0;
+}
+
+static const DomainInfo *vulkan_info(Domain *d) {
+        return d ? &d->info : NULL;
+}
+
+static Domain *vulkan_close(Domain *d) {
+        if (!d)
+                return NULL;
+        vulkan_device_free(d->device);
+        vulkan_instance_free(d->instance);
+        free(d->loader);
+        free(d);
+        return NULL;
+}
+
+const DomainOps domain_vulkan_ops = {
+        .source = "vulkan",
+        .enumerate = vulkan_enumerate,
+        .open = vulkan_open,
+        .sample_burst = vulkan_sample_burst,
+        .watch_fd = vulkan_watch_fd,
+        .status = vulkan_status,
+        .info = vulkan_info,
+        .close = vulkan_close,
+};

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The vulkan source on Mesa's lavapipe, in process: it lists gpu0 and its alias, opens it, and
+ * its samples hold the truth (lavapipe's device time is CLOCK_MONOTONIC in ns). meson sets
+ * VK_ICD_FILENAMES to lavapipe's ICD file; argv[1] (optional) is that file, to skip without it. */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "domain.h"
+#include "tap.h"
+#include "vulkan.h"
+
+#define BURSTS 200
+#define BURST_SAMPLES 8
+
+static int64_t now_ns(clockid_t id) {
+        struct timespec ts;
+
+        clock_gettime(id, &ts);
+        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static const char *extra(const DomainStatus *s, const char *key) {
+        for (size_t i = 0; i < s->n_extras; i++)
+                if (strcmp(s->extras[i].key, key) == 0)
+                        return s->extras[i].value;
+        return NULL;
+}
+
+static void test_enumerate(void) {
+        DomainInfo infos[8];
+        size_t n = 0;
+        int r;
+
+        r = domain_vulkan_ops.enumerate(NULL, infos, 8, &n);
+        is_int(r, 0, "enumerate");
+        ok(n == 2, "lavapipe: gpu0 and its alias (got %zu)", n);
+        if (n < 2)
+                return;
+        ok(strcmp(infos[0].name, "gpu0") == 0 && infos[0].view_of[0] == '\0', "first is gpu0, not a view");
+        ok(infos[0].unit.period_ns == 1.0 && infos[0].unit.wrap_bits == 0, "lavapipe: ns ticks, 64 bits");
+        ok(strncmp(infos[1].name, "gpu-", 4) == 0 && strlen(infos[1].name) == 4 + 32, "alias from the UUID: %s",
+           infos[1].name);
+        ok(strcmp(infos[1].view_of, "gpu0") == 0, "the alias is a view of gpu0");
+        ok(infos[0].perfetto_id != infos[1].perfetto_id && (infos[0].perfetto_id & 0x80000000u),
+           "perfetto ids of their own");
+
+        is_int(domain_vulkan_ops.enumerate(NULL, infos, 1, &n), 0, "enumerate, room for one");
+        is_int(n, 1, "one entry when there is room for one");
+}
+
+static void test_samples(void) {
+        Domain *d = NULL;
+        DomainStatus status;
+        int64_t best_ns = INT64_MAX;
+        unsigned n_bad = 0, n_samples = 0;
+        int r;
+
+        r = domain_vulkan_ops.open("gpu0", NULL, &d);
+        is_int(r, 0, "open gpu0");
+        if (r < 0)
+                return;
+        is_int(domain_vulkan_ops.open("gpu7", NULL, &(Domain *) { NULL }), -ENOENT, "open gpu7: no such device");
+        is_int(domain_vulkan_ops.open("gpu01", NULL, &(Domain *) { NULL }), -ENOENT, "open gpu01: not a name");
+        is_int(domain_vulkan_ops.watch_fd(d), -EOPNOTSUPP, "no fd to watch");
+
+        for (int b = 0; b < BURSTS; b++) {
+                Sample s[BURST_SAMPLES];
+                size_t n = 0;
+                int64_t mono0, mono1;
+
+                mono0 = now_ns(CLOCK_MONOTONIC);
+                r = domain_vulkan_ops.sample_burst(d, s, BURST_SAMPLES, &n);
+                mono1 = now_ns(CLOCK_MONOTONIC);
+                if (r < 0 || n == 0) {
+                        n_bad++;
+                        continue;
+                }
+                for (size_t i = 0; i < n; i++) {
+                        /* The device read lies between the two CLOCK_MONOTONIC reads around the burst. */
+                        if (s[i].x_hi_ns < mono0 || s[i].x_lo_ns > mono1 || s[i].r0_ns > s[i].r1_ns)
+                                n_bad++;
+                        if (s[i].r1_ns - s[i].r0_ns < best_ns)
+                                best_ns = s[i].r1_ns - s[i].r0_ns;
+                        n_samples++;
+                }
+        }
+        is_int(n_bad, 0, "every burst gives samples that hold CLOCK_MONOTONIC");
+        ok(n_samples >= BURSTS, "%u samples", n_samples);
+        ok(best_ns < 100000, "best deviation %lld ns", (long long) best_ns);
+
+        r = domain_vulkan_ops.status(d, &status);
+        is_int(r, 0, "status");
+        is_int(status.generation, 1, "generation 1");
+        ok(status.device_name && strncmp(status.device_name, "llvmpipe", 8) == 0, "device name %s",
+           status.device_name ?: "(null)");
+        ok(status.driver && strcmp(status.driver, "llvmpipe") == 0, "driver %s", status.driver ?: "(null)");
+        ok(extra(&status, "host_domain") && strcmp(extra(&status, "host_domain"), "monotonic") == 0,
+           "host domain monotonic");
+        ok(extra(&status, "valid_bits") && strcmp(extra(&status, "valid_bits"), "64") == 0, "64 valid bits");
+        ok(extra(&status, "uuid") != NULL, "uuid given");
+        ok(extra(&status, "max_deviation_ns") != NULL, "max deviation given");
+        ok(status.n_extras <= DOMAIN_EXTRAS_MAX, "at most DOMAIN_EXTRAS_MAX extras");
+        for (size_t i = 0; i < status.n_extras; i++)
+                diag("%s = %s", status.extras[i].key, status.extras[i].value);
+
+        ok(domain_vulkan_ops.close(d) == NULL, "close");
+}
+
+int main(int argc, char **argv) {
+        if (argc > 1 && access(argv[1], R_OK) < 0)
+                skip_all("no lavapipe ICD file");
+        test_enumerate();
+        test_samples();
+        return done_testing();
+}
