@@ -31,6 +31,24 @@ TIMECONV_EXPORT const char *timeconv_strerror(int error) {
                 return "malformed snapshot file";
         case -ENOMEM:
                 return "out of memory";
+        case -ENODEV:
+                return "domain unavailable or not calibrated yet";
+        case -EHOSTDOWN:
+                return "timeconvd is not running";
+        case -ECONNRESET:
+                return "the bus connection was lost";
+        case -ETIMEDOUT:
+                return "timeconvd did not answer";
+        case -EDQUOT:
+                return "timeconvd refused: too many requests";
+        case -EOPNOTSUPP:
+                return "not supported by the allowed paths";
+        case -EPROTO:
+                return "unexpected answer from timeconvd";
+        case -ENOSPC:
+                return "too many domain names";
+        case -ECONNREFUSED:
+                return "cannot connect to the bus";
         default:
                 return "unexpected error";
         }

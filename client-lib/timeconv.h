@@ -84,6 +84,146 @@ int timeconv_snapshots_convert(const struct timeconv_snapshots *snapshots, int m
  * "no path between the domains", ...); never NULL. */
 const char *timeconv_strerror(int error);
 
+/* ---- Live conversion through timeconvd ----
+ *
+ * A handle holds one D-Bus connection and, when the daemon offers it, a read-only mapping of
+ * its shared table: a conversion through the table costs a few ns and no system call; one the
+ * table cannot answer (a value from before the current segment, a domain not in it) goes over
+ * D-Bus. When the daemon restarts (a new owner of org.timeconv.Clock1, or a new table
+ * generation), the handle drops what it knew and carries on with the new daemon. It notices
+ * on its next D-Bus call, every 1024 table conversions, or at once in timeconv_process().
+ *
+ * A handle is not thread-safe: use one per thread, or serialise the calls. Besides the errors
+ * above, live calls return:
+ *   -ENODEV      the domain exists but is unavailable or not calibrated yet
+ *   -EHOSTDOWN   timeconvd is not running (nobody owns org.timeconv.Clock1)
+ *   -ECONNRESET  the bus connection was lost
+ *   -ETIMEDOUT   timeconvd did not answer
+ *   -EDQUOT      timeconvd refused: too many requests
+ *   -EOPNOTSUPP  the paths allowed by timeconv_set_paths() cannot answer
+ *   -EPROTO      an answer that does not follow org.timeconv.Clock1
+ * and opening a bus that cannot be reached returns its errno (-ENOENT, -ECONNREFUSED, ...). */
+struct timeconv;
+
+/* Which path answers a conversion (a bit mask for timeconv_set_paths()). */
+enum {
+        TIMECONV_PATH_NONE = 0,
+        TIMECONV_PATH_TABLE = 1,        /* the shared table, in this process */
+        TIMECONV_PATH_DBUS = 2,         /* a method call to timeconvd */
+        TIMECONV_PATH_ANY = 3
+};
+
+/* Connects to the session bus ($DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus). It does
+ * not wait for the daemon: a daemon that is not running yet is found at the first call. */
+int timeconv_open(struct timeconv **ret);
+
+/* The same on the bus at address (a D-Bus address such as "unix:path=/run/user/1000/bus"). */
+int timeconv_open_address(const char *address, struct timeconv **ret);
+
+/* Closes the connection and unmaps the table. Accepts NULL; returns NULL. */
+struct timeconv *timeconv_close(struct timeconv *tc);
+
+/* Converts value, in the unit of domain from, to domain to: *ret_value in to's unit and
+ * *ret_uncertainty_ns (may be NULL), the bound of its error in ns. A wrapping domain's value is
+ * unwrapped to the occurrence nearest to now. */
+int timeconv_convert(struct timeconv *tc, const char *from, const char *to, int64_t value,
+                     int64_t *ret_value, int64_t *ret_uncertainty_ns);
+
+/* n values at once. Fails whole at the first value that fails (like ConvertMany); out_values
+ * and out_uncertainty_ns (may be NULL) have room for n and hold no result then. values and
+ * out_values may be the same array. */
+int timeconv_convert_many(struct timeconv *tc, const char *from, const char *to,
+                          const int64_t *values, size_t n, int64_t *out_values,
+                          int64_t *out_uncertainty_ns);
+
+/* The current time of domain, in its unit, as the daemon's model predicts it. */
+int timeconv_now(struct timeconv *tc, const char *domain, int64_t *ret_value,
+                 int64_t *ret_uncertainty_ns);
+
+/* A number for a domain name, valid for the life of the handle (also across daemon restarts):
+ * the conversions by number skip the name lookup, the fastest way to convert in a loop. The
+ * name is not checked here; an unknown domain fails at the conversion with -ENOENT. Up to 256
+ * names per handle (-ENOSPC beyond); -EINVAL for a name longer than 63 bytes. */
+int timeconv_domain_id(struct timeconv *tc, const char *name, unsigned *ret_id);
+int timeconv_convert_id(struct timeconv *tc, unsigned from, unsigned to, int64_t value,
+                        int64_t *ret_value, int64_t *ret_uncertainty_ns);
+int timeconv_now_id(struct timeconv *tc, unsigned domain, int64_t *ret_value,
+                    int64_t *ret_uncertainty_ns);
+
+/* Restricts the paths a conversion may take (TIMECONV_PATH_TABLE, _DBUS or _ANY, the
+ * default); with one path only, a conversion the other would answer fails with -EOPNOTSUPP. */
+int timeconv_set_paths(struct timeconv *tc, int paths);
+
+/* The path that answered the latest successful conversion or now(): TIMECONV_PATH_TABLE or
+ * TIMECONV_PATH_DBUS; TIMECONV_PATH_NONE before the first. */
+int timeconv_last_path(const struct timeconv *tc);
+
+/* Flags of struct timeconv_domain. */
+enum {
+        TIMECONV_DOMAIN_AVAILABLE = 1,          /* can be read and is calibrated */
+        TIMECONV_DOMAIN_MONOTONIC = 2,          /* never goes backwards */
+        TIMECONV_DOMAIN_HAS_OFFSET = 4,         /* offset_ns is set */
+        TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY = 8 /* rate_uncertainty_ppb is set */
+};
+
+/* One domain as timeconvd lists it (ListDomains). Strings are NUL-terminated, "" when the
+ * daemon gave none. New fields are only ever appended. */
+struct timeconv_domain {
+        char name[64];
+        char unit[16];                  /* "ns", "ms", "us", "tick", ... */
+        char reference[64];             /* the domain it is calibrated against */
+        char verdict[16];               /* X server time: "identity" or "tracked" */
+        unsigned flags;                 /* TIMECONV_DOMAIN_* */
+        unsigned wrap_bits;             /* width of the raw value; 64: no wrap */
+        uint32_t perfetto_id;
+        uint64_t resolution_ns;
+        int64_t rate_ppb;               /* rate against the reference, minus nominal */
+        uint64_t rate_uncertainty_ppb;
+        uint64_t uncertainty_ns;        /* bound of a conversion to the reference */
+        int64_t last_calibrated_ns;     /* CLOCK_MONOTONIC time of the last burst; 0: never */
+        int64_t offset_ns;              /* against CLOCK_MONOTONIC */
+        double period_ns;               /* ns per tick; 0 unless the unit is "tick" */
+        char device_name[128];          /* GPUs */
+        char driver[64];                /* GPUs */
+};
+
+/* The daemon's domains, as a NULL-terminated array. */
+int timeconv_list_domains(struct timeconv *tc, struct timeconv_domain ***ret);
+
+/* Accepts NULL; returns NULL. */
+struct timeconv_domain **timeconv_domains_free(struct timeconv_domain **domains);
+
+/* The daemon's snapshot history as a JSON snapshot file (timeconv_snapshots_load_buffer()
+ * reads it back), NUL-terminated; release it with free(). */
+int timeconv_export_snapshots(struct timeconv *tc, char **ret_json);
+
+/* What a handle reports through its event handler. */
+enum {
+        TIMECONV_EVENT_DISCONTINUITY = 1,       /* domain stepped by step_ns at monotonic_ns */
+        TIMECONV_EVENT_DOMAINS_CHANGED = 2,     /* a domain appeared or went away */
+        TIMECONV_EVENT_DAEMON_CHANGED = 3       /* timeconvd stopped or a new one started */
+};
+
+struct timeconv_event {
+        int type;                       /* TIMECONV_EVENT_* */
+        const char *domain;             /* DISCONTINUITY only, else NULL */
+        int64_t monotonic_ns;
+        int64_t step_ns;
+        int daemon_running;             /* DAEMON_CHANGED: whether a daemon runs now */
+};
+
+typedef void (*timeconv_event_handler)(const struct timeconv_event *event, void *userdata);
+
+/* handler (NULL: none) is called from within the library's calls while it reads the bus:
+ * timeconv_process() and any call that goes over D-Bus. It must not close the handle. */
+int timeconv_set_event_handler(struct timeconv *tc, timeconv_event_handler handler,
+                               void *userdata);
+
+/* For an event loop: an fd to poll for input (POLLIN), and the call that handles what
+ * arrived (events, a daemon restart) without blocking. */
+int timeconv_get_fd(struct timeconv *tc);
+int timeconv_process(struct timeconv *tc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -34,6 +34,21 @@ int main(void) {
         printf("%sok 3 - an unknown domain is -ENOENT\n", r == -ENOENT ? "" : "not ");
 
         s = timeconv_snapshots_free(s);
-        printf("1..3\n");
+
+        {
+                struct timeconv *tc = NULL;
+                struct timeconv_domain **domains = NULL;
+
+                r = timeconv_open_address("unix:path=/nonexistent/timeconv-c89-bus", &tc);
+                failed += r >= 0 || tc != NULL;
+                printf("%sok 4 - a C89 program opens a live handle: a bus that is not there is an error (%d)\n",
+                       r < 0 && !tc ? "" : "not ", r);
+                r = timeconv_list_domains(tc, &domains);
+                failed += r != -EINVAL || domains != NULL;
+                printf("%sok 5 - and a NULL handle is -EINVAL\n", r == -EINVAL && !domains ? "" : "not ");
+                tc = timeconv_close(tc);
+                domains = timeconv_domains_free(domains);
+        }
+        printf("1..5\n");
         return failed ? 1 : 0;
 }

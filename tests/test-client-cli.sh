@@ -132,9 +132,9 @@ check_err "a missing file: exit 66" 66 'none.json: cannot open the file'
 run convert --from custom --to nope --snapshots "$good" 1
 check_err "an unknown domain: exit 1, named" 1 'no domain "nope"'
 
-run convert --from custom --to boottime 1
-check_err "no --snapshots: live mode needs the daemon, exit 69" 69 \
-        'live conversion needs timeconvd \(not yet supported by this build\)'
+DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/bus run convert --from custom --to boottime 1
+check_err "no --snapshots and no bus: live mode needs the daemon, exit 69" 69 \
+        'cannot connect to the session bus'
 
 run convert --from custom --snapshots "$good" 1
 check_err "no --to: usage error" 2 'needs --from and --to'

@@ -270,8 +270,10 @@ int harness_start_daemon(Harness *h, const char *daemon_path, const char *const 
         size_t n_args = 1;
         int notify_fd, log_fd, r;
 
-        if (h->daemon_pidfd >= 0)
+        /* A daemon that ended (stopped, or killed by the test) may be replaced by the next one. */
+        if (harness_daemon_alive(h))
                 return -EBUSY;
+        close_fd(&h->daemon_pidfd);
         for (const char *const *a = args; a && *a; a++) {
                 if (n_args >= sizeof(argv) / sizeof(argv[0]) - 1)
                         return -E2BIG;

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+
+/* timeconv convert: values from the arguments or standard input, one output line per input, in
+ * order. Offline (--snapshots) each value converts alone; live, runs of good values go to
+ * timeconv_convert_many() together, and one by one only when the run failed, to say which. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli-io.h"
+#include "cli.h"
+
+#define BATCH_MAX 4096
+
+typedef struct Convert {
+        const struct timeconv_snapshots *snapshots;     /* offline, or */
+        struct timeconv *tc;                            /* live */
+        const char *from, *to;
+        int mode;
+        bool json;
+        bool failed;
+        bool unavailable;                               /* a value failed for want of the daemon */
+        size_t n_batch;
+        int64_t batch[BATCH_MAX];
+        int64_t batch_out[BATCH_MAX];
+        int64_t batch_uncertainty_ns[BATCH_MAX];
+        CliOut out;
+} Convert;
+
+/* One result line: the value, or the reason it failed. in is the input's text when it did
+ * not parse (NULL when it did, or when it was too long to keep). */
+static void emit(Convert *c, int64_t value, const char *in, size_t in_size, bool too_long,
+                 const char *reason, int64_t out, int64_t uncertainty_ns) {
+        c->failed |= reason != NULL;
+        if (!c->json) {
+                if (reason) {
+                        cli_out_write(&c->out, "error: ", 7);
+                        cli_out_str(&c->out, reason);
+                } else
+                        cli_out_int(&c->out, out);
+                cli_out_char(&c->out, '\n');
+                return;
+        }
+
+        cli_out_write(&c->out, "{\"in\":", 6);
+        if (too_long)
+                cli_out_write(&c->out, "null", 4);
+        else if (!in)
+                cli_out_int(&c->out, value);
+        else
+                cli_out_json_string(&c->out, in, in_size);
+        if (reason) {
+                cli_out_write(&c->out, ",\"error\":", 9);
+                cli_out_json_string(&c->out, reason, strlen(reason));
+        } else {
+                cli_out_write(&c->out, ",\"out\":", 7);
+                cli_out_int(&c->out, out);
+                cli_out_write(&c->out, ",\"uncertainty_ns\":", 18);
+                cli_out_int(&c->out, uncertainty_ns);
+        }
+        cli_out_write(&c->out, "}\n", 2);
+}
+
+static void emit_live(Convert *c, int64_t value, int r, int64_t out, int64_t uncertainty_ns) {
+        c->unavailable |= cli_unavailable(r);
+        emit(c, value, NULL, 0, false, r < 0 ? timeconv_strerror(r) : NULL, out, uncertainty_ns);
+}
+
+static void flush_batch(Convert *c) {
+        size_t n = c->n_batch;
+        int r;
+
+        if (n == 0)
+                return;
+        c->n_batch = 0;
+        r = timeconv_convert_many(c->tc, c->from, c->to, c->batch, n, c->batch_out, c->batch_uncertainty_ns);
+        for (size_t i = 0; i < n; i++) {
+                int64_t out = 0, uncertainty_ns = 0;
+
+                if (r >= 0)
+                        emit_live(c, c->batch[i], 0, c->batch_out[i], c->batch_uncertainty_ns[i]);
+                else if (cli_unavailable(r))
+                        emit_live(c, c->batch[i], r, 0, 0);
+                else {
+                        int k = timeconv_convert(c->tc, c->from, c->to, c->batch[i], &out, &uncertainty_ns);
+                        emit_live(c, c->batch[i], k, out, uncertainty_ns);
+                }
+        }
+}
+
+static void convert_one(Convert *c, const char *in, size_t in_size, bool too_long) {
+        int64_t value = 0, out = 0, uncertainty_ns = 0;
+        int r;
+
+        cli_trim(&in, &in_size);
+        r = too_long ? -E2BIG : cli_parse_int64(in, in_size, &value);
+        if (r < 0) {
+                flush_batch(c);         /* keep the order */
+                emit(c, 0, in, in_size, too_long, r == -E2BIG ? "line too long" :
+                     r == -ERANGE ? "value out of range" : "not an integer", 0, 0);
+                return;
+        }
+        if (c->tc) {
+                c->batch[c->n_batch++] = value;
+                if (c->n_batch == BATCH_MAX)
+                        flush_batch(c);
+                return;
+        }
+        r = timeconv_snapshots_convert(c->snapshots, c->mode, c->from, c->to, value, &out, &uncertainty_ns);
+        emit(c, value, NULL, 0, false, r < 0 ? timeconv_strerror(r) : NULL, out, uncertainty_ns);
+}
+
+static int convert_stdin(Convert *c) {
+        CliLines *lines = malloc(sizeof(*lines));       /* 1 MiB: too large for the stack */
+        const char *line;
+        size_t size;
+        int r;
+
+        if (!lines) {
+                fputs("timeconv: out of memory\n", stderr);
+                return -ENOMEM;
+        }
+        cli_lines_init(lines, STDIN_FILENO);
+        while ((r = cli_lines_next(lines, &line, &size)) > 0)
+                convert_one(c, line, size, r == CLI_LINE_TOO_LONG);
+        if (r < 0)
+                fprintf(stderr, "timeconv: cannot read standard input: %s\n", strerror(-r));
+        free(lines);
+        return r;
+}
+
+static bool has_domain(const struct timeconv_snapshots *s, const char *name) {
+        for (size_t i = 0; i < timeconv_snapshots_count_domains(s); i++)
+                if (strcmp(timeconv_snapshots_domain_name(s, i), name) == 0)
+                        return true;
+        return false;
+}
+
+static int load_snapshots(const char *file, Convert *c, struct timeconv_snapshots **ret) {
+        struct timeconv_error error;
+        int r;
+
+        r = timeconv_snapshots_load(file, ret, &error);
+        if (r < 0) {
+                if (error.line > 0)
+                        fprintf(stderr, "timeconv: %s:%u:%u: %s\n", file, error.line, error.column,
+                                error.message);
+                else
+                        fprintf(stderr, "timeconv: %s: %s\n", file, error.message);
+                return r == -EBADMSG ? EXIT_DATAERR : EXIT_NOINPUT;
+        }
+        for (const char *const *d = (const char *const[]) { c->from, c->to, NULL }; *d; d++)
+                if (!has_domain(*ret, *d)) {
+                        fprintf(stderr, "timeconv: %s: no domain \"%s\" in the snapshots\n", file, *d);
+                        *ret = timeconv_snapshots_free(*ret);
+                        return EXIT_FAILURE;
+                }
+        return 0;
+}
+
+static int run(Convert *c, int argc, char **argv) {
+        int r = 0, status;
+
+        cli_out_init(&c->out, STDOUT_FILENO);
+        if (optind < argc)
+                for (int i = optind; i < argc; i++)
+                        convert_one(c, argv[i], strlen(argv[i]), false);
+        else
+                r = convert_stdin(c);
+        flush_batch(c);
+        status = r < 0 ? EXIT_IOERR : c->unavailable ? EXIT_UNAVAILABLE : c->failed ? EXIT_FAILURE : 0;
+        if (cli_out_flush(&c->out) < 0) {
+                fprintf(stderr, "timeconv: cannot write: %s\n", strerror(-c->out.error));
+                status = EXIT_IOERR;
+        }
+        if (c->unavailable)
+                fputs("timeconv: timeconvd is not available\n", stderr);
+        return status;
+}
+
+int cli_cmd_convert(int argc, char **argv) {
+        static const struct option options[] = {
+                { "from", required_argument, NULL, 'f' },
+                { "to", required_argument, NULL, 't' },
+                { "snapshots", required_argument, NULL, 's' },
+                { "mode", required_argument, NULL, 'm' },
+                { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {}
+        };
+        struct timeconv_snapshots *snapshots = NULL;
+        const char *file = NULL;
+        bool mode_set = false;
+        Convert *c;
+        int opt, r;
+
+        c = calloc(1, sizeof(*c));      /* the batch and output buffers: too large for the stack */
+        if (!c) {
+                fputs("timeconv: out of memory\n", stderr);
+                return EXIT_FAILURE;
+        }
+        c->mode = TIMECONV_MODE_DRIFT;
+        while ((opt = getopt_long(argc, argv, "f:t:s:m:jh", options, NULL)) >= 0)
+                switch (opt) {
+                case 'f':
+                        c->from = optarg;
+                        break;
+                case 't':
+                        c->to = optarg;
+                        break;
+                case 's':
+                        file = optarg;
+                        break;
+                case 'm':
+                        mode_set = true;
+                        if (strcmp(optarg, "nearest") == 0)
+                                c->mode = TIMECONV_MODE_NEAREST;
+                        else if (strcmp(optarg, "drift") == 0)
+                                c->mode = TIMECONV_MODE_DRIFT;
+                        else {
+                                free(c);
+                                return cli_usage_error("unknown mode '%s' (nearest or drift)", optarg);
+                        }
+                        break;
+                case 'j':
+                        c->json = true;
+                        break;
+                case 'h':
+                        free(c);
+                        cli_help(stdout);
+                        return 0;
+                case 'V':
+                        free(c);
+                        printf("timeconv %s\n", timeconv_version());
+                        return 0;
+                default:
+                        free(c);
+                        return cli_usage_error("%s", "bad option for 'convert'");
+                }
+        if (!c->from || !c->to) {
+                free(c);
+                return cli_usage_error("%s", "convert needs --from and --to");
+        }
+        if (mode_set && !file) {
+                free(c);
+                return cli_usage_error("%s", "--mode needs --snapshots (live conversion has no mode)");
+        }
+
+        r = file ? load_snapshots(file, c, &snapshots) : cli_open(&c->tc);
+        if (r == 0) {
+                c->snapshots = snapshots;
+                r = run(c, argc, argv);
+        }
+        timeconv_snapshots_free(snapshots);
+        timeconv_close(c->tc);
+        free(c);
+        return r;
+}

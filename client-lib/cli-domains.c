@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+
+/* timeconv domains, now and export: one request to timeconvd each. The table rows (shared with
+ * monitor) show each domain against CLOCK_MONOTONIC, which is what people compare with, while
+ * the daemon calibrates against monotonic_raw: rates are converted here. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli-io.h"
+#include "cli-table.h"
+#include "cli.h"
+
+/* Options every live command takes; returns -1 to go on, else the exit status. */
+static int common_options(int argc, char **argv, bool *json) {
+        static const struct option options[] = {
+                { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {}
+        };
+        int opt;
+
+        while ((opt = getopt_long(argc, argv, json ? "jh" : "h", options, NULL)) >= 0)
+                switch (opt) {
+                case 'j':
+                        if (!json)
+                                return cli_usage_error("%s", "--json is not an option of this command");
+                        *json = true;
+                        break;
+                case 'h':
+                        cli_help(stdout);
+                        return 0;
+                case 'V':
+                        printf("timeconv %s\n", timeconv_version());
+                        return 0;
+                default:
+                        return cli_usage_error("%s", "bad option");
+                }
+        return -1;
+}
+
+int cli_cmd_domains(int argc, char **argv) {
+        struct timeconv_domain **domains = NULL;
+        struct timeconv *tc = NULL;
+        bool json = false;
+        CliOut *out;
+        int r;
+
+        r = common_options(argc, argv, &json);
+        if (r >= 0)
+                return r;
+        if (optind < argc)
+                return cli_usage_error("unexpected argument '%s'", argv[optind]);
+        r = cli_open(&tc);
+        if (r != 0)
+                return r;
+        r = timeconv_list_domains(tc, &domains);
+        timeconv_close(tc);
+        if (r < 0)
+                return cli_live_error("cannot list the domains", r);
+
+        out = malloc(sizeof(*out));
+        if (!out) {
+                timeconv_domains_free(domains);
+                return EXIT_FAILURE;
+        }
+        cli_out_init(out, STDOUT_FILENO);
+        if (json)
+                cli_table_json(out, domains);
+        else
+                cli_table_text(out, domains, NULL, cli_now_monotonic_ns());
+        r = cli_out_flush(out);
+        free(out);
+        timeconv_domains_free(domains);
+        if (r < 0) {
+                fprintf(stderr, "timeconv: cannot write: %s\n", strerror(-r));
+                return EXIT_IOERR;
+        }
+        return 0;
+}
+
+int cli_cmd_now(int argc, char **argv) {
+        struct timeconv *tc = NULL;
+        int64_t value, uncertainty_ns;
+        bool json = false;
+        int r, path;
+
+        r = common_options(argc, argv, &json);
+        if (r >= 0)
+                return r;
+        if (optind + 1 != argc)
+                return cli_usage_error("%s", "now needs exactly one DOMAIN");
+        r = cli_open(&tc);
+        if (r != 0)
+                return r;
+        r = timeconv_now(tc, argv[optind], &value, &uncertainty_ns);
+        path = timeconv_last_path(tc);
+        timeconv_close(tc);
+        if (r < 0) {
+                fprintf(stderr, "timeconv: %s: %s\n", argv[optind], timeconv_strerror(r));
+                return cli_unavailable(r) ? EXIT_UNAVAILABLE : EXIT_FAILURE;
+        }
+        if (json) {
+                CliOut *out = malloc(sizeof(*out));
+
+                if (!out)
+                        return EXIT_FAILURE;
+                cli_out_init(out, STDOUT_FILENO);
+                cli_out_str(out, "{\"domain\":");
+                cli_out_json_string(out, argv[optind], strlen(argv[optind]));
+                cli_out_str(out, ",\"value\":");
+                cli_out_int(out, value);
+                cli_out_str(out, ",\"uncertainty_ns\":");
+                cli_out_int(out, uncertainty_ns);
+                cli_out_str(out, path == TIMECONV_PATH_TABLE ? ",\"path\":\"table\"}\n" : ",\"path\":\"dbus\"}\n");
+                r = cli_out_flush(out);
+                free(out);
+        } else
+                r = printf("%" PRIi64 "\n", value) < 0 || fflush(stdout) != 0 ? -EIO : 0;
+        return r < 0 ? EXIT_IOERR : 0;
+}
+
+int cli_cmd_export(int argc, char **argv) {
+        struct timeconv *tc = NULL;
+        char *json = NULL;
+        size_t size;
+        int r;
+
+        r = common_options(argc, argv, NULL);
+        if (r >= 0)
+                return r;
+        if (optind < argc)
+                return cli_usage_error("unexpected argument '%s'", argv[optind]);
+        r = cli_open(&tc);
+        if (r != 0)
+                return r;
+        r = timeconv_export_snapshots(tc, &json);
+        timeconv_close(tc);
+        if (r < 0)
+                return cli_live_error("cannot export the snapshots", r);
+        size = strlen(json);
+        r = fwrite(json, 1, size, stdout) != size || (size > 0 && json[size - 1] != '\n' && putchar('\n') == EOF) ||
+            fflush(stdout) != 0;
+        free(json);
+        if (r) {
+                fputs("timeconv: cannot write the snapshots\n", stderr);
+                return EXIT_IOERR;
+        }
+        return 0;
+}

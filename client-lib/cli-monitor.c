@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+
+/* timeconv monitor: the domain table, refreshed every --interval seconds until interrupted (or
+ * --count tables), with a mark on a domain when a Discontinuity signal arrives. On a terminal it
+ * redraws in place; otherwise (and with --once) it appends each table and prints each event as
+ * a line of its own, so that it can be read by a program. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli-table.h"
+#include "cli.h"
+
+typedef struct Monitor {
+        bool tty;
+        bool daemon_gone;
+        CliMarks marks;
+        CliOut out;
+} Monitor;
+
+static void on_event(const struct timeconv_event *e, void *userdata) {
+        Monitor *m = userdata;
+
+        if (e->type == TIMECONV_EVENT_DISCONTINUITY) {
+                cli_marks_add(&m->marks, e->domain, e->monotonic_ns, e->step_ns);
+                if (!m->tty) {
+                        cli_out_str(&m->out, "! discontinuity ");
+                        cli_out_str(&m->out, e->domain);
+                        cli_out_str(&m->out, " step_ns=");
+                        cli_out_int(&m->out, e->step_ns);
+                        cli_out_str(&m->out, " monotonic_ns=");
+                        cli_out_int(&m->out, e->monotonic_ns);
+                        cli_out_char(&m->out, '\n');
+                }
+        } else if (e->type == TIMECONV_EVENT_DAEMON_CHANGED) {
+                m->daemon_gone = !e->daemon_running;
+                if (!m->tty)
+                        cli_out_str(&m->out, e->daemon_running ? "! timeconvd started\n" : "! timeconvd stopped\n");
+        } else if (e->type == TIMECONV_EVENT_DOMAINS_CHANGED && !m->tty)
+                cli_out_str(&m->out, "! domains changed\n");
+}
+
+/* One table; -errno when the daemon could not be asked. */
+static int draw(struct timeconv *tc, Monitor *m) {
+        struct timeconv_domain **domains = NULL;
+        int r;
+
+        r = timeconv_list_domains(tc, &domains);
+        /* Signals that came with the answer first, so that the table shows them. */
+        (void) timeconv_process(tc);
+        if (m->tty)
+                cli_out_str(&m->out, "\033[H\033[2J");
+        if (r < 0 && m->tty) {
+                cli_out_str(&m->out, "timeconv monitor: ");
+                cli_out_str(&m->out, timeconv_strerror(r));
+                cli_out_str(&m->out, "; waiting for it\n");
+        } else if (r < 0)
+                fprintf(stderr, "timeconv: monitor: %s\n", timeconv_strerror(r));
+        else {
+                cli_table_text(&m->out, domains, &m->marks, cli_now_monotonic_ns());
+                if (!m->tty)
+                        cli_out_char(&m->out, '\n');
+                timeconv_domains_free(domains);
+        }
+        return cli_out_flush(&m->out) < 0 ? -EIO : r;
+}
+
+/* Handles bus input until deadline_ns (CLOCK_MONOTONIC). */
+static int wait_until(struct timeconv *tc, Monitor *m, int64_t deadline_ns) {
+        for (;;) {
+                int64_t left_ns = deadline_ns - cli_now_monotonic_ns();
+                struct pollfd p = { .fd = timeconv_get_fd(tc), .events = POLLIN };
+                int k;
+
+                if (left_ns <= 0)
+                        return 0;
+                k = poll(&p, 1, (int) ((left_ns + 999999) / 1000000));
+                if (k < 0 && errno != EINTR)
+                        return -errno;
+                if (k > 0) {
+                        int r = timeconv_process(tc);
+
+                        if (r < 0)
+                                return r;
+                        if (cli_out_flush(&m->out) < 0)
+                                return -EIO;
+                }
+        }
+}
+
+static int parse_interval(const char *s, int64_t *ret_ns) {
+        char *end = NULL;
+        double seconds = strtod(s, &end);
+
+        if (end == s || *end || !isfinite(seconds) || seconds < 0.001 || seconds > 86400)
+                return -EINVAL;
+        *ret_ns = (int64_t) llround(seconds * 1e9);
+        return 0;
+}
+
+int cli_cmd_monitor(int argc, char **argv) {
+        static const struct option options[] = {
+                { "once", no_argument, NULL, '1' },
+                { "interval", required_argument, NULL, 'i' },
+                { "count", required_argument, NULL, 'c' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {}
+        };
+        int64_t interval_ns = 1000000000, deadline_ns;
+        struct timeconv *tc = NULL;
+        unsigned long count = 0;
+        Monitor *m;
+        char *end;
+        int opt, r, status = 0;
+
+        while ((opt = getopt_long(argc, argv, "1i:c:h", options, NULL)) >= 0)
+                switch (opt) {
+                case '1':
+                        count = 1;
+                        break;
+                case 'i':
+                        if (parse_interval(optarg, &interval_ns) < 0)
+                                return cli_usage_error("bad --interval '%s' (SECONDS, 0.001 to 86400)", optarg);
+                        break;
+                case 'c':
+                        count = strtoul(optarg, &end, 10);
+                        if (!*optarg || *end || count == 0)
+                                return cli_usage_error("bad --count '%s' (a positive integer)", optarg);
+                        break;
+                case 'h':
+                        cli_help(stdout);
+                        return 0;
+                case 'V':
+                        printf("timeconv %s\n", timeconv_version());
+                        return 0;
+                default:
+                        return cli_usage_error("%s", "bad option for 'monitor'");
+                }
+        if (optind < argc)
+                return cli_usage_error("unexpected argument '%s'", argv[optind]);
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return EXIT_FAILURE;
+        m->tty = isatty(STDOUT_FILENO) && count != 1;
+        cli_out_init(&m->out, STDOUT_FILENO);
+        r = cli_open(&tc);
+        if (r != 0) {
+                free(m);
+                return r;
+        }
+        timeconv_set_event_handler(tc, on_event, m);
+
+        deadline_ns = cli_now_monotonic_ns();
+        for (unsigned long n = 0; count == 0 || n < count; n++) {
+                if (n > 0) {
+                        r = wait_until(tc, m, deadline_ns);
+                        if (r < 0) {
+                                status = cli_live_error("monitor", r);
+                                break;
+                        }
+                }
+                deadline_ns += interval_ns;
+                r = draw(tc, m);
+                if (r == -EIO) {
+                        status = EXIT_IOERR;
+                        break;
+                }
+                /* Off a terminal, nobody waits for the daemon to come back. */
+                if (r < 0 && (!m->tty || count == 1)) {
+                        status = cli_unavailable(r) ? EXIT_UNAVAILABLE : EXIT_FAILURE;
+                        break;
+                }
+        }
+        timeconv_close(tc);
+        free(m);
+        return status;
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The D-Bus path: one method call of org.timeconv.Clock1 per request. Named errors become their
+ * errno through the shared map (bus-errors.h), looked up here rather than registered with
+ * sd-bus, which would be process-wide state. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus-errors.h"
+#include "live-internal.h"
+
+int live_bus_errno(const sd_bus_error *error, int r) {
+        if (error && sd_bus_error_is_set(error)) {
+                for (const sd_bus_error_map *m = bus_timeconv_errors; m->name; m++)
+                        if (sd_bus_error_has_name(error, m->name))
+                                return -m->code;
+                if (sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD) ||
+                    sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_INTERFACE))
+                        return -EOPNOTSUPP;
+                /* No owner, and no way to start one. */
+                if (sd_bus_error_has_name(error, SD_BUS_ERROR_SERVICE_UNKNOWN) ||
+                    sd_bus_error_has_name(error, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
+                        return -EHOSTDOWN;
+        }
+        if (r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE)
+                return -ECONNRESET;
+        return r < 0 ? r : -EIO;
+}
+
+/* Calls method; the reply stays in *ret. Signals that came in meanwhile are handled after. */
+static int call(struct timeconv *tc, const char *method, sd_bus_message **ret, const char *types, ...) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *m = NULL;
+        va_list ap;
+        int r;
+
+        r = sd_bus_message_new_method_call(tc->bus, &m, BUS_API_SERVICE, BUS_API_OBJECT,
+                                           BUS_API_INTERFACE, method);
+        if (r >= 0 && types) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(m, types, ap);
+                va_end(ap);
+        }
+        if (r >= 0)
+                r = sd_bus_call(tc->bus, m, LIVE_CALL_TIMEOUT_USEC, &error, ret);
+        if (r < 0)
+                r = live_bus_errno(&error, r);
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(m);
+        (void) live_dispatch(tc);
+        return r < 0 ? r : 0;
+}
+
+static int take_uncertainty(uint64_t u, int64_t *ret) {
+        if (u > (uint64_t) INT64_MAX)
+                return -ERANGE;
+        if (ret)
+                *ret = (int64_t) u;
+        return 0;
+}
+
+int live_bus_convert(struct timeconv *tc, const char *from, const char *to, int64_t value,
+                     int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        sd_bus_message *reply = NULL;
+        int64_t result;
+        uint64_t u;
+        int r;
+
+        r = call(tc, "Convert", &reply, "ssx", from, to, value);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "xt", &result, &u) < 0 ? -EPROTO : 0;
+        if (r >= 0)
+                r = take_uncertainty(u, ret_uncertainty_ns);
+        if (r >= 0)
+                *ret_value = result;
+        sd_bus_message_unref(reply);
+        return r;
+}
+
+int live_bus_now(struct timeconv *tc, const char *domain, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        sd_bus_message *reply = NULL;
+        int64_t result;
+        uint64_t u;
+        int r;
+
+        r = call(tc, "Now", &reply, "s", domain);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "xt", &result, &u) < 0 ? -EPROTO : 0;
+        if (r >= 0)
+                r = take_uncertainty(u, ret_uncertainty_ns);
+        if (r >= 0)
+                *ret_value = result;
+        sd_bus_message_unref(reply);
+        return r;
+}
+
+static int read_array(sd_bus_message *reply, char type, size_t n, const void **ret) {
+        const void *p;
+        size_t size;
+
+        if (sd_bus_message_read_array(reply, type, &p, &size) < 0 || size != n * 8)
+                return -EPROTO;
+        *ret = p;
+        return 0;
+}
+
+int live_bus_convert_many(struct timeconv *tc, const char *from, const char *to, const int64_t *values,
+                          size_t n, int64_t *out_values, int64_t *out_uncertainty_ns) {
+        sd_bus_message *m = NULL, *reply = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        const void *results = NULL, *uncertainties = NULL;
+        int r;
+
+        if (n > BUS_API_CONVERT_MANY_MAX)
+                return -E2BIG;  /* the caller splits */
+        r = sd_bus_message_new_method_call(tc->bus, &m, BUS_API_SERVICE, BUS_API_OBJECT,
+                                           BUS_API_INTERFACE, "ConvertMany");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", from, to);
+        if (r >= 0)
+                r = sd_bus_message_append_array(m, 'x', values, n * sizeof(int64_t));
+        if (r >= 0)
+                r = sd_bus_call(tc->bus, m, LIVE_CALL_TIMEOUT_USEC, &error, &reply);
+        if (r < 0)
+                r = live_bus_errno(&error, r);
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(m);
+        (void) live_dispatch(tc);
+
+        if (r >= 0)
+                r = read_array(reply, 'x', n, &results);
+        if (r >= 0)
+                r = read_array(reply, 't', n, &uncertainties);
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if (((const uint64_t *) uncertainties)[i] > (uint64_t) INT64_MAX)
+                        r = -ERANGE;
+        if (r >= 0) {
+                memmove(out_values, results, n * sizeof(int64_t));
+                if (out_uncertainty_ns)
+                        memcpy(out_uncertainty_ns, uncertainties, n * sizeof(int64_t));
+        }
+        sd_bus_message_unref(reply);
+        return r < 0 ? r : 0;
+}
+
+int live_bus_export(struct timeconv *tc, char **ret_json) {
+        sd_bus_message *reply = NULL;
+        const char *json;
+        char *copy = NULL;
+        int r;
+
+        r = call(tc, "ExportSnapshots", &reply, NULL);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "s", &json) < 0 ? -EPROTO : 0;
+        if (r >= 0) {
+                copy = strdup(json);
+                r = copy ? 0 : -ENOMEM;
+        }
+        if (r >= 0)
+                *ret_json = copy;
+        sd_bus_message_unref(reply);
+        return r;
+}
+
+int live_bus_get_shared_table(struct timeconv *tc, int *ret_fd) {
+        sd_bus_message *reply = NULL;
+        int fd = -1, r;
+
+        r = call(tc, "GetSharedTable", &reply, NULL);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "h", &fd) < 0 ? -EPROTO : 0;
+        if (r >= 0) {
+                /* The message owns its fd and closes it with the message. */
+                fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                r = fd < 0 ? -errno : 0;
+        }
+        if (r >= 0)
+                *ret_fd = fd;
+        sd_bus_message_unref(reply);
+        return r;
+}

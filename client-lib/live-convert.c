@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+
+/* Live conversions: the shared table first when allowed, D-Bus for what it cannot answer. The
+ * table runs the daemon's own conversion code on the daemon's models, so an answer by either
+ * path is the same answer. */
+
+#include <errno.h>
+#include <string.h>
+
+#include "bus-errors.h"
+#include "live-table.h"
+#include "timeconv-internal.h"
+
+/* What the table says when it is the only path allowed: errors about the request itself as they
+ * are, "cannot answer this here" (not mapped, before the segment, busy) as -EOPNOTSUPP. */
+static int table_only_error(int r) {
+        return r == -ERANGE || r == -ENODEV || r == -ENOLINK || r == -ENOENT || r == -EINVAL ? r : -EOPNOTSUPP;
+}
+
+/* Only an answer out of range is final: anything else the daemon may still answer. */
+static bool table_final(const struct timeconv *tc, int r) {
+        return !(tc->paths & TIMECONV_PATH_DBUS) || r == -ERANGE;
+}
+
+/* flatten: the table's conversion inlined here too, one call for the caller and none below. */
+TIMECONV_EXPORT __attribute__((flatten)) int timeconv_convert_id(struct timeconv *tc, unsigned from, unsigned to,
+                                                                 int64_t value, int64_t *ret_value,
+                                                                 int64_t *ret_uncertainty_ns) {
+        int64_t v, u;
+        int r;
+
+        if (__builtin_expect(!tc || from >= tc->n_ids || to >= tc->n_ids || !ret_value, 0))
+                return -EINVAL;
+        if (tc->paths & TIMECONV_PATH_TABLE) {
+                if (__builtin_expect(--tc->checks_left == 0, 0))
+                        live_check_bus(tc);
+                r = live_table_convert(tc, from, to, value, &v, &u);
+                if (__builtin_expect(r >= 0, 1)) {
+                        tc->last_path = TIMECONV_PATH_TABLE;
+                        goto done;
+                }
+                if (table_final(tc, r))
+                        return table_only_error(r);
+        }
+        r = live_bus_convert(tc, tc->ids[from].name, tc->ids[to].name, value, &v, &u);
+        if (r < 0)
+                return r;
+        tc->last_path = TIMECONV_PATH_DBUS;
+done:
+        *ret_value = v;
+        if (ret_uncertainty_ns)
+                *ret_uncertainty_ns = u;
+        return 0;
+}
+
+TIMECONV_EXPORT int timeconv_convert(struct timeconv *tc, const char *from, const char *to, int64_t value,
+                                     int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        unsigned i, j;
+        int r;
+
+        if (!tc || !from || !to || !ret_value)
+                return -EINVAL;
+        r = timeconv_domain_id(tc, from, &i);
+        if (r >= 0)
+                r = timeconv_domain_id(tc, to, &j);
+        if (r == -ENOSPC && (tc->paths & TIMECONV_PATH_DBUS)) {
+                /* More names than ids: these go without the table. */
+                r = live_bus_convert(tc, from, to, value, ret_value, ret_uncertainty_ns);
+                if (r >= 0)
+                        tc->last_path = TIMECONV_PATH_DBUS;
+                return r;
+        }
+        if (r < 0)
+                return r == -ENOSPC ? -EOPNOTSUPP : r;
+        return timeconv_convert_id(tc, i, j, value, ret_value, ret_uncertainty_ns);
+}
+
+/* The table for as many values as it answers, in order; returns how many, or -errno when the
+ * first one it could not answer is final. */
+static int many_by_table(struct timeconv *tc, const char *from, const char *to, const int64_t *values,
+                         size_t n, int64_t *out_values, int64_t *out_uncertainty_ns, size_t *ret_done) {
+        unsigned i, j;
+        size_t k;
+        int r;
+
+        *ret_done = 0;
+        r = timeconv_domain_id(tc, from, &i);
+        if (r >= 0)
+                r = timeconv_domain_id(tc, to, &j);
+        if (r < 0)
+                return table_final(tc, r) ? table_only_error(r) : 0;
+        for (k = 0; k < n; k++) {
+                int64_t v, u;
+
+                if (__builtin_expect(--tc->checks_left == 0, 0))
+                        live_check_bus(tc);
+                r = live_table_convert(tc, i, j, values[k], &v, &u);
+                if (r < 0)
+                        break;
+                /* values and out_values may be one array: values[k] is read before it is written. */
+                out_values[k] = v;
+                if (out_uncertainty_ns)
+                        out_uncertainty_ns[k] = u;
+        }
+        *ret_done = k;
+        if (k < n && table_final(tc, r))
+                return table_only_error(r);
+        return 0;
+}
+
+TIMECONV_EXPORT int timeconv_convert_many(struct timeconv *tc, const char *from, const char *to,
+                                          const int64_t *values, size_t n, int64_t *out_values,
+                                          int64_t *out_uncertainty_ns) {
+        size_t done = 0;
+        int r;
+
+        if (!tc || !from || !to || (n > 0 && (!values || !out_values)))
+                return -EINVAL;
+        if (tc->paths & TIMECONV_PATH_TABLE) {
+                r = many_by_table(tc, from, to, values, n, out_values, out_uncertainty_ns, &done);
+                if (r < 0)
+                        return r;
+                if (done == n) {
+                        tc->last_path = TIMECONV_PATH_TABLE;
+                        return 0;
+                }
+        }
+        /* The rest over D-Bus, in messages the daemon accepts. */
+        while (done < n) {
+                size_t chunk = n - done < BUS_API_CONVERT_MANY_MAX ? n - done : BUS_API_CONVERT_MANY_MAX;
+
+                r = live_bus_convert_many(tc, from, to, values + done, chunk, out_values + done,
+                                          out_uncertainty_ns ? out_uncertainty_ns + done : NULL);
+                if (r < 0)
+                        return r;
+                done += chunk;
+        }
+        tc->last_path = TIMECONV_PATH_DBUS;
+        return 0;
+}
+
+TIMECONV_EXPORT __attribute__((flatten)) int timeconv_now_id(struct timeconv *tc, unsigned domain, int64_t *ret_value,
+                                    int64_t *ret_uncertainty_ns) {
+        int64_t v, u;
+        int r;
+
+        if (__builtin_expect(!tc || domain >= tc->n_ids || !ret_value, 0))
+                return -EINVAL;
+        if (tc->paths & TIMECONV_PATH_TABLE) {
+                if (__builtin_expect(--tc->checks_left == 0, 0))
+                        live_check_bus(tc);
+                r = live_table_now(tc, domain, &v, &u);
+                if (__builtin_expect(r >= 0, 1)) {
+                        tc->last_path = TIMECONV_PATH_TABLE;
+                        goto done;
+                }
+                if (table_final(tc, r))
+                        return table_only_error(r);
+        }
+        r = live_bus_now(tc, tc->ids[domain].name, &v, &u);
+        if (r < 0)
+                return r;
+        tc->last_path = TIMECONV_PATH_DBUS;
+done:
+        *ret_value = v;
+        if (ret_uncertainty_ns)
+                *ret_uncertainty_ns = u;
+        return 0;
+}
+
+TIMECONV_EXPORT int timeconv_now(struct timeconv *tc, const char *domain, int64_t *ret_value,
+                                 int64_t *ret_uncertainty_ns) {
+        unsigned i;
+        int r;
+
+        if (!tc || !domain || !ret_value)
+                return -EINVAL;
+        r = timeconv_domain_id(tc, domain, &i);
+        if (r == -ENOSPC && (tc->paths & TIMECONV_PATH_DBUS)) {
+                r = live_bus_now(tc, domain, ret_value, ret_uncertainty_ns);
+                if (r >= 0)
+                        tc->last_path = TIMECONV_PATH_DBUS;
+                return r;
+        }
+        if (r < 0)
+                return r == -ENOSPC ? -EOPNOTSUPP : r;
+        return timeconv_now_id(tc, i, ret_value, ret_uncertainty_ns);
+}

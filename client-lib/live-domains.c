@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+
+/* ListDomains: a(ssa{sv}) into struct timeconv_domain. Entries we do not know are skipped, so a
+ * newer daemon with more properties still reads; a known key with another type is refused. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus-errors.h"
+#include "live-internal.h"
+#include "timeconv-internal.h"
+
+typedef union Variant {
+        int b;
+        const char *s;
+        uint64_t t;
+        uint32_t u;
+        int64_t x;
+        double d;
+} Variant;
+
+static void copy_string(char *dst, size_t size, const char *src) {
+        size_t n = strnlen(src, size - 1);
+
+        memcpy(dst, src, n);
+        dst[n] = 0;
+}
+
+/* Stores key's value into *d when key is ours and of our type; -EPROTO for a known key of
+ * another type. */
+static int take_entry(struct timeconv_domain *d, const char *key, char type, const Variant *v) {
+        static const struct {
+                const char *key;
+                char type;
+        } known[] = {
+                { "available", 'b' }, { "reference", 's' }, { "resolution_ns", 't' },
+                { "wrap_bits", 'u' }, { "monotonic", 'b' }, { "rate_ppb", 'x' },
+                { "rate_uncertainty_ppb", 't' }, { "uncertainty_ns", 't' },
+                { "last_calibrated_ns", 'x' }, { "perfetto_id", 'u' }, { "verdict", 's' },
+                { "device_name", 's' }, { "driver", 's' }, { "period_ns", 'd' }, { "offset_ns", 'x' },
+        };
+        size_t i;
+
+        for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+                if (strcmp(known[i].key, key) == 0)
+                        break;
+        if (i == sizeof(known) / sizeof(known[0]))
+                return 0;
+        if (known[i].type != type)
+                return -EPROTO;
+
+        if (strcmp(key, "available") == 0)
+                d->flags |= v->b ? TIMECONV_DOMAIN_AVAILABLE : 0;
+        else if (strcmp(key, "monotonic") == 0)
+                d->flags |= v->b ? TIMECONV_DOMAIN_MONOTONIC : 0;
+        else if (strcmp(key, "reference") == 0)
+                copy_string(d->reference, sizeof(d->reference), v->s);
+        else if (strcmp(key, "verdict") == 0)
+                copy_string(d->verdict, sizeof(d->verdict), v->s);
+        else if (strcmp(key, "device_name") == 0)
+                copy_string(d->device_name, sizeof(d->device_name), v->s);
+        else if (strcmp(key, "driver") == 0)
+                copy_string(d->driver, sizeof(d->driver), v->s);
+        else if (strcmp(key, "resolution_ns") == 0)
+                d->resolution_ns = v->t;
+        else if (strcmp(key, "wrap_bits") == 0)
+                d->wrap_bits = v->u;
+        else if (strcmp(key, "perfetto_id") == 0)
+                d->perfetto_id = v->u;
+        else if (strcmp(key, "rate_ppb") == 0)
+                d->rate_ppb = v->x;
+        else if (strcmp(key, "rate_uncertainty_ppb") == 0) {
+                d->rate_uncertainty_ppb = v->t;
+                d->flags |= TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY;
+        } else if (strcmp(key, "uncertainty_ns") == 0)
+                d->uncertainty_ns = v->t;
+        else if (strcmp(key, "last_calibrated_ns") == 0)
+                d->last_calibrated_ns = v->x;
+        else if (strcmp(key, "offset_ns") == 0) {
+                d->offset_ns = v->x;
+                d->flags |= TIMECONV_DOMAIN_HAS_OFFSET;
+        } else if (strcmp(key, "period_ns") == 0)
+                d->period_ns = v->d;
+        return 0;
+}
+
+static int read_entry(sd_bus_message *reply, struct timeconv_domain *d) {
+        const char *key, *contents;
+        Variant v = {};
+        char type;
+        int r;
+
+        r = sd_bus_message_read(reply, "s", &key);
+        if (r >= 0)
+                r = sd_bus_message_peek_type(reply, &type, &contents);
+        if (r < 0)
+                return r;
+        if (type != 'v' || strlen(contents) != 1 || !strchr("bstuxd", contents[0]))
+                return sd_bus_message_skip(reply, "v");
+        r = sd_bus_message_enter_container(reply, 'v', contents);
+        if (r >= 0)
+                r = sd_bus_message_read_basic(reply, contents[0], &v);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return r;
+        return take_entry(d, key, contents[0], &v);
+}
+
+static int read_domain(sd_bus_message *reply, struct timeconv_domain *d) {
+        const char *name, *unit;
+        int r;
+
+        r = sd_bus_message_read(reply, "ss", &name, &unit);
+        if (r < 0)
+                return r;
+        if (strlen(name) >= sizeof(d->name))
+                return -EPROTO;
+        copy_string(d->name, sizeof(d->name), name);
+        copy_string(d->unit, sizeof(d->unit), unit);
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                r = read_entry(reply, d);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        return r;
+}
+
+TIMECONV_EXPORT struct timeconv_domain **timeconv_domains_free(struct timeconv_domain **domains) {
+        if (!domains)
+                return NULL;
+        for (struct timeconv_domain **d = domains; *d; d++)
+                free(*d);
+        free(domains);
+        return NULL;
+}
+
+int live_bus_list_domains(struct timeconv *tc, struct timeconv_domain ***ret) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        struct timeconv_domain **list = NULL;
+        bool called;
+        size_t n = 0;
+        int r;
+
+        r = sd_bus_call_method(tc->bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains",
+                               &error, &reply, "");
+        if (r < 0)
+                r = live_bus_errno(&error, r);
+        sd_bus_error_free(&error);
+        (void) live_dispatch(tc);
+        called = r >= 0;
+
+        list = r >= 0 ? calloc(1, sizeof(*list)) : NULL;
+        if (r >= 0 && !list)
+                r = -ENOMEM;
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
+                struct timeconv_domain **bigger = realloc(list, (n + 2) * sizeof(*list));
+
+                if (!bigger) {
+                        r = -ENOMEM;
+                        break;
+                }
+                list = bigger;
+                list[n + 1] = NULL;
+                list[n] = calloc(1, sizeof(**list));
+                if (!list[n]) {
+                        r = -ENOMEM;
+                        break;
+                }
+                n++;
+                r = read_domain(reply, list[n - 1]);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        sd_bus_message_unref(reply);
+        if (r < 0) {
+                timeconv_domains_free(list);
+                /* Past the call itself, a failure is a reply we cannot read. */
+                return !called || r == -ENOMEM ? r : -EPROTO;
+        }
+        *ret = list;
+        return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The live handle (struct timeconv) and what its three files share: live.c (the public entry
+ * points, path choice, bus signals), live-bus.c (the D-Bus calls), live-table.c (the shared
+ * table's fast path). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+#include "timeconv.h"
+
+#define LIVE_IDS_MAX 256
+#define LIVE_NAME_MAX 64
+/* Table conversions between two looks at the bus (one poll(), ~0.3 µs): a restarted daemon is
+ * noticed within this many conversions at a cost well under 1 ns each. */
+#define LIVE_CHECK_EVERY 1024
+#define LIVE_CALL_TIMEOUT_USEC (UINT64_C(10) * 1000000)
+
+typedef struct LiveId {
+        char name[LIVE_NAME_MAX];
+        size_t table_index;             /* SIZE_MAX: not in the table */
+        bool needs_hint;                /* wraps: unwrap to the occurrence nearest now */
+} LiveId;
+
+typedef enum LiveTableState {
+        LIVE_TABLE_UNKNOWN,             /* ask the daemon at the next conversion */
+        LIVE_TABLE_MAPPED,
+        LIVE_TABLE_NONE,                /* this daemon offers none: D-Bus until its owner changes */
+} LiveTableState;
+
+typedef struct LiveTable {
+        LiveTableState state;
+        const void *mem;
+        size_t size;
+        uint64_t generation;            /* of the ids' table_index */
+        bool resolved;                  /* ids resolved at generation */
+        size_t hub_index;               /* monotonic_raw, the hub; SIZE_MAX: none */
+} LiveTable;
+
+struct timeconv {
+        sd_bus *bus;
+        sd_bus_slot *owner_slot;
+        sd_bus_slot *signal_slot;
+        int paths;
+        int last_path;
+        unsigned checks_left;
+        unsigned owner_changes;         /* NameOwnerChanged seen so far */
+        LiveTable table;
+        LiveId ids[LIVE_IDS_MAX];
+        unsigned n_ids;
+        timeconv_event_handler handler;
+        void *userdata;
+};
+
+/* live.c */
+void live_emit(struct timeconv *tc, const struct timeconv_event *event);
+/* Handles whatever the bus delivered (signals) without blocking. */
+int live_dispatch(struct timeconv *tc);
+/* Every LIVE_CHECK_EVERY table conversions: dispatches what the bus has, if anything. */
+void live_check_bus(struct timeconv *tc);
+
+/* live-bus.c: each returns 0 or -errno, named D-Bus errors mapped to their errno. */
+int live_bus_errno(const sd_bus_error *error, int r);
+int live_bus_convert(struct timeconv *tc, const char *from, const char *to, int64_t value,
+                     int64_t *ret_value, int64_t *ret_uncertainty_ns);
+int live_bus_convert_many(struct timeconv *tc, const char *from, const char *to, const int64_t *values,
+                          size_t n, int64_t *out_values, int64_t *out_uncertainty_ns);
+int live_bus_now(struct timeconv *tc, const char *domain, int64_t *ret_value, int64_t *ret_uncertainty_ns);
+int live_bus_list_domains(struct timeconv *tc, struct timeconv_domain ***ret);
+int live_bus_export(struct timeconv *tc, char **ret_json);
+/* A dup of the fd GetSharedTable hands out; -EOPNOTSUPP when the daemon has no such method. */
+int live_bus_get_shared_table(struct timeconv *tc, int *ret_fd);
+
+/* live-table.c (the conversions themselves are inline, in live-table.h) */
+/* Forget the table (a new daemon, or it went away): the next conversion asks again. */
+void live_table_drop(struct timeconv *tc);
+/* Whether the daemon still publishes (its heartbeat is recent); true when nothing is mapped. */
+bool live_table_alive(struct timeconv *tc);
+/* The set of domains changed: look the names up again. */
+void live_table_invalidate(struct timeconv *tc);

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The shared table's slow side: fetching it (a sealed memfd from GetSharedTable) and mapping it
+ * read-only, looking the ids up in it, dropping it when its daemon left. The conversions on it
+ * are inline, in live-table.h. */
+
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "live-table.h"
+
+#define HUB_NAME "monotonic_raw"
+
+static bool unit_needs_hint(const DomainUnit *u) {
+        return (u->wrap_bits != 0 && u->wrap_bits != 64) || u->encoding != UNIT_ENCODING_PLAIN;
+}
+
+void live_table_drop(struct timeconv *tc) {
+        if (tc->table.mem)
+                munmap((void *) tc->table.mem, tc->table.size);
+        tc->table = (LiveTable) { .state = LIVE_TABLE_UNKNOWN, .hub_index = SIZE_MAX };
+}
+
+void live_table_invalidate(struct timeconv *tc) {
+        tc->table.resolved = false;
+}
+
+static void resolve_one(const void *mem, LiveId *id) {
+        GraphNode node;
+        size_t index;
+
+        id->table_index = SIZE_MAX;
+        id->needs_hint = true;
+        if (shared_table_find(mem, id->name, &index) < 0)
+                return;
+        /* Units never change for a name within one generation. */
+        if (shared_table_read_node(mem, index, &node) >= 0)
+                id->needs_hint = unit_needs_hint(&node.unit);
+        id->table_index = index;
+}
+
+/* Looks every id up in the table as of its current generation. */
+static void resolve(struct timeconv *tc) {
+        const void *mem = tc->table.mem;
+        GraphNode node;
+        size_t hub;
+
+        tc->table.generation = shared_table_generation(mem);
+        for (unsigned i = 0; i < tc->n_ids; i++)
+                resolve_one(mem, &tc->ids[i]);
+        /* now() reads the hub's own clock here; only monotonic_raw has one we know. */
+        tc->table.hub_index = SIZE_MAX;
+        if (shared_table_find(mem, HUB_NAME, &hub) >= 0 && shared_table_read_node(mem, hub, &node) >= 0 &&
+            node.hub)
+                tc->table.hub_index = hub;
+        tc->table.resolved = true;
+}
+
+static int map_table(struct timeconv *tc) {
+        unsigned owner_changes = tc->owner_changes;
+        struct stat st;
+        void *mem;
+        int fd, r;
+
+        r = live_bus_get_shared_table(tc, &fd);
+        /* The owner changed while we asked: the fd may be the old daemon's. Ask again later. */
+        if (r >= 0 && owner_changes != tc->owner_changes) {
+                close(fd);
+                return -EAGAIN;
+        }
+        /* An older daemon (no such method) or one without a table (Unavailable): D-Bus it is,
+         * until another daemon takes over. */
+        if (r == -EOPNOTSUPP || r == -ENODEV) {
+                tc->table.state = LIVE_TABLE_NONE;
+                return -EOPNOTSUPP;
+        }
+        if (r < 0)
+                return r;
+        r = fstat(fd, &st) < 0 ? -errno : st.st_size <= 0 ? -EBADMSG : 0;
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        mem = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        r = mem == MAP_FAILED ? -errno : 0;
+        close(fd);
+        if (r < 0)
+                return r;
+        r = shared_table_validate(mem, (size_t) st.st_size);
+        if (r < 0) {
+                /* Not a table we can read (another layout version): D-Bus it is, for this daemon. */
+                munmap(mem, (size_t) st.st_size);
+                tc->table.state = LIVE_TABLE_NONE;
+                return r;
+        }
+        tc->table.mem = mem;
+        tc->table.size = (size_t) st.st_size;
+        tc->table.state = LIVE_TABLE_MAPPED;
+        resolve(tc);
+        return 0;
+}
+
+void live_table_check_retired(struct timeconv *tc) {
+        if (shared_table_validate(tc->table.mem, tc->table.size) == -ESTALE)
+                live_table_drop(tc);
+}
+
+int live_table_prepare(struct timeconv *tc) {
+        if (tc->table.state == LIVE_TABLE_NONE)
+                return -EOPNOTSUPP;
+        if (tc->table.state != LIVE_TABLE_MAPPED)
+                return map_table(tc);
+        if (!tc->table.resolved)
+                resolve(tc);
+        return 0;
+}
+
+bool live_table_refresh(struct timeconv *tc) {
+        if (tc->table.state != LIVE_TABLE_MAPPED || shared_table_generation(tc->table.mem) == tc->table.generation)
+                return false;
+        resolve(tc);
+        return true;
+}
+
+bool live_table_alive(struct timeconv *tc) {
+        struct timespec ts;
+
+        if (tc->table.state != LIVE_TABLE_MAPPED)
+                return true;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return shared_table_alive(tc->table.mem, (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec);
+}

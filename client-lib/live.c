@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The live handle: one bus connection, the choice between the shared table and D-Bus for each
+ * request, and the signals that tell the handle the daemon restarted (NameOwnerChanged), its
+ * domains changed, or a clock stepped. */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus-errors.h"
+#include "live-internal.h"
+#include "timeconv-internal.h"
+
+#define MATCH_OWNER \
+        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus'," \
+        "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" BUS_API_SERVICE "'"
+#define MATCH_DAEMON \
+        "type='signal',sender='" BUS_API_SERVICE "',path='" BUS_API_OBJECT "',interface='" BUS_API_INTERFACE "'"
+
+void live_emit(struct timeconv *tc, const struct timeconv_event *event) {
+        if (tc->handler)
+                tc->handler(event, tc->userdata);
+}
+
+int live_dispatch(struct timeconv *tc) {
+        int r;
+
+        do
+                r = sd_bus_process(tc->bus, NULL);
+        while (r > 0);
+        return r;
+}
+
+static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct timeconv *tc = userdata;
+        const char *name, *old_owner, *new_owner;
+
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
+            strcmp(name, BUS_API_SERVICE) != 0)
+                return 0;
+        /* Whatever the old daemon published is no one's any more. */
+        live_table_drop(tc);
+        tc->owner_changes++;
+        live_emit(tc, &(struct timeconv_event) { .type = TIMECONV_EVENT_DAEMON_CHANGED,
+                                                 .daemon_running = new_owner[0] != 0 });
+        return 0;
+}
+
+static int on_daemon_signal(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct timeconv *tc = userdata;
+        struct timeconv_event event = {};
+        const char *domain;
+
+        if (sd_bus_message_is_signal(m, BUS_API_INTERFACE, "Discontinuity")) {
+                if (sd_bus_message_read(m, "sxx", &domain, &event.monotonic_ns, &event.step_ns) < 0)
+                        return 0;
+                event.type = TIMECONV_EVENT_DISCONTINUITY;
+                event.domain = domain;
+        } else if (sd_bus_message_is_signal(m, BUS_API_INTERFACE, "DomainsChanged")) {
+                /* The daemon may hand out a new table for the new set: ask again. */
+                live_table_drop(tc);
+                event.type = TIMECONV_EVENT_DOMAINS_CHANGED;
+        } else
+                return 0;
+        live_emit(tc, &event);
+        return 0;
+}
+
+static int handle_new(sd_bus *bus, struct timeconv **ret) {
+        struct timeconv *tc;
+        int r;
+
+        tc = calloc(1, sizeof(*tc));
+        if (!tc) {
+                sd_bus_flush_close_unref(bus);
+                return -ENOMEM;
+        }
+        tc->bus = bus;
+        tc->paths = TIMECONV_PATH_ANY;
+        tc->checks_left = LIVE_CHECK_EVERY;
+        live_table_drop(tc);
+
+        r = sd_bus_add_match(bus, &tc->owner_slot, MATCH_OWNER, on_owner_changed, tc);
+        if (r >= 0)
+                r = sd_bus_add_match(bus, &tc->signal_slot, MATCH_DAEMON, on_daemon_signal, tc);
+        if (r < 0) {
+                timeconv_close(tc);
+                return r;
+        }
+        *ret = tc;
+        return 0;
+}
+
+TIMECONV_EXPORT int timeconv_open(struct timeconv **ret) {
+        sd_bus *bus = NULL;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = sd_bus_open_user(&bus);
+        if (r < 0)
+                return r;
+        return handle_new(bus, ret);
+}
+
+TIMECONV_EXPORT int timeconv_open_address(const char *address, struct timeconv **ret) {
+        sd_bus *bus = NULL;
+        int r;
+
+        if (!address || !ret)
+                return -EINVAL;
+        r = sd_bus_new(&bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_address(bus, address);
+        if (r >= 0)
+                r = sd_bus_set_bus_client(bus, 1);
+        if (r >= 0)
+                r = sd_bus_negotiate_fds(bus, 1);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r < 0) {
+                sd_bus_unref(bus);
+                return r;
+        }
+        return handle_new(bus, ret);
+}
+
+TIMECONV_EXPORT struct timeconv *timeconv_close(struct timeconv *tc) {
+        if (!tc)
+                return NULL;
+        live_table_drop(tc);
+        sd_bus_slot_unref(tc->owner_slot);
+        sd_bus_slot_unref(tc->signal_slot);
+        sd_bus_flush_close_unref(tc->bus);
+        free(tc);
+        return NULL;
+}
+
+TIMECONV_EXPORT int timeconv_set_paths(struct timeconv *tc, int paths) {
+        if (!tc || paths <= 0 || (paths & ~TIMECONV_PATH_ANY) != 0)
+                return -EINVAL;
+        tc->paths = paths;
+        return 0;
+}
+
+TIMECONV_EXPORT int timeconv_last_path(const struct timeconv *tc) {
+        return tc ? tc->last_path : TIMECONV_PATH_NONE;
+}
+
+TIMECONV_EXPORT int timeconv_domain_id(struct timeconv *tc, const char *name, unsigned *ret_id) {
+        size_t len;
+
+        if (!tc || !name || !ret_id)
+                return -EINVAL;
+        len = strlen(name);
+        if (len == 0 || len >= LIVE_NAME_MAX)
+                return -EINVAL;
+        for (unsigned i = 0; i < tc->n_ids; i++)
+                if (strcmp(tc->ids[i].name, name) == 0) {
+                        *ret_id = i;
+                        return 0;
+                }
+        if (tc->n_ids >= LIVE_IDS_MAX)
+                return -ENOSPC;
+        memcpy(tc->ids[tc->n_ids].name, name, len + 1);
+        tc->ids[tc->n_ids].table_index = SIZE_MAX;
+        tc->ids[tc->n_ids].needs_hint = true;
+        live_table_invalidate(tc);
+        *ret_id = tc->n_ids++;
+        return 0;
+}
+
+TIMECONV_EXPORT int timeconv_set_event_handler(struct timeconv *tc, timeconv_event_handler handler,
+                                               void *userdata) {
+        if (!tc)
+                return -EINVAL;
+        tc->handler = handler;
+        tc->userdata = userdata;
+        return 0;
+}
+
+TIMECONV_EXPORT int timeconv_get_fd(struct timeconv *tc) {
+        return tc ? sd_bus_get_fd(tc->bus) : -EINVAL;
+}
+
+TIMECONV_EXPORT int timeconv_process(struct timeconv *tc) {
+        int r;
+
+        if (!tc)
+                return -EINVAL;
+        r = live_dispatch(tc);
+        return r < 0 ? live_bus_errno(NULL, r) : 0;
+}
+
+/* Between table conversions, now and then: has the daemon restarted (the bus says so) or
+ * stopped publishing (killed or stuck, the table's heartbeat says so)? */
+void live_check_bus(struct timeconv *tc) {
+        struct pollfd p = { .fd = sd_bus_get_fd(tc->bus), .events = POLLIN };
+
+        tc->checks_left = LIVE_CHECK_EVERY;
+        if (p.fd >= 0 && poll(&p, 1, 0) > 0)
+                (void) live_dispatch(tc);
+        if (!live_table_alive(tc))
+                live_table_drop(tc);
+}
+
+TIMECONV_EXPORT int timeconv_list_domains(struct timeconv *tc, struct timeconv_domain ***ret) {
+        if (!tc || !ret)
+                return -EINVAL;
+        return live_bus_list_domains(tc, ret);
+}
+
+TIMECONV_EXPORT int timeconv_export_snapshots(struct timeconv *tc, char **ret_json) {
+        if (!tc || !ret_json)
+                return -EINVAL;
+        return live_bus_export(tc, ret_json);
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+
+/* A daemon restart under a running handle: the handle is told (DAEMON_CHANGED), fails with
+ * -EHOSTDOWN while no daemon runs, and converts again, right, with the new one, the caller doing
+ * nothing; once more with the daemon stopped and started between two conversions, where only
+ * the library's own bus checks can notice.
+ * usage: test-live-restart TIMECONVD */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock-client.h"
+#include "harness.h"
+#include "tap.h"
+#include "timeconv.h"
+
+#define CALLS 3000
+#define WAIT_MS 10000
+
+typedef struct Seen {
+        unsigned started, stopped;
+} Seen;
+
+static void on_event(const struct timeconv_event *e, void *userdata) {
+        Seen *s = userdata;
+
+        if (e->type == TIMECONV_EVENT_DAEMON_CHANGED) {
+                if (e->daemon_running)
+                        s->started++;
+                else
+                        s->stopped++;
+        }
+}
+
+/* Handles the bus until *counter passes want; -ETIMEDOUT after WAIT_MS. */
+static int wait_event(struct timeconv *tc, const unsigned *counter, unsigned want) {
+        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
+
+        while (*counter < want) {
+                struct pollfd p = { .fd = timeconv_get_fd(tc), .events = POLLIN };
+                int64_t left_ms = (deadline_ns - harness_clock_ns(CLOCK_MONOTONIC)) / 1000000;
+
+                if (left_ms <= 0)
+                        return -ETIMEDOUT;
+                if (poll(&p, 1, (int) left_ms) < 0 && errno != EINTR)
+                        return -errno;
+                if (timeconv_process(tc) < 0)
+                        return -EIO;
+        }
+        return 0;
+}
+
+/* CALLS conversions monotonic -> boottime of now: how many failed and how many missed. */
+static void convert_now(struct timeconv *tc, const char *label) {
+        int failed = 0, outside = 0, last_r = 0, table = 0;
+
+        for (int i = 0; i < CALLS; i++) {
+                int64_t v, u;
+                Bracket b;
+                int r;
+
+                bracket_read(CLOCK_MONOTONIC, CLOCK_BOOTTIME, &b);
+                r = timeconv_convert(tc, "monotonic", "boottime", b.from_ns, &v, &u);
+                if (r < 0) {
+                        failed++;
+                        last_r = r;
+                        continue;
+                }
+                table += timeconv_last_path(tc) == TIMECONV_PATH_TABLE;
+                outside += !bracket_holds(v, (uint64_t) u, b.to_lo_ns, b.to_hi_ns);
+        }
+        diag("%s: %d of %d answered by the table", label, table, CALLS);
+        ok(failed == 0 && outside == 0, "%s: %d conversions succeed and hold the truth (%d failed, last %d; "
+           "%d outside)", label, CALLS, failed, last_r, outside);
+}
+
+static int restart(Harness *h, const char *daemon, const char *const *args) {
+        return harness_start_daemon(h, daemon, args, HARNESS_READY_TIMEOUT_MS);
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(harness_freep) Harness *h = NULL;
+        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
+        struct timeconv *tc = NULL;
+        Seen seen = {};
+        int64_t v, u;
+        int r;
+
+        if (argc != 2) {
+                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
+                return 2;
+        }
+        if (!harness_have_program("dbus-daemon"))
+                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
+
+        r = harness_new(NULL, &h);
+        if (r >= 0)
+                r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+        is_int(r, 0, "a private bus and timeconvd start");
+        if (r >= 0)
+                r = timeconv_open_address(h->bus_address, &tc);
+        is_int(r, 0, "a handle opens");
+        if (r < 0)
+                return done_testing();
+        timeconv_set_event_handler(tc, on_event, &seen);
+        convert_now(tc, "first daemon");
+
+        /* 1: stopped, noticed, then a new one. */
+        r = harness_stop_daemon(h, HARNESS_STOP_TIMEOUT_MS, NULL, NULL);
+        is_int(r, 0, "the daemon stops");
+        is_int(wait_event(tc, &seen.stopped, 1), 0, "the handle reports the daemon gone (DAEMON_CHANGED)");
+        r = timeconv_convert(tc, "monotonic", "boottime", harness_clock_ns(CLOCK_MONOTONIC), &v, &u);
+        is_int(r, -EHOSTDOWN, "without a daemon a conversion fails with -EHOSTDOWN");
+        r = restart(h, argv[1], args);
+        is_int(r, 0, "a second daemon starts");
+        convert_now(tc, "second daemon, same handle");
+        is_int(wait_event(tc, &seen.started, 1), 0, "the handle reports the new daemon");
+
+        /* 2: stopped and started between two conversions; nobody tells the handle. */
+        r = harness_stop_daemon(h, HARNESS_STOP_TIMEOUT_MS, NULL, NULL);
+        if (r >= 0)
+                r = restart(h, argv[1], args);
+        is_int(r, 0, "a third daemon replaces the second at once");
+        convert_now(tc, "third daemon, same handle");
+        /* The signals reach the handle whenever the bus delivers them; conversions alone must
+         * pick them up, within a bounded time. */
+        for (int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
+             (seen.stopped < 2 || seen.started < 2) && harness_clock_ns(CLOCK_MONOTONIC) < deadline_ns;)
+                (void) timeconv_convert(tc, "monotonic", "boottime", harness_clock_ns(CLOCK_MONOTONIC), &v, &u);
+        ok(seen.stopped >= 2 && seen.started >= 2,
+           "the library noticed the restart by itself while converting (stopped %u, started %u)",
+           seen.stopped, seen.started);
+        convert_now(tc, "third daemon, after the restart was noticed");
+
+        tc = timeconv_close(tc);
+        ok(harness_daemon_alive(h), "the third daemon still runs");
+        return done_testing();
+}
