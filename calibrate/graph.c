@@ -158,7 +158,7 @@ int graph_set_same_as(ClockGraph *g, size_t index, size_t same_as) {
                 return -EINVAL;
         if (same_as == SIZE_MAX)
                 same_as = index;
-        if (same_as >= g->n_nodes || g->nodes[same_as].model_id != same_as)
+        if (same_as >= g->n_nodes || (same_as != index && g->nodes[same_as].model_id != same_as))
                 return -EINVAL;
         for (size_t i = 0; i < g->n_nodes; i++)
                 if (i != index && g->nodes[i].model_id == index && same_as != index)
