@@ -107,7 +107,7 @@ static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret)
 
         *ret = (BusDomainInfo) {
                 .name = d->info.name,
-                .unit = snapshot_unit_name(&d->info.unit),
+                .unit = d->info.unit_name[0] ? d->info.unit_name : snapshot_unit_name(&d->info.unit),
                 .available = node->available && node->calibrated,
                 .reference = c->graph.nodes[c->graph.hub].name,
                 .resolution_ns = d->info.resolution_ns,

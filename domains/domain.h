@@ -24,6 +24,9 @@ typedef struct DomainInfo {
          * (x11_us for x11, a GPU's stable alias for gpuN). A view is never opened: it shares the
          * domain's samples, model, availability and status. List it after the domain. */
         char view_of[DOMAIN_NAME_MAX];
+        /* What ListDomains calls the unit ("tick" for a GPU, whatever its period); empty: named
+         * from the period (ns, us, ms). */
+        char unit_name[8];
 } DomainInfo;
 
 #define DOMAIN_EXTRAS_MAX 8

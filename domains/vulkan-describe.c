@@ -21,7 +21,7 @@ int gpu_device_unit(const GpuDeviceInfo *dev, DomainUnit *ret) {
 }
 
 int gpu_device_infos(unsigned index, const GpuDeviceInfo *dev, DomainInfo *ret_infos, size_t n_max) {
-        DomainInfo gpu = { .monotonic = true };
+        DomainInfo gpu = { .monotonic = true, .unit_name = "tick" };
         char alias[DOMAIN_NAME_MAX];
         double res;
         int r;
