@@ -30,6 +30,8 @@ void estimator_init(Estimator *e, const EstimatorConfig *config) {
 void estimator_reset(Estimator *e) {
         e->n = 0;
         e->n_vertices = 0;
+        if (e->prior == ESTIMATOR_PRIOR_ACTIVE)
+                e->prior = ESTIMATOR_PRIOR_NONE;
 }
 
 static const Sample *window_at(const Estimator *e, size_t i) {
@@ -109,7 +111,7 @@ static int clip_sample(const Estimator *e, EstimatorPoint *poly, size_t *n, cons
 /* Rebuilds the polygon from the whole window in a frame anchored at its oldest sample. */
 static int rebuild(Estimator *e) {
         const Sample *first = window_at(e, 0);
-        double dmax = e->config.max_rate_error, amax, u1;
+        double dmax = e->config.max_rate_error, amax, u1, d_lo = -dmax, d_hi = dmax;
         HalfPlane h[2];
         size_t n;
         int r;
@@ -124,10 +126,14 @@ static int rebuild(Estimator *e) {
                 return r;
         amax = 2.0 * (fabs(h[0].c) + fabs(h[1].c) + dmax * u1) + 1.0;
 
-        e->polygon[0] = (EstimatorPoint) { -amax, -dmax };
-        e->polygon[1] = (EstimatorPoint) { amax, -dmax };
-        e->polygon[2] = (EstimatorPoint) { amax, dmax };
-        e->polygon[3] = (EstimatorPoint) { -amax, dmax };
+        if (e->prior == ESTIMATOR_PRIOR_ACTIVE) {
+                d_lo = e->prior_rate_lo;
+                d_hi = e->prior_rate_hi;
+        }
+        e->polygon[0] = (EstimatorPoint) { -amax, d_lo };
+        e->polygon[1] = (EstimatorPoint) { amax, d_lo };
+        e->polygon[2] = (EstimatorPoint) { amax, d_hi };
+        e->polygon[3] = (EstimatorPoint) { -amax, d_hi };
         n = 4;
 
         for (size_t i = 0; i < e->n; i++) {
@@ -212,10 +218,60 @@ static bool window_expire(Estimator *e) {
         return dropped;
 }
 
+/* A fresh window of one sample; a prior still active stays (it is what the window lacks). */
 static int restart_with(Estimator *e, const Sample *s) {
-        estimator_reset(e);
+        e->n = 0;
+        e->n_vertices = 0;
         window_push(e, s);
         return rebuild(e);
+}
+
+/* Whether the oldest and newest boxes alone bound the rate at least as tightly as the prior:
+ * the lines through both have slopes between the two diagonals of the boxes, and the polygon
+ * without prior has no wider a rate range than that. */
+static bool prior_redundant(const Estimator *e) {
+        const Sample *a = window_at(e, 0), *b = window_newest(e);
+        int64_t dx_hi, dr_short, dx_lo, dr_long;
+        double d_hi, d_lo;
+
+        if (e->n < 2 || b->r0_ns <= a->r1_ns)
+                return false;
+        if (arith_sub(b->x_hi_ns, a->x_lo_ns, &dx_hi) < 0 || arith_sub(b->r0_ns, a->r1_ns, &dr_short) < 0 ||
+            arith_sub(b->x_lo_ns, a->x_hi_ns, &dx_lo) < 0 || arith_sub(b->r1_ns, a->r0_ns, &dr_long) < 0 ||
+            arith_sub(dx_hi, dr_short, &dx_hi) < 0 || arith_sub(dx_lo, dr_long, &dx_lo) < 0)
+                return false;
+        d_hi = ((double) dx_hi + 2.0 * BOX_SLACK_NS) / (double) dr_short;
+        d_lo = ((double) dx_lo - 2.0 * BOX_SLACK_NS) / (double) dr_long;
+        return d_hi - d_lo <= e->prior_rate_hi - e->prior_rate_lo;
+}
+
+int estimator_set_rate_prior(Estimator *e, double rate_lo, double rate_hi) {
+        EstimatorPrior old_prior = e->prior;
+        double old_lo = e->prior_rate_lo, old_hi = e->prior_rate_hi, dmax = e->config.max_rate_error;
+        int r;
+
+        if (!isfinite(rate_lo) || !isfinite(rate_hi))
+                return -EINVAL;
+        rate_lo = fmax(rate_lo, -dmax);
+        rate_hi = fmin(rate_hi, dmax);
+        /* A prior of zero width would leave a degenerate polygon: a caller always adds a margin. */
+        if (!(rate_lo < rate_hi))
+                return -EINVAL;
+
+        e->prior = ESTIMATOR_PRIOR_ACTIVE;
+        e->prior_rate_lo = rate_lo;
+        e->prior_rate_hi = rate_hi;
+        if (e->n == 0)
+                return 0;
+        r = rebuild(e);
+        if (r < 0) {
+                e->prior = old_prior;
+                e->prior_rate_lo = old_lo;
+                e->prior_rate_hi = old_hi;
+                (void) rebuild(e);
+                return r;
+        }
+        return 0;
 }
 
 /* How far the sample's box lies outside the current polygon's prediction over [r0, r1]
@@ -275,6 +331,20 @@ int estimator_add(Estimator *e, const Sample *s, EstimatorVerdict *ret_verdict, 
         if (r < 0)
                 return r;
 
+        if (n == 0 && e->prior == ESTIMATOR_PRIOR_ACTIVE) {
+                /* The remembered rate was wrong, not the clock: refit the window without it (it
+                 * held under a narrower range, so it holds now) and try the sample again. */
+                e->prior = ESTIMATOR_PRIOR_CONTRADICTED;
+                r = rebuild(e);
+                if (r < 0)
+                        return r;
+                memcpy(candidate, e->polygon, e->n_vertices * sizeof(EstimatorPoint));
+                n = e->n_vertices;
+                r = clip_sample(e, candidate, &n, s);
+                if (r < 0)
+                        return r;
+        }
+
         if (n > 0) {
                 size_t n_before = e->n;
 
@@ -287,6 +357,13 @@ int estimator_add(Estimator *e, const Sample *s, EstimatorVerdict *ret_verdict, 
                 } else {
                         memcpy(e->polygon, candidate, n * sizeof(EstimatorPoint));
                         e->n_vertices = n;
+                }
+                if (e->prior == ESTIMATOR_PRIOR_ACTIVE && prior_redundant(e)) {
+                        /* Dropping a constraint only widens the polygon: it cannot be empty. */
+                        e->prior = ESTIMATOR_PRIOR_RELEASED;
+                        r = rebuild(e);
+                        if (r < 0)
+                                return r;
                 }
                 e->samples_total++;
                 if (ret_verdict)

@@ -33,6 +33,16 @@ typedef enum EstimatorVerdict {
         ESTIMATOR_RATE_CHANGE,  /* the rate changed (e.g. NTP slew): the window restarts */
 } EstimatorVerdict;
 
+/* A rate remembered from an earlier run is a hint, not a fact: it narrows the polygon's rate
+ * range while the window alone cannot, and goes as soon as the data contradict it or pin the
+ * rate at least as tightly on their own. */
+typedef enum EstimatorPrior {
+        ESTIMATOR_PRIOR_NONE,           /* never had one, or estimator_reset() dropped it */
+        ESTIMATOR_PRIOR_ACTIVE,         /* narrowing the rate now */
+        ESTIMATOR_PRIOR_RELEASED,       /* the samples pinned the rate on their own: no longer needed */
+        ESTIMATOR_PRIOR_CONTRADICTED,   /* no line within it fit the samples: it was wrong, dropped */
+} EstimatorPrior;
+
 typedef struct EstimatorPoint {
         double a, d;            /* offset and rate error, in the estimator's local frame */
 } EstimatorPoint;
@@ -45,10 +55,22 @@ typedef struct Estimator {
         EstimatorPoint polygon[ESTIMATOR_VERTICES_MAX];
         size_t n_vertices;
         int64_t samples_total;
+        EstimatorPrior prior;
+        double prior_rate_lo, prior_rate_hi;    /* while ESTIMATOR_PRIOR_ACTIVE */
 } Estimator;
 
 void estimator_init(Estimator *e, const EstimatorConfig *config);
+/* Empties the window and drops any prior (the clock restarted: what was known of it is gone). */
 void estimator_reset(Estimator *e);
+
+/* Narrows the prior on the rate error to [rate_lo, rate_hi] (intersected with the configured
+ * +-max_rate_error) until the samples contradict it (ESTIMATOR_PRIOR_CONTRADICTED: the window is
+ * refitted without it; the sample still counts as consistent when the refit holds it) or pin
+ * the rate within it on their own (ESTIMATOR_PRIOR_RELEASED). The bound is honest only if the
+ * true rate lies in the prior until then: the caller makes it wide enough. -EINVAL for a range
+ * that is empty, not finite or outside the configured one; -EDOM when the samples already in
+ * the window contradict it (nothing changes). */
+int estimator_set_rate_prior(Estimator *e, double rate_lo, double rate_hi);
 
 /* Adds a sample. When the window is full, the sample whose constraints are slackest against the
  * polygon goes (it tells the least); samples older than window_ns go too. ret_verdict says whether it fit; on a step or a rate change the window holds

@@ -79,6 +79,18 @@ int history_add(History *h, const Sample *sample, HistoryEvent *ret_event) {
         return 0;
 }
 
+int history_set_rate_prior(History *h, double rate_lo, double rate_hi) {
+        Segment *current = h->n > 0 ? segment_at(h, h->n - 1) : NULL;
+        int r;
+
+        r = estimator_set_rate_prior(&h->estimator, rate_lo, rate_hi);
+        if (r < 0)
+                return r;
+        if (current && current->end == SEGMENT_OPEN && h->estimator.n > 0)
+                return estimator_model(&h->estimator, &current->model);
+        return 0;
+}
+
 void history_restart(History *h) {
         Segment *current = h->n > 0 ? segment_at(h, h->n - 1) : NULL;
 

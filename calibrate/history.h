@@ -49,6 +49,15 @@ void history_init(History *h, const EstimatorConfig *config);
  * opens a new one. ret_event (optional) reports what happened. */
 int history_add(History *h, const Sample *s, HistoryEvent *ret_event);
 
+/* A rate remembered from an earlier run (estimator_set_rate_prior()): narrows the rate of the
+ * first calibrations; the open segment's model follows at once. Same errors. */
+int history_set_rate_prior(History *h, double rate_lo, double rate_hi);
+
+/* What became of the prior (ESTIMATOR_PRIOR_NONE when there never was one). */
+static inline EstimatorPrior history_rate_prior(const History *h) {
+        return h->estimator.prior;
+}
+
 /* The source says the clock restarted (X server restart, GPU reset): close the open segment. */
 void history_restart(History *h);
 

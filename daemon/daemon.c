@@ -9,6 +9,7 @@
 #include "bus-errors.h"
 #include "daemon.h"
 #include "sources.h"
+#include "state.h"
 #include "util.h"
 
 static int daemon_on_signal(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata) {
@@ -69,6 +70,8 @@ Daemon *daemon_free(Daemon *d) {
         if (!d)
                 return NULL;
         /* Reverse order of creation: nothing may point at what is already gone. */
+        sd_event_source_disable_unref(d->state_source);
+        free(d->state_dir);
         scheduler_free(d->scheduler);
         bus_api_free(d->bus_api);
         sd_bus_flush_close_unref(d->bus);
@@ -87,6 +90,8 @@ int daemon_open_domains(Daemon *d) {
         r = sources_open(d->core, d->options, d->log);
         if (r < 0)
                 return log_error_errno(d->log, r, "cannot list the clock domains of this machine: %m");
+        /* Before the first burst, so that it already starts from the remembered rates. */
+        state_restore(d->core, d->log, &d->state_dir);
         return r;
 }
 
@@ -171,6 +176,16 @@ static int daemon_setup_watchdog(Daemon *d) {
         return 0;
 }
 
+static int daemon_on_state_timer(sd_event_source *source, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+
+        state_store(d->core, d->state_dir, d->log);
+        if (sd_event_source_set_time_relative(source, DAEMON_STATE_SAVE_USEC) < 0 ||
+            sd_event_source_set_enabled(source, SD_EVENT_ONESHOT) < 0)
+                log_warning(d->log, "state: cannot re-arm the save timer; saving at exit only");
+        return 0;
+}
+
 int daemon_start(Daemon *d) {
         const SchedulerConfig config = {
                 .cadence_usec = d->options->cadence_usec,
@@ -191,6 +206,13 @@ int daemon_start(Daemon *d) {
         if (r < 0)
                 return r;
 
+        if (d->state_dir) {
+                r = sd_event_add_time_relative(d->event, &d->state_source, CLOCK_MONOTONIC, DAEMON_STATE_SAVE_USEC,
+                                               USEC_PER_SEC, daemon_on_state_timer, d);
+                if (r < 0)
+                        log_warning_errno(d->log, r, "state: cannot add the save timer, saving at exit only: %m");
+        }
+
         (void) sd_notifyf(false, "READY=1\nSTATUS=Active: %zu domains calibrated against %s",
                           n_domains, CORE_HUB);
         log_info(d->log, "ready, %zu domains", n_domains);
@@ -201,6 +223,8 @@ int daemon_loop(Daemon *d) {
         int r;
 
         r = sd_event_loop(d->event);
+        /* However the loop ended, what was learned is worth keeping. */
+        state_store(d->core, d->state_dir, d->log);
         if (r < 0) {
                 log_error_errno(d->log, r, "event loop failed: %m");
                 return DAEMON_EXIT_FAILURE;

@@ -32,7 +32,12 @@ typedef struct Daemon {
         sd_bus *bus;
         BusApi *bus_api;
         Scheduler *scheduler;
+        char *state_dir;                /* where state.json lives; NULL: nowhere */
+        sd_event_source *state_source;  /* saves it every DAEMON_STATE_SAVE_USEC */
 } Daemon;
+
+/* The learned rates are saved this often (and at exit): a crash loses at most this much. */
+#define DAEMON_STATE_SAVE_USEC (UINT64_C(300) * 1000000)
 
 /* The event loop with SIGTERM and SIGINT blocked and handled (exit status 0). */
 int daemon_new(const Log *log, const Options *options, Daemon **ret);

@@ -238,6 +238,105 @@ static void test_window_full(void) {
         ok(e.n == ESTIMATOR_WINDOW_MAX, "the window is bounded (%zu)", e.n);
 }
 
+/* Bursts of two samples a few µs apart every second, as the daemon takes them; returns how
+ * often the truth fell outside the range or the model bound, over the window and at each burst. */
+static int feed_bursts(Estimator *e, Truth *t, int n_bursts, int64_t *r_ns, int *ret_non_consistent) {
+        int outside = 0;
+
+        for (int b = 0; b < n_bursts; b++, *r_ns += 1000000000) {
+                for (int k = 0; k < 2; k++) {
+                        Sample s = reading(t, *r_ns + 3000 * k, 200 + 50 * k);
+                        EstimatorVerdict v;
+
+                        if (estimator_add(e, &s, &v, NULL) < 0)
+                                outside++;
+                        else if (v != ESTIMATOR_CONSISTENT && ret_non_consistent)
+                                (*ret_non_consistent)++;
+                }
+                outside += count_outside(e, t, e->window[0].r0_ns, e->window[e->n - 1].r1_ns, 20);
+        }
+        return outside;
+}
+
+static void test_prior_arguments(void) {
+        Truth t = { .offset_ns = 5e9, .rate = 100e-6, .rng = 17 };
+        Estimator e;
+        int64_t r_ns = 0;
+
+        estimator_init(&e, NULL);
+        is_int(estimator_set_rate_prior(&e, NAN, 1e-6), -EINVAL, "a NaN prior is -EINVAL");
+        is_int(estimator_set_rate_prior(&e, 2e-6, 1e-6), -EINVAL, "an empty prior is -EINVAL");
+        is_int(estimator_set_rate_prior(&e, 3e-6, 3e-6), -EINVAL, "a prior of zero width is -EINVAL");
+        is_int(estimator_set_rate_prior(&e, 2e-3, 3e-3), -EINVAL, "a prior beyond max_rate_error is -EINVAL");
+        is_int(e.prior, ESTIMATOR_PRIOR_NONE, "and none of them is taken");
+
+        feed_bursts(&e, &t, 3, &r_ns, NULL);
+        is_int(estimator_set_rate_prior(&e, -10e-6, 10e-6), -EDOM,
+               "a prior the window already contradicts is -EDOM");
+        is_int(e.prior, ESTIMATOR_PRIOR_NONE, "and leaves no prior behind");
+        is_int(count_outside(&e, &t, 0, r_ns, 50), 0, "the model is the one it had");
+}
+
+/* The first burst with and without a right prior, then the samples take over. */
+static void test_prior_narrows(void) {
+        uint64_t seed = 23;
+        int outside = 0, narrower = 0, released = 0;
+
+        for (int round = 0; round < 50; round++) {
+                Truth t = { .offset_ns = 1e12 * rng_unit(&seed), .rate = (rng_unit(&seed) - 0.5) * 400e-6,
+                            .rng = rng_next(&seed) };
+                /* Yesterday's estimate, off by less than its bound plus the margin. */
+                double remembered = t.rate + (rng_unit(&seed) - 0.5) * 80e-6;
+                Estimator cold, warm;
+                int64_t r_cold = INT64_C(7000000000), r_warm = r_cold;
+                uint64_t rng = t.rng;
+                Model mc, mw;
+
+                estimator_init(&cold, NULL);
+                estimator_init(&warm, NULL);
+                if (estimator_set_rate_prior(&warm, remembered - 50e-6, remembered + 50e-6) < 0)
+                        outside++;
+                outside += feed_bursts(&cold, &t, 1, &r_cold, NULL);
+                t.rng = rng;
+                outside += feed_bursts(&warm, &t, 1, &r_warm, NULL);
+                if (estimator_model(&cold, &mc) == 0 && estimator_model(&warm, &mw) == 0 &&
+                    mw.rate_half <= 50e-6 + 1e-12 && mc.rate_half > 900e-6)
+                        narrower++;
+                /* One second later, extrapolated from the first burst: still inside. */
+                outside += count_outside(&warm, &t, r_warm - 1000000000, r_warm, 20);
+                outside += feed_bursts(&warm, &t, 5, &r_warm, NULL);
+                released += warm.prior == ESTIMATOR_PRIOR_RELEASED;
+        }
+        is_int(outside, 0, "a right prior keeps the truth inside the bound, within and beyond the window");
+        is_int(narrower, 50, "it narrows the rate bound of the first burst from 1000 ppm to 50 ppm");
+        is_int(released, 50, "and goes once the samples bound the rate better on their own");
+}
+
+/* The rate moved while the daemon was down: by 100 ppm, and by every amount around the edge. */
+static void test_prior_wrong(void) {
+        static const double errors_ppm[] = { 100, -100, 50.001, -50.001, 50.5, 51, 55, 70, 300, -900 };
+        uint64_t seed = 29;
+        int outside = 0, contradicted = 0, non_consistent = 0;
+
+        for (size_t i = 0; i < sizeof(errors_ppm) / sizeof(errors_ppm[0]); i++)
+                for (int round = 0; round < 10; round++) {
+                        Truth t = { .offset_ns = 1e10 * rng_unit(&seed), .rate = (rng_unit(&seed) - 0.5) * 200e-6,
+                                    .rng = rng_next(&seed) };
+                        double remembered = t.rate - errors_ppm[i] * 1e-6;
+                        Estimator e;
+                        int64_t r_ns = INT64_C(1000000000);
+
+                        estimator_init(&e, NULL);
+                        estimator_set_rate_prior(&e, remembered - 50e-6, remembered + 50e-6);
+                        outside += feed_bursts(&e, &t, 30, &r_ns, &non_consistent);
+                        contradicted += e.prior == ESTIMATOR_PRIOR_CONTRADICTED;
+                }
+        is_int(outside, 0, "a wrong prior never puts the truth outside the bound within the window");
+        is_int(non_consistent, 0, "its end is neither a step nor a change of rate: the clock did not change");
+        ok(contradicted >= 80, "the samples contradict it (%d of 100; the others it no longer narrowed)",
+           contradicted);
+}
+
 int main(void) {
         test_point_samples();
         test_truncated_ms();
@@ -245,5 +344,8 @@ int main(void) {
         test_rate_change();
         test_bad_input();
         test_window_full();
+        test_prior_arguments();
+        test_prior_narrows();
+        test_prior_wrong();
         return done_testing();
 }

@@ -102,9 +102,75 @@ static void test_bad_sample(void) {
         is_int(history_count(&h), 0, "and leaves no segment");
 }
 
+/* A burst of 8 fake samples a second, fed to h; counts answers whose bound misses the truth at
+ * the burst (where the daemon's conversions are centred) and events other than consistent. */
+static void feed_bursts(History *h, Domain *d, int n_bursts, int *outside, int *events) {
+        for (int b = 0; b < n_bursts; b++) {
+                Sample s[8];
+                size_t got = 0;
+
+                domain_fake_ops.sample_burst(d, s, 8, &got);
+                for (size_t i = 0; i < got; i++) {
+                        HistoryEvent ev;
+                        const Segment *seg;
+                        int64_t x, unc;
+
+                        if (history_add(h, &s[i], &ev) < 0 || ev.verdict != ESTIMATOR_CONSISTENT)
+                                (*events)++;
+                        seg = history_current(h);
+                        for (int64_t r_ns = s[0].r0_ns; r_ns <= s[i].r1_ns; r_ns += 97)
+                                if (!seg || model_forward(&seg->model, r_ns, 0, &x, &unc) < 0 ||
+                                    fabs((double) x - fake_truth_ns(d, r_ns)) > (double) unc)
+                                        (*outside)++;
+                }
+                fake_advance(d, INT64_C(1000000000));
+        }
+}
+
+/* Yesterday's rate: right, it narrows the first burst; moved by 100 ppm, it is found out. */
+static void test_prior(void) {
+        FakeConfig config = { .offset_ns = INT64_C(123456789), .rate_ppm = 12, .deviation_min_ns = 200,
+                              .deviation_max_ns = 2000, .interval_ns = 500, .seed = 77 };
+        int outside = 0, events = 0;
+        Domain *d = NULL;
+        History h;
+        double rate_half;
+
+        history_init(&h, NULL);
+        domain_fake_ops.open("f", &config, &d);
+        ok(history_set_rate_prior(&h, (12 - 3 - 50) * 1e-6, (12 - 3 + 50) * 1e-6) == 0,
+           "a prior of 9 +- 50 ppm is taken");
+        feed_bursts(&h, d, 1, &outside, &events);
+        rate_half = history_current(&h)->model.rate_half;
+        ok(rate_half <= 50e-6 + 1e-12, "the first burst's rate bound is the prior's (%.1f ppm)", rate_half * 1e6);
+        feed_bursts(&h, d, 10, &outside, &events);
+        is_int(history_rate_prior(&h), ESTIMATOR_PRIOR_RELEASED, "the samples take over from it");
+        is_int(outside + events, 0, "truth always inside the bound, no event");
+        domain_fake_ops.close(d);
+
+        /* NTP moved the rate by 100 ppm while the daemon was down. */
+        config.rate_ppm = 112;
+        outside = events = 0;
+        history_init(&h, NULL);
+        domain_fake_ops.open("f", &config, &d);
+        history_set_rate_prior(&h, (12 - 50) * 1e-6, (12 + 50) * 1e-6);
+        feed_bursts(&h, d, 1, &outside, &events);
+        ok(history_rate_prior(&h) == ESTIMATOR_PRIOR_ACTIVE, "the first burst cannot tell (the prior holds)");
+        feed_bursts(&h, d, 1, &outside, &events);
+        is_int(history_rate_prior(&h), ESTIMATOR_PRIOR_CONTRADICTED, "the second burst contradicts it");
+        feed_bursts(&h, d, 10, &outside, &events);
+        is_int(outside, 0, "the truth stays inside the bound at every sample");
+        is_int(events, 0, "neither a step nor a change of rate is reported");
+        is_int(history_count(&h), 1, "the segment stays: its model is refitted without the prior");
+        ok(fabs(history_current(&h)->model.rate - 112e-6) <= history_current(&h)->model.rate_half,
+           "the rate is found (%.3f ppm)", history_current(&h)->model.rate * 1e6);
+        domain_fake_ops.close(d);
+}
+
 int main(void) {
         test_segments();
         test_bounded();
         test_bad_sample();
+        test_prior();
         return done_testing();
 }

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The state file with the real timeconvd on a private bus ($STATE_DIRECTORY is the harness's
+ * <dir>/state): a cold start's first rate bound; a run that calibrates and stops on SIGTERM
+ * leaves a state.json with the learned rates; the next start answers its first ListDomains
+ * with a much tighter rate bound, still true (a conversion checked against the kernel), and
+ * calibrates on from there; a corrupt file or a symlink is ignored with a warning and the
+ * daemon works. usage: test-state-daemon TIMECONVD */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bus-errors.h"
+#include "clock-client.h"
+#include "harness.h"
+#include "tap.h"
+
+#define CALIBRATE_TIMEOUT_NS (INT64_C(20) * 1000000000)
+
+/* rate_uncertainty_ppb of domain name in ListDomains; UINT64_MAX when absent. */
+static int rate_uncertainty_ppb(sd_bus *bus, const char *name, uint64_t *ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        uint64_t found = UINT64_MAX;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains", NULL,
+                               &reply, "");
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
+                const char *n, *unit;
+                bool mine;
+
+                r = sd_bus_message_read(reply, "ss", &n, &unit);
+                mine = r >= 0 && strcmp(n, name) == 0;
+                if (r >= 0)
+                        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+                while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                        const char *key;
+
+                        r = sd_bus_message_read(reply, "s", &key);
+                        if (r >= 0 && mine && strcmp(key, "rate_uncertainty_ppb") == 0)
+                                r = sd_bus_message_read(reply, "v", "t", &found);
+                        else if (r >= 0)
+                                r = sd_bus_message_skip(reply, "v");
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(reply);
+                }
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        if (r < 0)
+                return r;
+        *ret = found;
+        return 0;
+}
+
+/* Asks until monotonic's rate bound is under limit_ppb (each call waits for the daemon's answer,
+ * the bursts come at its cadence); the last bound seen. */
+static uint64_t wait_rate_below(sd_bus *bus, uint64_t limit_ppb) {
+        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + CALIBRATE_TIMEOUT_NS;
+        uint64_t ppb = UINT64_MAX;
+
+        while (harness_clock_ns(CLOCK_MONOTONIC) < deadline_ns)
+                if (rate_uncertainty_ppb(bus, "monotonic", &ppb) < 0 || ppb < limit_ppb)
+                        break;
+        return ppb;
+}
+
+static char *state_path(const Harness *h) {
+        char *p;
+
+        if (asprintf(&p, "%s/state/state.json", h->dir) < 0)
+                abort();
+        return p;
+}
+
+/* The saved monotonic entry's rate_uncertainty_ppb; -1 when the entry is not there, -2 when
+ * the file is not a state file at all. */
+static int64_t saved_uncertainty_ppb(const Harness *h) {
+        _cleanup_free_ char *path = state_path(h);
+        json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, NULL), *domains, *d;
+        int64_t ppb = -1;
+        size_t i;
+
+        if (!root || !json_is_array(json_object_get(root, "domains"))) {
+                json_decref(root);
+                return -2;
+        }
+        domains = json_object_get(root, "domains");
+        if (json_integer_value(json_object_get(root, "version")) == 1)
+                json_array_foreach(domains, i, d)
+                        if (strcmp(json_string_value(json_object_get(d, "name")) ?: "", "monotonic") == 0)
+                                ppb = json_integer_value(json_object_get(d, "rate_uncertainty_ppb"));
+        json_decref(root);
+        return ppb;
+}
+
+static int start(Harness *h, const char *daemon, const char *cadence, sd_bus **ret_bus) {
+        const char *args[] = { "--no-x11", "--no-gpu", cadence, NULL };
+        int r;
+
+        r = harness_start_daemon(h, daemon, args, HARNESS_READY_TIMEOUT_MS);
+        if (r < 0)
+                return r;
+        return harness_connect(h, ret_bus);
+}
+
+static bool stop(Harness *h) {
+        int status = -1;
+
+        return harness_stop_daemon(h, HARNESS_STOP_TIMEOUT_MS, &status, NULL) == 0 && WIFEXITED(status) &&
+               WEXITSTATUS(status) == 0;
+}
+
+static bool log_has(const Harness *h, const char *text) {
+        _cleanup_free_ char *log = NULL;
+
+        return harness_daemon_log(h, &log) >= 0 && strstr(log, text);
+}
+
+static void test_restart(const char *daemon) {
+        _cleanup_(harness_freep) Harness *h = NULL;
+        _cleanup_free_ char *path = NULL;
+        uint64_t cold_ppb = 0, warm_ppb = 0, learned_ppb;
+        int64_t saved_ppb;
+        sd_bus *bus = NULL;
+        Bracket b;
+        int64_t value = 0;
+        uint64_t uncertainty_ns = 0;
+        int r;
+
+        if (harness_new(NULL, &h) < 0)
+                return (void) ok(false, "private bus");
+        path = state_path(h);
+
+        /* Cold: the first burst is two samples microseconds apart, the rate is the prior's. */
+        r = start(h, daemon, "--cadence=1", &bus);
+        if (r >= 0)
+                r = rate_uncertainty_ppb(bus, "monotonic", &cold_ppb);
+        ok(r >= 0, "cold start: first rate bound %" PRIu64 " ppb", cold_ppb);
+        bus = sd_bus_flush_close_unref(bus);
+        ok(stop(h), "SIGTERM: exit status 0");
+        unlink(path);
+
+        /* A run that calibrates for a while. */
+        ok(start(h, daemon, "--cadence=0.05", &bus) >= 0, "a run with bursts every 50 ms");
+        learned_ppb = wait_rate_below(bus, 1000);
+        ok(learned_ppb < 1000, "learns monotonic's rate to %" PRIu64 " ppb", learned_ppb);
+        bus = sd_bus_flush_close_unref(bus);
+        ok(stop(h), "SIGTERM: exit status 0");
+        ok(access(path, F_OK) == 0, "state.json is there after the exit");
+        saved_ppb = saved_uncertainty_ppb(h);
+        ok(saved_ppb >= 0 && saved_ppb < 10000, "with monotonic's learned rate (bound %" PRId64 " ppb)", saved_ppb);
+
+        /* Warm: the first answer is already much tighter, and true. */
+        r = start(h, daemon, "--cadence=1", &bus);
+        if (r >= 0)
+                r = rate_uncertainty_ppb(bus, "monotonic", &warm_ppb);
+        ok(r >= 0, "warm start: first rate bound %" PRIu64 " ppb", warm_ppb);
+        ok(warm_ppb * 10 <= cold_ppb, "at least 10 times tighter than cold (%" PRIu64 " against %" PRIu64 " ppb)",
+           warm_ppb, cold_ppb);
+        bracket_read(CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC, &b);
+        r = clock_convert(bus, "monotonic_raw", "monotonic", b.from_ns, NULL, &value, &uncertainty_ns);
+        ok(r >= 0 && bracket_holds(value, uncertainty_ns, b.to_lo_ns, b.to_hi_ns),
+           "a conversion right away holds the truth (+- %" PRIu64 " ns)", uncertainty_ns);
+        ok(log_has(h, "starts from its remembered rate"), "the log says it started from the remembered rate");
+        ok(wait_rate_below(bus, 1000) < 1000, "and the next bursts take over");
+        bus = sd_bus_flush_close_unref(bus);
+        ok(stop(h), "SIGTERM: exit status 0");
+}
+
+/* A file that must be ignored: the daemon warns, starts cold and works, and its exit replaces
+ * the file with a good one. */
+static void test_bad_file(const char *daemon, const char *what, const char *content, bool symlink_to,
+                          const char *code) {
+        _cleanup_(harness_freep) Harness *h = NULL;
+        _cleanup_free_ char *path = NULL, *warning = NULL, *decoy = NULL;
+        uint64_t ppb = 0;
+        sd_bus *bus = NULL;
+        FILE *f;
+        int r;
+
+        if (harness_new(NULL, &h) < 0)
+                return (void) ok(false, "private bus");
+        path = state_path(h);
+        if (symlink_to) {
+                /* The link points at a decoy of ours: neither read nor written through it. */
+                if (asprintf(&decoy, "%s/%s", h->dir, content) < 0 || !(f = fopen(decoy, "w")))
+                        abort();
+                fputs("{}", f);
+                fclose(f);
+                (void) symlink(decoy, path);
+        }
+        else if ((f = fopen(path, "w"))) {
+                fputs(content, f);
+                fclose(f);
+        }
+        if (asprintf(&warning, "state.json ignored (%s", code) < 0)
+                abort();
+
+        ok(start(h, daemon, "--cadence=1", &bus) >= 0, "%s: the daemon starts", what);
+        ok(log_has(h, "<4>") && log_has(h, warning), "%s: a warning names it (%s)", what, code);
+        r = rate_uncertainty_ppb(bus, "monotonic", &ppb);
+        ok(r >= 0 && ppb > 100000 && ppb != UINT64_MAX, "%s: it works, cold (%" PRIu64 " ppb)", what, ppb);
+        bus = sd_bus_flush_close_unref(bus);
+        ok(stop(h), "%s: SIGTERM, exit status 0", what);
+        ok(saved_uncertainty_ppb(h) >= -1, "%s: replaced by a good file at exit", what);
+        if (decoy) {
+                _cleanup_free_ char *text = NULL;
+
+                f = fopen(decoy, "r");
+                text = calloc(1, 16);
+                if (f) {
+                        (void) !fread(text, 1, 15, f);
+                        fclose(f);
+                }
+                ok(strcmp(text, "{}") == 0, "%s: the file it pointed at is untouched", what);
+        }
+}
+
+int main(int argc, char *argv[]) {
+        if (argc < 2) {
+                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
+                return 2;
+        }
+        if (!harness_have_program("dbus-daemon"))
+                skip_all("no dbus-daemon");
+
+        test_restart(argv[1]);
+        test_bad_file(argv[1], "a truncated file", "{ \"version\": 1, \"boot_id\": \"x\", \"doma", false, "syntax");
+        test_bad_file(argv[1], "a hostile rate",
+                      "{ \"version\": 1, \"boot_id\": \"x\", \"domains\": [ { \"name\": \"monotonic\", "
+                      "\"source\": \"posix\", \"device\": \"\", \"unit\": { \"period_ns\": 1, \"wrap_bits\": 0, "
+                      "\"truncates\": false, \"encoding\": \"plain\" }, \"rate_ppb\": 1e308, "
+                      "\"rate_uncertainty_ppb\": 0, \"span_ns\": 1, \"verdict\": \"\" } ] }",
+                      false, "type");
+        test_bad_file(argv[1], "a symlink", "decoy.json", true, "symlink");
+        return done_testing();
+}
