@@ -257,18 +257,26 @@ static int verdict_rank(EstimatorVerdict v) {
 }
 
 /* What the source says beyond its samples: a new generation of the clock closes the segment
- * before the new samples go in; same_as makes the node (and its views) follow that domain. */
-static void core_apply_status(Core *c, size_t index) {
+ * before the new samples go in (true, with the closed segment's model in *ret_old_model);
+ * same_as makes the node (and its views) follow that domain. */
+static bool core_apply_status(Core *c, size_t index, Model *ret_old_model) {
         CoreDomain *d = c->domains[index];
         DomainStatus status = {};
         size_t same_as = SIZE_MAX;
+        bool restarted = false;
 
         if (!d->ops->status || d->ops->status(d->domain, &status) < 0)
-                return;
+                return false;
 
         if (d->has_generation && status.generation != d->generation) {
+                const Segment *closed = history_current(&d->history);
+
                 log_info(c->log, "domain '%s': the clock restarted (generation %" PRIu64 "); a new segment starts",
                          d->info.name, status.generation);
+                if (closed) {
+                        *ret_old_model = closed->model;
+                        restarted = true;
+                }
                 history_restart(&d->history);
         }
         d->generation = status.generation;
@@ -283,12 +291,32 @@ static void core_apply_status(Core *c, size_t index) {
                         if (graph_set_same_as(&c->graph, i, same_as) < 0)
                                 log_debug(c->log, "domain '%s': cannot follow '%s'", c->domains[i]->info.name,
                                           status.same_as);
+        return restarted;
+}
+
+/* A restarted clock (a new X server, a GPU back after a loss) is a discontinuity like any step:
+ * announced with its jump, the first new sample against what the old model predicted there. */
+static CoreBurst core_restart_burst(const Model *old_model, const Sample *first) {
+        int64_t r_ns = first->r0_ns + (first->r1_ns - first->r0_ns) / 2;
+        int64_t x_ns = first->x_lo_ns + (first->x_hi_ns - first->x_lo_ns) / 2;
+        int64_t predicted_ns, uncertainty_ns;
+
+        if (model_forward(old_model, r_ns, 0, &predicted_ns, &uncertainty_ns) < 0)
+                predicted_ns = x_ns;
+        return (CoreBurst) {
+                .verdict = ESTIMATOR_STEP,
+                .step_ns = x_ns - predicted_ns,
+                .at_r_ns = first->r0_ns,
+        };
 }
 
 int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
         Sample samples[CORE_BURST_SAMPLES];
         CoreBurst burst = { .verdict = ESTIMATOR_CONSISTENT };
         size_t n = 0, n_kept = 0, n_added = 0;
+        Model old_model = {};
+        bool restarted;
+        EstimatorPrior prior;
         CoreDomain *d;
         int r;
 
@@ -311,7 +339,8 @@ int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
                 return r;
         }
         sort_by_reference(samples, n_kept);
-        core_apply_status(c, index);
+        restarted = core_apply_status(c, index, &old_model);
+        prior = history_rate_prior(&d->history);
 
         for (size_t i = 0; i < n_kept; i++) {
                 HistoryEvent event;
@@ -333,6 +362,12 @@ int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
         }
         if (n_added == 0)
                 return -EINVAL;
+        /* A remembered rate (daemon/state-apply.c) the samples refuted: say so, it is news. */
+        if (prior == ESTIMATOR_PRIOR_ACTIVE && history_rate_prior(&d->history) == ESTIMATOR_PRIOR_CONTRADICTED)
+                log_notice(c->log, "domain '%s': the remembered rate was wrong (it moved while the daemon was "
+                           "down), calibrating from the samples alone", d->info.name);
+        if (restarted && burst.verdict == ESTIMATOR_CONSISTENT)
+                burst = core_restart_burst(&old_model, &samples[0]);
 
         core_set_available(c, index, true);
         graph_refresh(&c->graph, index);

@@ -96,7 +96,8 @@ int core_domain_dispatch(Core *c, size_t index);
 /* One burst of domain index: read CORE_BURST_SAMPLES samples, keep the best CORE_BURST_KEEP
  * (all of them for a truncating clock, whose informative samples are those that straddle a
  * tick, whatever their width), feed them to its history in time order, refresh its graph node
- * and its views. A new source generation (a new X server) closes the segment first; the
+ * and its views. A new source generation (a new X server, a GPU reset) closes the segment first
+ * and is reported as a step, its jump measured by the first new sample against the old model; the
  * source's same_as makes the node follow that domain exactly. A failed read marks the domain
  * unavailable (a later good burst makes it available again) and returns the error. -EINVAL for
  * the hub, a view or an index out of range. */

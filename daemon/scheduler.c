@@ -101,6 +101,9 @@ static void scheduler_calibrate(Scheduler *s, size_t index, bool may_repeat) {
         case ESTIMATOR_STEP:
                 log_notice(s->log, "discontinuity: '%s' stepped by %+" PRId64 " ns; a new segment starts",
                            name, burst.step_ns);
+                /* The new segment goes to the table first: a client that converts as soon as
+                 * it hears of the step must not get the old model from its fast path. */
+                core_publish(s->core);
                 scheduler_emit_discontinuity(s, name, burst.step_ns);
                 if (may_repeat)
                         scheduler_calibrate(s, index, false);

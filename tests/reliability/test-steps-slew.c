@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+
+/* An NTP slew under the real timeconvd: clockshift.so makes monotonic (and realtime, boottime,
+ * tai, which NTP slews alike) run 300 ppm fast against monotonic_raw, the hub, from one instant
+ * on. A change of rate closes a segment but is no discontinuity: nothing may be announced. The
+ * daemon must learn the new rate (ListDomains), convert values from before the change with the
+ * old model and values after it within their bounds. Between the change and the bursts that
+ * reveal it the daemon cannot know: there the error may exceed the bound, by no more than the
+ * slew gains over a few bursts; that allowance is asserted, and reported.
+ * usage: test-steps-slew TIMECONVD CLOCKSHIFT_SO */
+
+#include "bus-errors.h"
+#include "steps-check.h"
+
+#define SLEW_PPB INT64_C(300000)
+#define CADENCE_NS INT64_C(50000000)
+#define LEARN_TIMEOUT_NS INT64_C(10000000000)
+/* The slew's gain over three bursts: what an instant between two bursts can be off, at most. */
+#define TRANSITION_ALLOWANCE_NS (SLEW_PPB * 3 * CADENCE_NS / 1000000000)
+#define CHECKS 200
+
+static const char *const args[] = {
+        "--no-x11", "--no-gpu", "--cadence", "0.05", "--idle-cadence", "0.05", NULL,
+};
+
+/* ListDomains' rate of domain against the hub, and its bound. */
+static int domain_rate(sd_bus *bus, const char *domain, int64_t *ret_rate_ppb, uint64_t *ret_uncertainty_ppb) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int64_t rate_ppb = 0;
+        uint64_t uncertainty_ppb = 0;
+        int found = 0, r;
+
+        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains", NULL, &reply,
+                               "");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
+                const char *name, *unit, *key;
+                bool mine;
+
+                r = sd_bus_message_read(reply, "ss", &name, &unit);
+                if (r < 0)
+                        return r;
+                mine = strcmp(name, domain) == 0;
+                r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+                while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                        r = sd_bus_message_read(reply, "s", &key);
+                        if (r >= 0 && mine && strcmp(key, "rate_ppb") == 0) {
+                                r = sd_bus_message_read(reply, "v", "x", &rate_ppb);
+                                found |= 1;
+                        } else if (r >= 0 && mine && strcmp(key, "rate_uncertainty_ppb") == 0) {
+                                r = sd_bus_message_read(reply, "v", "t", &uncertainty_ppb);
+                                found |= 2;
+                        } else if (r >= 0)
+                                r = sd_bus_message_skip(reply, "v");
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(reply);
+                }
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        if (r < 0)
+                return r;
+        if (found != 3)
+                return -ENOENT;
+        *ret_rate_ppb = rate_ppb;
+        *ret_uncertainty_ppb = uncertainty_ppb;
+        return 0;
+}
+
+/* Converts raw (read between two true monotonic readings) and says how far the answer's bound
+ * misses the shifted truth: <= 0 when it holds. */
+static int miss_ns(Steps *s, const ShimClock *shift, int64_t *ret_miss_ns) {
+        Bracket b;
+        int64_t v, lo, hi;
+        uint64_t u;
+        int r;
+
+        bracket_read(CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC, &b);
+        r = clock_convert(s->bus, "monotonic_raw", "monotonic", b.from_ns, NULL, &v, &u);
+        if (r < 0)
+                return r;
+        lo = shift ? shim_shifted_ns(shift, b.to_lo_ns) : b.to_lo_ns;
+        hi = shift ? shim_shifted_ns(shift, b.to_hi_ns) : b.to_hi_ns;
+        *ret_miss_ns = v < lo ? lo - v - (int64_t) u : v > hi ? v - hi - (int64_t) u : -(int64_t) u;
+        return 0;
+}
+
+static int count_holding(Steps *s, const ShimClock *shift, int n) {
+        int holding = 0;
+
+        for (int i = 0; i < n; i++) {
+                int64_t m;
+
+                holding += miss_ns(s, shift, &m) == 0 && m <= 0;
+        }
+        return holding;
+}
+
+int main(int argc, char **argv) {
+        _cleanup_(steps_freep) Steps *s = NULL;
+        _cleanup_free_ char *log = NULL;
+        const ShimClock *mono = NULL;
+        Bracket start, end, before_raw, before_mono;
+        ShimReply reply = {};
+        int64_t t_change, learned_ns = -1, worst_miss_ns = INT64_MIN, rate_ppb = 0, expected_ppb = 0;
+        uint64_t rate_unc_ppb = 0;
+        int r;
+
+        if (argc < 3) {
+                fprintf(stderr, "usage: %s TIMECONVD CLOCKSHIFT_SO\n", argv[0]);
+                return 2;
+        }
+        if (!harness_have_program("dbus-daemon"))
+                skip_all("no dbus-daemon");
+
+        r = steps_start(argv[1], argv[2], args, &s);
+        ok(r == 0, "timeconvd with the shim on a private bus: %s", r < 0 ? strerror(-r) : "ready");
+        if (r < 0)
+                return done_testing();
+
+        /* The machine's own rate of monotonic against monotonic_raw (its NTP), for the truth. */
+        bracket_read(CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, &start);
+        is_int(count_holding(s, NULL, CHECKS), CHECKS, "before the slew: monotonic_raw -> monotonic holds");
+        bracket_read(CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC, &before_raw);
+        bracket_read(CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, &before_mono);
+
+        t_change = harness_clock_ns(CLOCK_MONOTONIC);
+        r = steps_shim(s, &reply, "rate %" PRIi64 " monotonic,realtime,boottime,tai", SLEW_PPB);
+        for (size_t i = 0; i < reply.n_clocks; i++)
+                if (strcmp(reply.clocks[i].name, "monotonic") == 0)
+                        mono = &reply.clocks[i];
+        ok(r == 0 && mono, "monotonic, realtime, boottime and tai run %+" PRIi64 " ppb from now on", SLEW_PPB);
+        if (!mono)
+                return done_testing();
+
+        /* Convert and check without pause until ListDomains shows the new rate. */
+        for (int i = 0; harness_clock_ns(CLOCK_MONOTONIC) - t_change < LEARN_TIMEOUT_NS; i++) {
+                int64_t m;
+
+                if (miss_ns(s, mono, &m) == 0 && m > worst_miss_ns)
+                        worst_miss_ns = m;
+                if (i % 16 != 15 || domain_rate(s->bus, "monotonic", &rate_ppb, &rate_unc_ppb) < 0)
+                        continue;
+                bracket_read(CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, &end);
+                /* The machine's rate (it is tiny, and known to ~1e-3 ppm over this span) and ours. */
+                expected_ppb = (int64_t) (((double) (end.from_ns - start.from_ns) /
+                                                   (double) ((end.to_lo_ns + end.to_hi_ns) / 2 -
+                                                             (start.to_lo_ns + start.to_hi_ns) / 2) - 1.0) * 1e9) +
+                               SLEW_PPB;
+                if (rate_unc_ppb <= 20000 && llabs(rate_ppb - expected_ppb) <= (int64_t) rate_unc_ppb + 100) {
+                        learned_ns = harness_clock_ns(CLOCK_MONOTONIC) - t_change;
+                        break;
+                }
+        }
+        diag("rate of monotonic: %+" PRIi64 " +- %" PRIu64 " ppb, expected %+" PRIi64 " ppb; worst miss of a "
+             "bound during the change %+" PRIi64 " ns (allowed %" PRIi64 ")", rate_ppb, rate_unc_ppb, expected_ppb,
+             worst_miss_ns, (int64_t) TRANSITION_ALLOWANCE_NS);
+        ok(learned_ns >= 0, "the daemon learned the new rate within 10 s (%.3f s), and its bound holds it",
+           (double) learned_ns / 1e9);
+        ok(worst_miss_ns <= TRANSITION_ALLOWANCE_NS,
+           "while it could not know yet, no answer was further off than the slew gains over three bursts");
+
+        is_int(count_holding(s, mono, CHECKS), CHECKS, "after the slew: monotonic_raw -> monotonic holds");
+        {
+                int64_t v;
+                uint64_t u;
+
+                r = clock_convert(s->bus, "monotonic_raw", "monotonic", before_raw.from_ns, NULL, &v, &u);
+                ok(r == 0 && bracket_holds(v, u, before_raw.to_lo_ns, before_raw.to_hi_ns),
+                   "a value from before the slew converts with the old model (+- %" PRIu64 " ns)", u);
+                r = clock_convert(s->bus, "monotonic", "monotonic_raw", before_mono.from_ns, NULL, &v, &u);
+                ok(r == 0 && bracket_holds(v, u, before_mono.to_lo_ns, before_mono.to_hi_ns),
+                   "and back (+- %" PRIu64 " ns)", u);
+        }
+
+        steps_drain(s);
+        is_int(steps_count(s, NULL, 0), 0, "no Discontinuity: a change of rate is not announced");
+        ok(harness_daemon_log(s->harness, &log) >= 0 && strstr(log, "the rate of 'monotonic' changed"),
+           "the daemon closed monotonic's segment on the change of rate (its log says so)");
+        ok(harness_daemon_alive(s->harness), "the daemon lives on");
+        return done_testing();
+}
