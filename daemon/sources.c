@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "present.h"
 #include "sources.h"
 #include "util.h"
 #include "vulkan.h"
@@ -52,8 +53,13 @@ static int open_x11(Core *core, const Options *options, const Log *log) {
         if (options->no_x11)
                 return 0;
         r = open_source(core, &domain_x11_ops, &config, log);
-        if (r == 0)
+        if (r == 0) {
                 log_info(log, "no X display (--display or $DISPLAY): no X server time domains");
+                return 0;
+        }
+        /* The screen's vblank counter (msc) through the Present extension, on the same display. */
+        if (open_source(core, &domain_present_ops, &config, log) == 0)
+                log_info(log, "no X Present extension or no CRTC: no msc domain");
         return r;
 }
 

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+
+/* bench-msc: the vblank domain (domains/present.c) on a private Xvfb, as the daemon runs it
+ * (bursts into a History, events dispatched between them), for 30 s. After a 2 s warm-up, each
+ * burst predicts the vblank 10 frames ahead from the model; our own PresentNotifyMSC then
+ * reports that vblank's UST. Prints one JSON object: the floor (an immediate PresentNotifyMSC
+ * round trip), the prediction errors and bounds and their ratio to the floor, the USTs' offsets
+ * from the fake CRTC's grid (msc * 16666 us, present_fake.c: the jitter the box must hold), the
+ * fitted refresh rate, and whether every prediction held (targets). */
+
+#define _GNU_SOURCE
+
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "history.h"
+#include "present-client.h"
+#include "present.h"
+#include "xvfb.h"
+
+#define RUN_NS INT64_C(30000000000)
+#define WARMUP_NS INT64_C(2000000000)
+#define CADENCE_NS INT64_C(250000000)
+#define MAX_PREDICTIONS 256
+#define FLOOR_ROUNDS 101
+#define FAKE_INTERVAL_US 16666
+
+static int64_t now_ns(clockid_t id) {
+        struct timespec ts;
+
+        clock_gettime(id, &ts);
+        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+
+        return (x > y) - (x < y);
+}
+
+static int64_t percentile(int64_t *v, size_t n, double p) {
+        if (n == 0)
+                return 0;
+        qsort(v, n, sizeof(*v), cmp_i64);
+        return v[(size_t) floor(p * (double) (n - 1))];
+}
+
+static void dispatch_until(Domain *d, int64_t until_ns) {
+        for (;;) {
+                int64_t left_ns = until_ns - now_ns(CLOCK_MONOTONIC);
+                struct pollfd pfd = { .fd = domain_present_ops.watch_fd(d), .events = POLLIN };
+
+                if (left_ns <= 0)
+                        return;
+                if (poll(pfd.fd >= 0 ? &pfd : NULL, pfd.fd >= 0, (int) (left_ns / 1000000) + 1) > 0)
+                        (void) domain_present_ops.dispatch(d);
+        }
+}
+
+/* The floor: the median round trip of an immediate PresentNotifyMSC. */
+static int64_t floor_rtt_ns(PresentClient *client) {
+        int64_t rtt[FLOOR_ROUNDS];
+        size_t n = 0;
+
+        for (int i = 0; i < FLOOR_ROUNDS; i++) {
+                int64_t t0 = now_ns(CLOCK_MONOTONIC);
+                uint64_t ust, msc;
+
+                if (present_client_notify(client, 0, 1000, &ust, &msc) == 0)
+                        rtt[n++] = now_ns(CLOCK_MONOTONIC) - t0;
+        }
+        return percentile(rtt, n, 0.5);
+}
+
+int main(void) {
+        static History h;
+        static int64_t errors[MAX_PREDICTIONS], bounds[MAX_PREDICTIONS];
+        Xvfb x = {};
+        X11Config config = {};
+        PresentClient client = {};
+        Domain *d = NULL;
+        size_t n = 0, n_held = 0;
+        unsigned n_inconsistent = 0, n_bursts_failed = 0;
+        int64_t start, grid_min_us = INT64_MAX, grid_max_us = INT64_MIN, floor_ns, worst_ratio_milli = 0;
+        Model m = {};
+
+        if (!xvfb_available() || xvfb_start(-1, &x) < 0) {
+                printf("{\"error\":\"no Xvfb\"}\n");
+                return 1;
+        }
+        config.display = x.name;
+        if (domain_present_ops.open(PRESENT_DOMAIN, &config, &d) < 0 || present_client_open(&client, x.name) < 0) {
+                printf("{\"error\":\"no Present on %s\"}\n", x.name);
+                xvfb_stop(&x);
+                return 1;
+        }
+        history_init(&h, NULL);
+        floor_ns = floor_rtt_ns(&client);
+
+        start = now_ns(CLOCK_MONOTONIC);
+        for (int k = 0; now_ns(CLOCK_MONOTONIC) - start < RUN_NS; k++) {
+                Sample s[8];
+                size_t n_s = 0;
+                uint64_t ust, msc, ust10, msc10;
+                int64_t pred_ns, bound_ns, err_ns, off_us;
+
+                if (domain_present_ops.sample_burst(d, s, 8, &n_s) < 0)
+                        n_bursts_failed++;
+                for (size_t i = 0; i < n_s; i++) {
+                        HistoryEvent ev;
+
+                        if (history_add(&h, &s[i], &ev) < 0 || ev.verdict != ESTIMATOR_CONSISTENT)
+                                n_inconsistent++;
+                }
+                if (history_current(&h))
+                        m = history_current(&h)->model;
+
+                if (now_ns(CLOCK_MONOTONIC) - start >= WARMUP_NS && n < MAX_PREDICTIONS && history_current(&h) &&
+                    present_client_notify(&client, 0, 1000, &ust, &msc) == 0 &&
+                    present_client_predict(&m, &domain_present_ops.info(d)->unit, msc + 10, &pred_ns, &bound_ns) == 0 &&
+                    present_client_notify(&client, msc + 10, 1000, &ust10, &msc10) == 0 && msc10 == msc + 10) {
+                        /* The UST is truncated: its instant is ust + [0, 999] ns. */
+                        err_ns = llabs((int64_t) ust10 * 1000 + 500 - pred_ns) + 500;
+                        errors[n] = err_ns;
+                        bounds[n] = bound_ns;
+                        n_held += err_ns <= bound_ns;
+                        if (err_ns * 1000 / (bound_ns > 0 ? bound_ns : 1) > worst_ratio_milli)
+                                worst_ratio_milli = err_ns * 1000 / (bound_ns > 0 ? bound_ns : 1);
+                        n++;
+                        off_us = (int64_t) ust10 - (int64_t) msc10 * FAKE_INTERVAL_US;
+                        grid_min_us = off_us < grid_min_us ? off_us : grid_min_us;
+                        grid_max_us = off_us > grid_max_us ? off_us : grid_max_us;
+                }
+                dispatch_until(d, start + (k + 1) * CADENCE_NS);
+        }
+
+        {
+                int64_t err_p50 = percentile(errors, n, 0.5), err_max = percentile(errors, n, 1.0);
+                int64_t bound_p50 = percentile(bounds, n, 0.5), bound_min = percentile(bounds, n, 0.0);
+                double hz = 1e9 / domain_present_ops.info(d)->unit.period_ns * (1 + m.rate);
+
+                printf("{\"floor_present_rtt_ns\":%lld,"
+                       "\"predictions\":%zu,\"msc_prediction_error_ns\":{\"p50\":%lld,\"max\":%lld},"
+                       "\"msc_prediction_bound_ns\":{\"p50\":%lld,\"min\":%lld},"
+                       "\"error_p50_over_floor\":%.1f,\"bound_p50_over_floor\":%.1f,\"worst_error_over_bound\":%.3f,"
+                       "\"ust_offset_from_fake_grid_us\":{\"min\":%lld,\"max\":%lld},"
+                       "\"refresh_hz\":%.5f,\"refresh_hz_bound\":%.5f,\"fake_crtc_hz\":%.5f,"
+                       "\"inconsistent_samples\":%u,\"failed_bursts\":%u,"
+                       "\"targets\":{\"msc_prediction_within_bound\":%s,\"no_false_steps\":%s}}\n",
+                       (long long) floor_ns, n, (long long) err_p50, (long long) err_max, (long long) bound_p50,
+                       (long long) bound_min, (double) err_p50 / (double) floor_ns,
+                       (double) bound_p50 / (double) floor_ns, (double) worst_ratio_milli / 1000.0,
+                       (long long) (n ? grid_min_us : 0), (long long) (n ? grid_max_us : 0), hz,
+                       1e9 / domain_present_ops.info(d)->unit.period_ns * m.rate_half, 1e6 / FAKE_INTERVAL_US,
+                       n_inconsistent, n_bursts_failed, n > 0 && n_held == n ? "true" : "false",
+                       n_inconsistent == 0 ? "true" : "false");
+        }
+        present_client_close(&client);
+        domain_present_ops.close(d);
+        xvfb_stop(&x);
+        return n > 0 && n_held == n && n_inconsistent == 0 ? 0 : 1;
+}

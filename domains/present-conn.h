@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* One connection to an X server for domains/present.c: the Present extension on a private,
+ * never-mapped 1x1 window at the screen's origin (so the server times it with the CRTC that
+ * shows (0, 0), as it would a client's window there), the RandR CRTC that covers it, and the
+ * PresentNotifyMSC requests and their PresentCompleteNotify events. Every wait has a deadline
+ * (CLOCK_MONOTONIC ns): a stuck or slow server must not hold the caller's event loop. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <xcb/xcb.h>
+
+#include "present-box.h"
+
+typedef struct PresentConn {
+        xcb_connection_t *xcb;          /* NULL: not connected */
+        xcb_window_t window;
+        uint32_t eid;                   /* our Present event selection */
+        uint8_t present_opcode;         /* the extension's major opcode: its events carry it */
+        uint32_t crtc;                  /* the RandR CRTC covering (0, 0) */
+        char crtc_name[32];             /* e.g. "crtc-59 screen": the CRTC and its first output */
+        double mode_interval_ns;        /* of the CRTC's mode; 0 when the mode has no timing */
+} PresentConn;
+
+/* Connects to display (NULL: $DISPLAY), checks Present and RandR, finds the CRTC and selects
+ * PresentCompleteNotify on a private window. -ENOTCONN when the server cannot be reached,
+ * -ETIMEDOUT when it does not answer by deadline_ns, -EOPNOTSUPP without Present or RandR,
+ * -ENODEV when no CRTC shows anything. */
+int present_conn_open(PresentConn *c, const char *display, int64_t deadline_ns);
+
+void present_conn_close(PresentConn *c);
+
+static inline bool present_conn_is_open(const PresentConn *c) {
+        return c->xcb;
+}
+
+/* The connection's fd for the event loop; -ENOTCONN when closed. */
+int present_conn_fd(const PresentConn *c);
+
+/* Sends PresentNotifyMSC(serial, target_msc) and flushes; target 0 asks for the current
+ * (ust, msc) at once. -ENOTCONN when the connection fails. */
+int present_conn_notify(PresentConn *c, uint32_t serial, uint64_t target_msc);
+
+/* One PresentCompleteNotify of ours, without blocking: 1 and *ret_serial, *ret (the bracket
+ * read as it was taken off the connection), 0 when none is pending, -ENOTCONN when the connection
+ * has failed. Other events and errors are dropped. */
+int present_conn_read(PresentConn *c, uint32_t *ret_serial, PresentEvent *ret);
+
+/* Waits until the connection has input or deadline_ns passes: 0, -ETIMEDOUT, -errno. */
+int present_conn_wait(PresentConn *c, int64_t deadline_ns);

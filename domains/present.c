@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The vblank counter (domain msc) of the screen's CRTC. The source keeps two PresentNotifyMSC
+ * requests for the next frames outstanding; their PresentCompleteNotify events come in through
+ * the watched fd (dispatch) and become samples (present-box.c) that the next burst hands over,
+ * so a burst waits for the server only when it has nothing yet (at most one frame). */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock-id.h"
+#include "present-box.h"
+#include "present-conn.h"
+#include "present.h"
+
+#define BURST_BUDGET_NS INT64_C(100000000)
+/* Setting up takes some six round trips (Present, RandR, the CRTC and its output). */
+#define CONNECT_BUDGET_NS INT64_C(250000000)
+#define BACKOFF_MIN_NS INT64_C(100000000)
+#define BACKOFF_MAX_NS INT64_C(5000000000)
+/* Present's fake CRTC runs at 60 Hz unless told otherwise: the nominal rate when the CRTC's
+ * mode has no timing (Xvfb). */
+#define FAKE_INTERVAL_NS (1e9 / 60)
+/* An unanswered request is forgotten after this; its event, if it ever comes, is dropped. */
+#define PENDING_MAX_AGE_NS INT64_C(5000000000)
+#define PENDING_MAX 4
+#define RING_MAX 16
+/* Frames between the generation's first and latest samples before their UST interval is
+ * believed over the nominal one. */
+#define INTERVAL_MIN_FRAMES 60
+#define EXTRAS 8
+#define EXTRA_VALUE_MAX 48
+
+typedef struct Pending {
+        uint32_t serial;
+        uint64_t target_msc;            /* 0: the current (ust, msc), not a sample */
+        int64_t sent_ns;
+} Pending;
+
+struct Domain {
+        DomainInfo info;
+        char *display;
+        PresentConn conn;
+        uint64_t generation;            /* +1 per new server connection */
+        int64_t backoff_ns, next_attempt_ns;
+        PresentJitter jitter;
+        /* The server's CRTC runs at a rate the unit's period cannot model (a new server, another
+         * mode): no samples until the core can re-make the domain. */
+        bool mismatch;
+        uint32_t next_serial;
+        Pending pending[PENDING_MAX];
+        size_t n_pending;
+        bool known;                     /* latest (ust, msc) of any kind, to aim the next targets */
+        PresentEvent latest;
+        bool have_samples;              /* first and last sample events of this generation */
+        PresentEvent first, last;
+        Sample ring[RING_MAX];
+        size_t n_ring;
+        uint64_t samples, missed;
+        char extra_values[EXTRAS][EXTRA_VALUE_MAX];
+};
+
+static inline int64_t clock_ns(clockid_t id) {
+        struct timespec ts;
+
+        clock_gettime(id, &ts);
+        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static const char *configured_display(const X11Config *config) {
+        const char *display = config && config->display ? config->display : getenv("DISPLAY");
+
+        return display && display[0] ? display : NULL;
+}
+
+static DomainInfo present_info_for(double interval_ns) {
+        return (DomainInfo) {
+                .name = PRESENT_DOMAIN,
+                .unit = { .period_ns = interval_ns },
+                .resolution_ns = (int64_t) ceil(interval_ns),
+                .monotonic = true,
+                .perfetto_id = clock_id_for_name(PRESENT_DOMAIN),
+                .unit_name = "frame",
+        };
+}
+
+static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
+        const char *display = configured_display(config);
+        PresentConn conn;
+        size_t n = 0;
+
+        if ((!ret_infos && n_max > 0) || !ret_n)
+                return -EINVAL;
+
+        /* Only a server that is there and has Present and a CRTC: unlike X time, a vblank
+         * counter needs the display hardware, which a server found later may not have. */
+        if (display && present_conn_open(&conn, display, clock_ns(CLOCK_MONOTONIC) + CONNECT_BUDGET_NS) >= 0) {
+                if (n < n_max)
+                        ret_infos[n++] = present_info_for(conn.mode_interval_ns > 0 ? conn.mode_interval_ns :
+                                                                                      FAKE_INTERVAL_NS);
+                present_conn_close(&conn);
+        }
+        *ret_n = n;
+        return 0;
+}
+
+static void disconnect(Domain *d) {
+        present_conn_close(&d->conn);
+        d->next_attempt_ns = clock_ns(CLOCK_MONOTONIC) + d->backoff_ns;
+}
+
+static int send_notify(Domain *d, uint64_t target_msc) {
+        Pending p = { .serial = ++d->next_serial, .target_msc = target_msc, .sent_ns = clock_ns(CLOCK_MONOTONIC) };
+        int r;
+
+        if (d->n_pending == PENDING_MAX)
+                return -EBUSY;
+        r = present_conn_notify(&d->conn, p.serial, target_msc);
+        if (r < 0)
+                return r;
+        d->pending[d->n_pending++] = p;
+        return 0;
+}
+
+/* A new server: a new counter, whose rate the unit must be able to model. */
+static int on_connected(Domain *d) {
+        double interval_ns = d->conn.mode_interval_ns > 0 ? d->conn.mode_interval_ns : FAKE_INTERVAL_NS;
+        int r;
+
+        d->generation++;
+        d->backoff_ns = BACKOFF_MIN_NS;
+        d->n_pending = 0;
+        d->n_ring = 0;
+        d->known = d->have_samples = false;
+        d->mismatch = fabs(interval_ns / d->info.unit.period_ns - 1) > PRESENT_RATE_PRIOR / 2;
+
+        /* Where the counter is now, to aim the first targets. */
+        r = send_notify(d, 0);
+        if (r < 0) {
+                disconnect(d);
+                return r;
+        }
+        return 0;
+}
+
+/* One connection attempt; on failure the next waits longer (up to BACKOFF_MAX_NS). */
+static int try_connect(Domain *d) {
+        int r;
+
+        r = present_conn_open(&d->conn, d->display, clock_ns(CLOCK_MONOTONIC) + CONNECT_BUDGET_NS);
+        if (r < 0) {
+                d->next_attempt_ns = clock_ns(CLOCK_MONOTONIC) + d->backoff_ns;
+                d->backoff_ns = d->backoff_ns * 2 < BACKOFF_MAX_NS ? d->backoff_ns * 2 : BACKOFF_MAX_NS;
+                return -ENOTCONN;
+        }
+        return on_connected(d);
+}
+
+static int present_open(const char *name, const void *config, Domain **ret) {
+        const char *display = configured_display(config);
+        double interval_ns;
+        Domain *d;
+        int r;
+
+        if (!name || !ret)
+                return -EINVAL;
+        if (strcmp(name, PRESENT_DOMAIN) != 0)
+                return -ENOENT;
+        if (!display)
+                return -ENXIO;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        d->display = strdup(display);
+        if (!d->display) {
+                free(d);
+                return -ENOMEM;
+        }
+        d->backoff_ns = BACKOFF_MIN_NS;
+
+        /* The unit is fixed for the domain's life: its period is the CRTC's as found now. Not
+         * reachable now is not a failure: the domain starts unavailable, at the fake's rate. */
+        r = present_conn_open(&d->conn, d->display, clock_ns(CLOCK_MONOTONIC) + CONNECT_BUDGET_NS);
+        interval_ns = r >= 0 && d->conn.mode_interval_ns > 0 ? d->conn.mode_interval_ns : FAKE_INTERVAL_NS;
+        d->info = present_info_for(interval_ns);
+        (void) present_jitter_for_interval(interval_ns, &d->jitter);
+        if (r >= 0)
+                (void) on_connected(d);
+        else
+                d->next_attempt_ns = clock_ns(CLOCK_MONOTONIC) + d->backoff_ns;
+        *ret = d;
+        return 0;
+}
+
+static double interval_ns(const Domain *d) {
+        double measured_ns;
+
+        if (d->have_samples && d->last.msc - d->first.msc >= INTERVAL_MIN_FRAMES &&
+            present_interval_between(d->first.ust_us, d->first.msc, d->last.ust_us, d->last.msc, &measured_ns) >= 0)
+                return measured_ns;
+        return d->info.unit.period_ns;
+}
+
+static void push_sample(Domain *d, const Sample *s) {
+        if (d->n_ring == RING_MAX) {
+                memmove(d->ring, d->ring + 1, (RING_MAX - 1) * sizeof(Sample));
+                d->n_ring--;
+        }
+        d->ring[d->n_ring++] = *s;
+}
+
+static void handle_event(Domain *d, uint32_t serial, const PresentEvent *e) {
+        Sample s;
+        size_t i;
+
+        for (i = 0; i < d->n_pending && d->pending[i].serial != serial; i++)
+                ;
+        if (i == d->n_pending)
+                return;         /* forgotten, or of an earlier connection */
+        d->known = true;
+        d->latest = *e;
+
+        /* An answer about another frame than the one asked for (the target had passed) is the
+         * current state, not that vblank's time: the fake CRTC's UST is then not on its grid. */
+        if (d->pending[i].target_msc != 0 && e->msc != d->pending[i].target_msc)
+                d->missed++;
+        else if (d->pending[i].target_msc != 0 && present_event_sample(e, &d->info.unit, &d->jitter, &s) >= 0) {
+                push_sample(d, &s);
+                d->samples++;
+                if (!d->have_samples)
+                        d->first = *e;
+                d->last = *e;
+                d->have_samples = true;
+        }
+        d->pending[i] = d->pending[--d->n_pending];
+}
+
+/* Everything the connection has, without blocking. */
+static int drain(Domain *d) {
+        int64_t now_ns = clock_ns(CLOCK_MONOTONIC);
+
+        for (;;) {
+                PresentEvent e;
+                uint32_t serial;
+                int r;
+
+                r = present_conn_read(&d->conn, &serial, &e);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                handle_event(d, serial, &e);
+        }
+        for (size_t i = 0; i < d->n_pending;)
+                if (now_ns - d->pending[i].sent_ns > PENDING_MAX_AGE_NS)
+                        d->pending[i] = d->pending[--d->n_pending];
+                else
+                        i++;
+        return 0;
+}
+
+/* The next two frames, once the previous requests are answered. */
+static int queue_targets(Domain *d) {
+        uint64_t next_msc;
+        int64_t next_ns;
+        int r;
+
+        if (d->n_pending > 0 || !d->known)
+                return 0;
+        r = present_next_vblank(d->latest.ust_us, d->latest.msc, interval_ns(d), clock_ns(CLOCK_MONOTONIC),
+                                &next_ns, &next_msc);
+        if (r < 0)
+                return r;
+        r = send_notify(d, next_msc);
+        if (r >= 0)
+                r = send_notify(d, next_msc + 1);
+        return r;
+}
+
+static int present_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *ret_n) {
+        int64_t deadline_ns;
+        size_t n;
+        int r;
+
+        if (!d || (!samples && n_max > 0) || !ret_n)
+                return -EINVAL;
+
+        if (!present_conn_is_open(&d->conn)) {
+                if (clock_ns(CLOCK_MONOTONIC) < d->next_attempt_ns)
+                        return -ENOTCONN;
+                r = try_connect(d);
+                if (r < 0)
+                        return r;
+        }
+        if (d->mismatch)
+                return -ERANGE;
+
+        /* Nothing collected yet (the first bursts): wait for the next frame, within the budget. */
+        deadline_ns = clock_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
+        for (;;) {
+                r = drain(d);
+                if (r >= 0)
+                        r = queue_targets(d);
+                if (r == -ENOTCONN) {
+                        disconnect(d);
+                        return r;
+                }
+                if (r < 0 || d->n_ring > 0)
+                        break;
+                r = present_conn_wait(&d->conn, deadline_ns);
+                if (r < 0)
+                        break;
+        }
+
+        n = d->n_ring < n_max ? d->n_ring : n_max;
+        if (n == 0)
+                return r < 0 ? r : -ENODATA;
+        memcpy(samples, d->ring + (d->n_ring - n), n * sizeof(Sample));
+        d->n_ring = 0;
+        *ret_n = n;
+        return 0;
+}
+
+static int present_watch_fd(Domain *d) {
+        return d ? present_conn_fd(&d->conn) : -EINVAL;
+}
+
+static int present_dispatch(Domain *d) {
+        int r;
+
+        if (!d)
+                return -EINVAL;
+        r = drain(d);
+        if (r < 0 && present_conn_is_open(&d->conn))
+                disconnect(d);
+        return r;
+}
+
+static int present_status(Domain *d, DomainStatus *ret) {
+        /* Most wanted first: the bus may show only the first few. */
+        static const char *const keys[EXTRAS] = { "refresh_interval_ns", "next_vblank_ns", "next_vblank_msc",
+                                                  "crtc", "x11_display", "samples", "missed", "connected" };
+        DomainStatus s = {};
+        uint64_t next_msc = 0;
+        int64_t next_ns = 0;
+
+        if (!d || !ret)
+                return -EINVAL;
+
+        if (d->have_samples)
+                (void) present_next_vblank(d->last.ust_us, d->last.msc, interval_ns(d), clock_ns(CLOCK_MONOTONIC),
+                                           &next_ns, &next_msc);
+        s.generation = d->generation;
+        snprintf(d->extra_values[0], EXTRA_VALUE_MAX, "%.0f", interval_ns(d));
+        snprintf(d->extra_values[1], EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
+        snprintf(d->extra_values[2], EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
+        snprintf(d->extra_values[3], EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
+        snprintf(d->extra_values[4], EXTRA_VALUE_MAX, "%s", d->display);
+        snprintf(d->extra_values[5], EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
+        snprintf(d->extra_values[6], EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
+        snprintf(d->extra_values[7], EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
+        for (size_t i = 0; i < EXTRAS; i++) {
+                s.extras[i].key = keys[i];
+                s.extras[i].value = d->extra_values[i];
+        }
+        s.n_extras = EXTRAS;
+        *ret = s;
+        return 0;
+}
+
+static const DomainInfo *present_info(Domain *d) {
+        return d ? &d->info : NULL;
+}
+
+static Domain *present_close(Domain *d) {
+        if (!d)
+                return NULL;
+        present_conn_close(&d->conn);
+        free(d->display);
+        free(d);
+        return NULL;
+}
+
+const DomainOps domain_present_ops = {
+        .source = "present",
+        .enumerate = present_enumerate,
+        .open = present_open,
+        .sample_burst = present_sample_burst,
+        .watch_fd = present_watch_fd,
+        .dispatch = present_dispatch,
+        .status = present_status,
+        .info = present_info,
+        .close = present_close,
+};

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+
+/* timeconvd with a real Xvfb (-displayfd) on a private bus: ListDomains has msc in frames, its
+ * rate is Xvfb's fake CRTC (1000000 / 60 = 16666 us a frame: 60.0024 Hz, present_fake.c) within
+ * the bound, Convert("msc", "monotonic", msc_now + 10) holds the UST that our own
+ * PresentNotifyMSC reports for that vblank, and --no-x11 leaves msc out.
+ * usage: test-present-daemon TIMECONVD */
+
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus-errors.h"
+#include "clock-client.h"
+#include "harness.h"
+#include "present-client.h"
+#include "tap.h"
+#include "xvfb.h"
+
+#define WAIT_MS 20000
+#define FAKE_HZ (1e6 / 16666)
+
+typedef struct BusDomain {
+        bool found, available;
+        char unit[16];
+        int64_t rate_ppb, last_calibrated_ns;
+        uint64_t rate_uncertainty_ppb;
+        char refresh_interval_ns[32], next_vblank_ns[32], crtc[48];
+} BusDomain;
+
+static int read_entry(sd_bus_message *m, BusDomain *d) {
+        const char *key, *contents, *s;
+        char type;
+        int b, r;
+
+        r = sd_bus_message_read(m, "s", &key);
+        if (r >= 0)
+                r = sd_bus_message_peek_type(m, &type, &contents);
+        if (r < 0)
+                return r;
+        if (strcmp(key, "available") == 0 && strcmp(contents, "b") == 0) {
+                r = sd_bus_message_read(m, "v", "b", &b);
+                d->available = b;
+        } else if (strcmp(key, "rate_ppb") == 0 && strcmp(contents, "x") == 0)
+                r = sd_bus_message_read(m, "v", "x", &d->rate_ppb);
+        else if (strcmp(key, "rate_uncertainty_ppb") == 0 && strcmp(contents, "t") == 0)
+                r = sd_bus_message_read(m, "v", "t", &d->rate_uncertainty_ppb);
+        else if (strcmp(key, "last_calibrated_ns") == 0 && strcmp(contents, "x") == 0)
+                r = sd_bus_message_read(m, "v", "x", &d->last_calibrated_ns);
+        else if (strcmp(contents, "s") == 0) {
+                r = sd_bus_message_read(m, "v", "s", &s);
+                if (r >= 0 && strcmp(key, "refresh_interval_ns") == 0)
+                        snprintf(d->refresh_interval_ns, sizeof(d->refresh_interval_ns), "%s", s);
+                else if (r >= 0 && strcmp(key, "next_vblank_ns") == 0)
+                        snprintf(d->next_vblank_ns, sizeof(d->next_vblank_ns), "%s", s);
+                else if (r >= 0 && strcmp(key, "crtc") == 0)
+                        snprintf(d->crtc, sizeof(d->crtc), "%s", s);
+        } else
+                r = sd_bus_message_skip(m, "v");
+        return r;
+}
+
+/* name's ListDomains entry; ret->found false when there is none. */
+static int bus_domain(sd_bus *bus, const char *name, BusDomain *ret) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        BusDomain d = {};
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains", &error,
+                               &reply, "");
+        sd_bus_error_free(&error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
+        while (r >= 0 && !d.found && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
+                const char *n, *unit;
+
+                r = sd_bus_message_read(reply, "ss", &n, &unit);
+                if (r >= 0 && strcmp(n, name) != 0) {
+                        r = sd_bus_message_skip(reply, "a{sv}");
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(reply);
+                        continue;
+                }
+                d.found = true;
+                snprintf(d.unit, sizeof(d.unit), "%s", unit);
+                r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+                while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                        r = read_entry(reply, &d);
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(reply);
+                }
+        }
+        sd_bus_message_unref(reply);
+        if (r < 0)
+                return r;
+        *ret = d;
+        return 0;
+}
+
+/* Re-reads name's entry (waiting on the bus in between, at most 50 ms) until it is calibrated. */
+static int wait_calibrated(sd_bus *bus, const char *name, BusDomain *ret) {
+        int64_t until_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
+
+        while (harness_clock_ns(CLOCK_MONOTONIC) < until_ns) {
+                if (bus_domain(bus, name, ret) >= 0 && ret->found && ret->available && ret->last_calibrated_ns > 0)
+                        return 0;
+                while (sd_bus_process(bus, NULL) > 0)
+                        ;
+                (void) sd_bus_wait(bus, 50 * 1000);
+        }
+        return -ETIMEDOUT;
+}
+
+static void test_msc(sd_bus *bus, const char *display) {
+        BusDomain d = {}, mono = {};
+        PresentClient client;
+        unsigned n_holds = 0;
+        double hz, hz_bound;
+        int64_t now;
+
+        ok(wait_calibrated(bus, "msc", &d) == 0, "msc: listed, available, calibrated");
+        ok(strcmp(d.unit, "frame") == 0, "its unit is the frame (%s)", d.unit);
+        ok(wait_calibrated(bus, "monotonic", &mono) == 0, "monotonic calibrated");
+
+        /* Against the reference, then through monotonic's rate to Xvfb's own clock. */
+        hz = 60.0 * (1 + d.rate_ppb * 1e-9) / (1 + mono.rate_ppb * 1e-9);
+        hz_bound = 60.0 * (double) (d.rate_uncertainty_ppb + mono.rate_uncertainty_ppb + 2) * 1e-9;
+        ok(fabs(hz - FAKE_HZ) <= hz_bound, "the rate: %.5f Hz +- %.5f holds Xvfb's %.5f Hz", hz, hz_bound, FAKE_HZ);
+
+        diag("crtc '%s', refresh_interval_ns '%s', next_vblank_ns '%s'", d.crtc, d.refresh_interval_ns,
+             d.next_vblank_ns);
+        now = harness_clock_ns(CLOCK_MONOTONIC);
+        ok(!d.refresh_interval_ns[0] || fabs(atof(d.refresh_interval_ns) - 16666000) < 100000,
+           "refresh_interval_ns, when shown, is about 16.666 ms");
+        ok(!d.next_vblank_ns[0] || llabs(atoll(d.next_vblank_ns) - now) < INT64_C(2000000000),
+           "next_vblank_ns, when shown, is near");
+
+        ok(present_client_open(&client, display) == 0, "a Present client of our own");
+        for (int i = 0; i < 5 && client.xcb; i++) {
+                uint64_t ust, msc, ust10, msc10, unc;
+                int64_t v;
+
+                if (present_client_notify(&client, 0, 2000, &ust, &msc) < 0 ||
+                    clock_convert(bus, "msc", "monotonic", (int64_t) msc + 10, NULL, &v, &unc) < 0 ||
+                    present_client_notify(&client, msc + 10, 2000, &ust10, &msc10) < 0 || msc10 != msc + 10)
+                        continue;
+                n_holds += (uint64_t) llabs((int64_t) ust10 * 1000 + 500 - v) <= unc + 500;
+                diag("Convert(msc, monotonic, %llu) = %lld +- %llu; Present reported %llu us",
+                     (unsigned long long) msc + 10, (long long) v, (unsigned long long) unc,
+                     (unsigned long long) ust10);
+        }
+        is_int(n_holds, 5, "5 of 5 vblanks 10 frames ahead: the reported UST within Convert's bound");
+        present_client_close(&client);
+}
+
+static void test_no_x11(const char *daemon, const char *display) {
+        const char *args[] = { "--display", display, "--no-x11", NULL };
+        _cleanup_(harness_freep) Harness *h = NULL;
+        _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
+        BusDomain d = { .found = true };
+
+        if (harness_new(NULL, &h) < 0 || harness_start_daemon(h, daemon, args, HARNESS_READY_TIMEOUT_MS) < 0 ||
+            harness_connect(h, &bus) < 0) {
+                ok(false, "a daemon with --no-x11");
+                return;
+        }
+        ok(bus_domain(bus, "msc", &d) == 0 && !d.found, "--no-x11: no msc");
+}
+
+int main(int argc, char **argv) {
+        _cleanup_(harness_freep) Harness *h = NULL;
+        _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
+        const char *args[] = { "--display", NULL, NULL };
+        Xvfb x = {};
+
+        if (argc < 2) {
+                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
+                return 2;
+        }
+        if (!xvfb_available())
+                skip_all("no Xvfb");
+        ok(xvfb_start(-1, &x) == 0, "Xvfb started on %s", x.name);
+        args[1] = x.name;
+        ok(harness_new(NULL, &h) == 0 && harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS) == 0 &&
+           harness_connect(h, &bus) == 0, "timeconvd --display %s on a private bus", x.name);
+        if (bus)
+                test_msc(bus, x.name);
+        test_no_x11(argv[1], x.name);
+        xvfb_stop(&x);
+        return done_testing();
+}
