@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "frames-report.h"
 
 void cli_help(FILE *f) {
         fputs("Usage: timeconv COMMAND [OPTIONS]\n"
@@ -36,9 +37,13 @@ void cli_help(FILE *f) {
               "        Prints one table and exits with --once.\n"
               "  export\n"
               "        timeconvd's snapshot history as a JSON snapshot file on standard output.\n"
+              "  frames [--json] [--plot FILE.svg] [--refresh-hz HZ] [FILE...]\n"
+              "        Frame rate, intervals, latency and janks from dumpsys SurfaceFlinger\n"
+              "        --latency, dumpsys gfxinfo framestats or a libtimeconv frame log.\n"
               "\n"
               "Exit status: 0 success, 1 some value failed, 2 usage error, 65 malformed\n"
-              "snapshot file, 66 unreadable file, 69 timeconvd or the bus unavailable.\n", f);
+              "snapshot file or frame dump, 66 unreadable file, 69 timeconvd or the bus\n"
+              "unavailable, 74 write error.\n", f);
 }
 
 int cli_usage_error(const char *fmt, const char *arg) {
@@ -78,6 +83,7 @@ int main(int argc, char **argv) {
                 { "now", cli_cmd_now },
                 { "monitor", cli_cmd_monitor },
                 { "export", cli_cmd_export },
+                { "frames", cli_cmd_frames },
         };
         const char *cmd = argc > 1 ? argv[1] : NULL;
 

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* What the frame parsers (frames-parse.c, frames-gfxinfo.c, frames-jsonl.c) share. */
+
+#include "frames.h"
+
+typedef enum GfxState {
+        GFX_OUTSIDE,            /* the text around the PROFILEDATA sections */
+        GFX_HEADER,             /* after an opening ---PROFILEDATA---: the column names */
+        GFX_ROWS,               /* rows until the closing ---PROFILEDATA--- */
+} GfxState;
+
+/* Where a gfxinfo section keeps the columns it reads; -1 when the header lacks it. */
+typedef struct GfxColumns {
+        int flags;
+        int intended_vsync;
+        int frame_completed;
+        int display_present;    /* Android 12+ */
+        int gpu_completed;      /* Android 11+ */
+        int frame_interval;     /* Android 12+: the vsync period */
+        size_t n_columns;
+} GfxColumns;
+
+typedef struct GfxRow {
+        Frame frame;            /* present_ns not decided yet */
+        int64_t completed_ns;
+        int64_t display_present_ns;
+} GfxRow;
+
+struct FramesParser {
+        FramesLog *log;
+        FramesFormat format;
+        unsigned line;
+        unsigned first_text_line;       /* the line the format was told from */
+
+        /* SurfaceFlinger: the refresh period of the current dump. */
+        int64_t refresh_ns;
+
+        /* gfxinfo: a section's rows wait for its end, which tells which present time it has. */
+        GfxState gfx_state;
+        GfxColumns columns;
+        GfxRow *rows;
+        size_t n_rows, n_rows_allocated;
+        bool saw_section;
+};
+
+/* Fills *ret_error (line, message) and returns -EBADMSG. */
+int frames_fail(FramesError *ret_error, unsigned line, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* A decimal integer with optional sign and no other text (the caller trims). -EINVAL when s is
+ * not one, -ERANGE when it does not fit in int64_t. */
+int frames_parse_int64(const char *s, size_t n, int64_t *ret);
+
+/* s without the spaces, tabs and CR around it. */
+void frames_trim(const char **s, size_t *n);
+
+int frames_gfxinfo_line(FramesParser *p, const char *line, size_t size, FramesError *ret_error);
+int frames_gfxinfo_finish(FramesParser *p, FramesError *ret_error);
+void frames_gfxinfo_free(FramesParser *p);
+
+int frames_jsonl_line(FramesParser *p, const char *line, size_t size, FramesError *ret_error);

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The frame parsers (client-lib/frames-parse.c, -gfxinfo.c, -jsonl.c, -log.c) on the dumps of
+ * tests/frames/data and on short texts: which rows become frames, with which times, and which
+ * line a malformed dump is refused at.
+ * usage: test-frames-parse DATA_DIR */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frames.h"
+#include "tap.h"
+
+#define MS INT64_C(1000000)
+#define MAX "9223372036854775807"
+
+static const char *data_dir;
+
+static char *slurp(const char *name, size_t *ret_size) {
+        char path[4096], *text = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", data_dir, name);
+        f = fopen(path, "re");
+        if (!f)
+                return NULL;
+        text = malloc(1 << 16);
+        if (text)
+                size = fread(text, 1, 1 << 16, f);
+        fclose(f);
+        *ret_size = size;
+        return text;
+}
+
+/* Parses a data file into a new log; NULL (after a failed test line) when it does not parse. */
+static FramesLog *load(const char *name) {
+        FramesLog *log = NULL;
+        FramesError error = {};
+        size_t size = 0;
+        char *text = slurp(name, &size);
+        int r = -ENOENT;
+
+        if (text && frames_log_new(&log) >= 0)
+                r = frames_parse_text(log, text, size, &error);
+        free(text);
+        ok(r == 0, "%s parses", name);
+        if (r < 0) {
+                diag("r=%d line %u: %s", r, error.line, error.message);
+                return frames_log_free(log);
+        }
+        return log;
+}
+
+static void check_frame(const FramesLog *log, size_t i, int64_t present_ms, int64_t desired_ms,
+                        int64_t ready_ms, int64_t refresh_ms, const char *what) {
+        const Frame *f = &log->frames[i];
+        int64_t desired_ns = desired_ms < 0 ? FRAMES_NO_TIME : desired_ms * MS;
+        int64_t ready_ns = ready_ms < 0 ? FRAMES_NO_TIME : ready_ms * MS;
+
+        ok(i < log->n_frames && f->present_ns == present_ms * MS && f->desired_ns == desired_ns &&
+           f->ready_ns == ready_ns && f->refresh_ns == refresh_ms * MS, "%s: frame %zu", what, i);
+        if (i < log->n_frames && !(f->present_ns == present_ms * MS && f->desired_ns == desired_ns &&
+                                   f->ready_ns == ready_ns && f->refresh_ns == refresh_ms * MS))
+                diag("got present %lld desired %lld ready %lld refresh %lld", (long long) f->present_ns,
+                     (long long) f->desired_ns, (long long) f->ready_ns, (long long) f->refresh_ns);
+}
+
+static void check_counts(const FramesLog *log, size_t frames, uint64_t rows, uint64_t pending,
+                         uint64_t dropped, uint64_t dumps, const char *what) {
+        ok(log->n_frames == frames && log->rows == rows && log->pending == pending &&
+           log->dropped == dropped && log->dumps == dumps,
+           "%s: %zu frames, %llu rows, %llu pending, %llu dropped, %llu dumps", what, frames,
+           (unsigned long long) rows, (unsigned long long) pending, (unsigned long long) dropped,
+           (unsigned long long) dumps);
+        if (log->n_frames != frames || log->rows != rows || log->pending != pending ||
+            log->dropped != dropped || log->dumps != dumps)
+                diag("got %zu frames, %llu rows, %llu pending, %llu dropped, %llu dumps", log->n_frames,
+                     (unsigned long long) log->rows, (unsigned long long) log->pending,
+                     (unsigned long long) log->dropped, (unsigned long long) log->dumps);
+}
+
+static void test_surfaceflinger(void) {
+        FramesLog *log;
+
+        /* Two "0 0 0" rows, a ready time still pending, a whole row pending. */
+        if ((log = load("sf-basic.txt"))) {
+                check_counts(log, 6, 9, 1, 2, 1, "sf-basic");
+                check_frame(log, 0, 1010, 1000, 1005, 16, "sf-basic");
+                check_frame(log, 3, 1074, 1048, 1070, 16, "sf-basic");
+                check_frame(log, 5, 1106, 1096, -1, 16, "sf-basic: INT64_MAX ready time unknown");
+                frames_log_free(log);
+        }
+        /* Dump 2 repeats two frames of dump 1 and presents the frame dump 1 had pending. */
+        if ((log = load("sf-overlap.txt"))) {
+                check_counts(log, 5, 8, 1, 2, 2, "sf-overlap");
+                for (size_t i = 0; i < 5; i++)
+                        check_frame(log, i, 1010 + 16 * (int64_t) i, 1000 + 16 * (int64_t) i,
+                                    (int64_t[]) { 1005, 1020, 1038, 1050, 1070 }[i], 16, "sf-overlap");
+                frames_log_free(log);
+        }
+        if ((log = load("sf-refresh-change.txt"))) {
+                check_counts(log, 7, 7, 0, 0, 2, "sf-refresh-change");
+                check_frame(log, 2, 1042, 1032, -1, 16, "sf-refresh-change: before, ready 0 unknown");
+                check_frame(log, 3, 1050, 1046, -1, 8, "sf-refresh-change: after");
+                frames_log_free(log);
+        }
+        /* CRLF line ends, nothing but unused rows. */
+        if ((log = load("sf-zero.txt"))) {
+                check_counts(log, 0, 2, 0, 2, 1, "sf-zero");
+                frames_log_free(log);
+        }
+}
+
+static void test_gfxinfo(void) {
+        FramesLog *log;
+
+        /* Android 6-11 columns: present is FrameCompleted; Flags 1 leaves the desired time out. */
+        if ((log = load("gfxinfo-android10.txt"))) {
+                check_counts(log, 4, 4, 0, 0, 1, "gfxinfo 6-11");
+                check_frame(log, 0, 1020, -1, -1, 0, "gfxinfo 6-11: flagged frame");
+                check_frame(log, 1, 1030, 1016, -1, 0, "gfxinfo 6-11");
+                check_frame(log, 3, 1090, 1048, -1, 0, "gfxinfo 6-11");
+                frames_log_free(log);
+        }
+        /* Android 12+ columns: DisplayPresentTime, GpuCompleted, FrameInterval; two sections that
+         * overlap, the first with a present time of 0 (pending). */
+        if ((log = load("gfxinfo-android12.txt"))) {
+                check_counts(log, 5, 7, 1, 1, 2, "gfxinfo 12+");
+                check_frame(log, 0, 1032, 1000, 1012, 16, "gfxinfo 12+");
+                check_frame(log, 3, 1096, 1064, 1072, 16, "gfxinfo 12+: pending in the first section");
+                check_frame(log, 4, 1112, 1080, 1092, 16, "gfxinfo 12+");
+                frames_log_free(log);
+        }
+}
+
+static void test_jsonl(void) {
+        FramesLog *log;
+
+        if ((log = load("frames.jsonl"))) {
+                check_counts(log, 3, 4, 1, 0, 1, "frame log");
+                check_frame(log, 0, 1016, 1000, -1, 16, "frame log");
+                check_frame(log, 2, 1064, 1048, -1, 16, "frame log: after a null presented_ns");
+                frames_log_free(log);
+        }
+}
+
+/* text must parse to n frames (n >= 0), or fail at line (n < 0). */
+static void expect(const char *text, int n, unsigned line, const char *what) {
+        FramesError error = { .line = 9999 };
+        FramesLog *log = NULL;
+        int r;
+
+        if (frames_log_new(&log) < 0)
+                return (void) ok(0, "%s: log", what);
+        r = frames_parse_text(log, text, strlen(text), &error);
+        if (n >= 0) {
+                ok(r == 0 && log->n_frames == (size_t) n, "%s: %d frames", what, n);
+                if (r < 0)
+                        diag("line %u: %s", error.line, error.message);
+        } else {
+                ok(r == -EBADMSG && error.line == line, "%s: refused at line %u", what, line);
+                diag("%s: line %u: %s", what, error.line, error.message);
+        }
+        frames_log_free(log);
+}
+
+static void test_text(void) {
+        static const char gfx12_head[] = "---PROFILEDATA---\nFlags,IntendedVsync,FrameCompleted,DisplayPresentTime,\n";
+
+        expect("", 0, 0, "empty input");
+        expect("\n\n  \n", 0, 0, "blank lines");
+        expect("16000000\n1 10 2\n", 1, 0, "no newline at the end");
+        expect("16000000\n1 10 2\n\n16000000\n\n1 20 2\n", 2, 0, "blank lines between dumps");
+        expect("16000000\n1 10 2\nadb: error: device offline\n1 20 2\n", -1, 3, "a line of text in a dump");
+        expect("16000000\n1 10 2\n1 20\n", -1, 3, "two columns");
+        expect("16000000\n1 10 2 4\n", -1, 2, "four columns");
+        expect("16000000\n1 10x 2\n", -1, 2, "a number with a suffix");
+        expect("16000000\n1 99999999999999999999 2\n", -1, 2, "a number out of range");
+        expect("-16000000\n", -1, 1, "a negative refresh period");
+        expect("16000000\n1 " MAX " " MAX "\n1 " MAX " " MAX "\n", 0, 0, "only pending rows");
+        expect("16000000\n1 30 2\n1 20 2\n1 30 2\n1 40 2\n", 2, 0, "present times going back");
+
+        expect("Applications Graphics Acceleration Info:\nno frames here\n", -1, 1,
+               "gfxinfo without PROFILEDATA");
+        expect("\n\nhello\n", -1, 3, "text: the error names its first line");
+        expect("---PROFILEDATA---\n---PROFILEDATA---\n", 0, 0, "gfxinfo: a window without frames");
+        expect("---PROFILEDATA---\nVsync,Foo,\n", -1, 2, "gfxinfo: header without the columns");
+        {
+                char text[512];
+
+                snprintf(text, sizeof(text), "%s0,100,120,0,\n0,116,136,0,\n---PROFILEDATA---\n", gfx12_head);
+                expect(text, 2, 0, "gfxinfo: no present times, FrameCompleted instead");
+                snprintf(text, sizeof(text), "%s0,100,120,150,\n0,116,136,\n---PROFILEDATA---\n", gfx12_head);
+                expect(text, -1, 4, "gfxinfo: a row short of a column");
+                snprintf(text, sizeof(text), "%s0,100,120,150,\n0,116,abc,166,\n---PROFILEDATA---\n", gfx12_head);
+                expect(text, -1, 4, "gfxinfo: a column not an integer");
+                snprintf(text, sizeof(text), "%s0,100,120,150,\n0,116,136,166,\n", gfx12_head);
+                expect(text, 2, 0, "gfxinfo: a section cut after its last row");
+        }
+
+        expect("{\"counter\":1,\"drawn_ns\":5,\"presented_ns\":10}\n{\"counter\":2,\"drawn_ns\":6}\n", 1, 0,
+               "frame log: presented_ns may be absent");
+        expect("{\"counter\":1,\"drawn_ns\":5,\"presented_ns\":10}\n{\"counter\":2}\n", -1, 2,
+               "frame log: no drawn_ns");
+        expect("{\"counter\":1,\"drawn_ns\":5,\"presented_ns\":10}\n{\"counter\":2,\"drawn_ns\":6,", -1, 2,
+               "frame log: a line cut short");
+        expect("{\"counter\":1,\"drawn_ns\":5,\"presented_ns\":\"10\"}\n", -1, 1,
+               "frame log: a string for a time");
+        expect("{\"counter\":1,\"drawn_ns\":5}\n[1,2]\n", -1, 2, "frame log: an array");
+}
+
+int main(int argc, char **argv) {
+        if (argc != 2) {
+                fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
+                return 2;
+        }
+        data_dir = argv[1];
+        test_surfaceflinger();
+        test_gfxinfo();
+        test_jsonl();
+        test_text();
+        return done_testing();
+}
