@@ -94,6 +94,20 @@ done
 ! grep -q '^MemoryDenyWriteExecute=' "$unit_template"
 ok $? "the unit allows W+X memory (llvmpipe's JIT)"
 
+# The sandbox, as systemd rates it: a setting dropped from the unit raises the exposure above
+# what it is now (5.1 with systemd 252; 8.0 without the Protect*/RestrictNamespaces/filter set).
+exposure=$(systemd-analyze security --offline=true "$tmp/unit/timeconvd.service" 2>/dev/null |
+        sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+diag "systemd-analyze security: exposure ${exposure:-unknown}"
+[ -n "$exposure" ] && awk -v e="$exposure" 'BEGIN { exit !(e <= 5.5) }'
+ok $? "systemd-analyze security rates the unit's exposure at most 5.5 (${exposure:-unknown})"
+sed '/^Protect\(KernelTunables\|KernelModules\|KernelLogs\|ControlGroups\|Hostname\)=/d; /^SystemCallFilter=/d; /^RestrictNamespaces=/d' \
+        "$tmp/unit/timeconvd.service" > "$tmp/bad/timeconvd.service"
+weak=$(systemd-analyze security --offline=true "$tmp/bad/timeconvd.service" 2>/dev/null |
+        sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+[ -n "$weak" ] && awk -v e="$weak" 'BEGIN { exit !(e > 5.5) }'
+ok $? "  and the check can fail: without those settings it is ${weak:-unknown}"
+
 grep -qxF "ExecStart=$daemon" "$build_tree_unit"
 ok $? "the build-tree unit starts $daemon"
 if [ -x "$daemon" ]; then
