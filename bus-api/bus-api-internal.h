@@ -38,3 +38,4 @@ int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error 
 int bus_api_method_now(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_api_method_export_snapshots(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_api_method_get_shared_table(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_api_method_push_snapshot(sd_bus_message *m, void *userdata, sd_bus_error *error);

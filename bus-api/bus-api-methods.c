@@ -60,6 +60,8 @@ int bus_api_method_list_domains(sd_bus_message *m, void *userdata, sd_bus_error 
                 BusDomainInfo d = {};
 
                 r = a->ops->get_domain(a->core, i, &d);
+                if (r == -ESRCH)
+                        continue;       /* a departed client's domain: gone */
                 if (r < 0)
                         return bus_timeconv_error_setf(error, r, "cannot describe domain %zu of %zu", i, n);
                 if (!d.name || !d.unit)
@@ -230,4 +232,74 @@ int bus_api_method_get_shared_table(sd_bus_message *m, void *userdata, sd_bus_er
 
         /* sd-bus sends a dup of fd: ours stays open. */
         return sd_bus_reply_method_return(m, "h", fd);
+}
+
+/* Reads the a(sx) into clocks, at most BUS_API_SNAPSHOT_CLOCKS_MAX: the array is walked, never
+ * copied whole, so a huge one costs no memory. */
+static int read_clocks(sd_bus_message *m, BusClockReading *clocks, size_t *ret_n, sd_bus_error *error) {
+        size_t n = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(sx)");
+        if (r < 0)
+                return r;
+        for (;;) {
+                const char *name;
+                int64_t value;
+
+                r = sd_bus_message_read(m, "(sx)", &name, &value);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                if (n == BUS_API_SNAPSHOT_CLOCKS_MAX)
+                        return bus_timeconv_error_setf(error, -EINVAL, "argument 'clocks': more than %d readings",
+                                                       BUS_API_SNAPSHOT_CLOCKS_MAX);
+                clocks[n++] = (BusClockReading) { .name = name, .value = value };
+        }
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        *ret_n = n;
+        return 0;
+}
+
+int bus_api_method_push_snapshot(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        BusClockReading clocks[BUS_API_SNAPSHOT_CLOCKS_MAX];
+        BusPushFailure failure = { .index = SIZE_MAX };
+        BusApi *a = userdata;
+        size_t n = 0;
+        int r;
+
+        bus_api_touch(a);
+
+        r = read_clocks(m, clocks, &n, error);
+        if (r < 0)
+                return r;
+
+        if (n < BUS_API_SNAPSHOT_CLOCKS_MIN)
+                return bus_timeconv_error_setf(error, -EINVAL, "argument 'clocks': %zu readings, a snapshot "
+                                               "needs at least %d", n, BUS_API_SNAPSHOT_CLOCKS_MIN);
+        for (size_t i = 0; i < n; i++) {
+                char arg[32];
+
+                (void) snprintf(arg, sizeof(arg), "clocks[%zu]", i);
+                r = bus_api_validate_domain(arg, clocks[i].name, error);
+                if (r < 0)
+                        return r;
+        }
+        if (!a->ops->push_snapshot)
+                return bus_timeconv_error_setf(error, -EOPNOTSUPP, "this daemon takes no snapshots");
+
+        r = a->ops->push_snapshot(a->core, sd_bus_message_get_sender(m), clocks, n, &failure);
+        if (r < 0) {
+                const char *reason = failure.reason ? failure.reason : "the snapshot was refused";
+
+                if (failure.index < n)
+                        return bus_timeconv_error_setf(error, r, "clocks[%zu] '%s': %s", failure.index,
+                                                       clocks[failure.index].name, reason);
+                return bus_timeconv_error_setf(error, r, "%s", reason);
+        }
+
+        return sd_bus_reply_method_return(m, NULL);
 }

@@ -26,7 +26,8 @@ static int property_get_reference_domain(sd_bus *bus, const char *path, const ch
 }
 
 /* The argument names here must match org.timeconv.Clock1.xml: test-bus-api compares them.
- * Every method only reads, so any client may call it (UNPRIVILEGED: no capability check). */
+ * Any client may call any method (UNPRIVILEGED: no capability check): all but PushSnapshot
+ * only read, and PushSnapshot changes only the caller's own domains. */
 static const sd_bus_vtable bus_api_vtable[] = {
         SD_BUS_VTABLE_START(0),
 
@@ -63,6 +64,12 @@ static const sd_bus_vtable bus_api_vtable[] = {
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("h", table),
                                 bus_api_method_get_shared_table,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_METHOD_WITH_ARGS("PushSnapshot",
+                                SD_BUS_ARGS("a(sx)", clocks),
+                                SD_BUS_NO_RESULT,
+                                bus_api_method_push_snapshot,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_ARGS("Discontinuity",

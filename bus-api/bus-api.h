@@ -48,15 +48,30 @@ typedef struct BusDomainInfo {
         BusDomainExtra extras[BUS_DOMAIN_EXTRAS_MAX];
 } BusDomainInfo;
 
+/* One entry of PushSnapshot's clocks: a domain and its reading. name is borrowed from the
+ * message, valid during the call. */
+typedef struct BusClockReading {
+        const char *name;
+        int64_t value;
+} BusClockReading;
+
+/* Why push_snapshot failed, for the error message: the entry at fault (SIZE_MAX: none in
+ * particular) and a static phrase ("belongs to another client"); reason NULL: say nothing. */
+typedef struct BusPushFailure {
+        size_t index;
+        const char *reason;
+} BusPushFailure;
+
 /* The daemon's side. Every int-returning callback returns 0 or a negative errno, which the
  * handler turns into our named error: -ENOENT UnknownDomain, -ENOLINK NoPath, -ENODEV and
- * -ENODATA Unavailable, -ERANGE OutOfRange, -EINVAL InvalidArgument, -EDQUOT QuotaExceeded
- * (anything else: sd-bus's own translation). Domain names reaching the core are already
- * valid (bus_domain_name_is_valid()), but may name no domain. All callbacks but
- * client_activity and shared_table_fd are required. */
+ * -ENODATA Unavailable, -ERANGE OutOfRange, -EINVAL InvalidArgument, -EDQUOT QuotaExceeded,
+ * -EEXIST NameTaken (anything else: sd-bus's own translation). Domain names reaching the core
+ * are already valid (bus_domain_name_is_valid()), but may name no domain. All callbacks but
+ * client_activity, shared_table_fd and push_snapshot are required. */
 typedef struct BusCoreOps {
         size_t (*count_domains)(void *core);
-        /* index < count_domains(); writes *ret (zeroed by the caller first). */
+        /* index < count_domains(); writes *ret (zeroed by the caller first). -ESRCH: no domain
+         * at this index now (a departed client's): ListDomains skips it. */
         int (*get_domain)(void *core, size_t index, BusDomainInfo *ret);
         int (*convert)(void *core, const char *from, const char *to, int64_t value,
                        int64_t *ret_value, uint64_t *ret_uncertainty_ns);
@@ -71,6 +86,12 @@ typedef struct BusCoreOps {
         /* The shared table's sealed memfd (calibrate/shared-table.h), borrowed: sd-bus dups it
          * into the reply. -ENODEV (or a NULL callback): no table, Unavailable. */
         int (*shared_table_fd)(void *core);
+        /* PushSnapshot: n (BUS_API_SNAPSHOT_CLOCKS_MIN..MAX) readings with valid names, from
+         * sender (the caller's unique bus name; NULL on a connection without a bus). On
+         * failure *ret_failure (set to { SIZE_MAX, NULL } by the caller) may say why. NULL
+         * callback: the method answers NotSupported. */
+        int (*push_snapshot)(void *core, const char *sender, const BusClockReading *clocks, size_t n,
+                             BusPushFailure *ret_failure);
 } BusCoreOps;
 
 typedef struct BusApi BusApi;

@@ -16,6 +16,7 @@ const sd_bus_error_map bus_timeconv_errors[] = {
         SD_BUS_ERROR_MAP(BUS_ERROR_OUT_OF_RANGE,     ERANGE),
         SD_BUS_ERROR_MAP(BUS_ERROR_INVALID_ARGUMENT, EINVAL),
         SD_BUS_ERROR_MAP(BUS_ERROR_QUOTA_EXCEEDED,   EDQUOT),
+        SD_BUS_ERROR_MAP(BUS_ERROR_NAME_TAKEN,       EEXIST),
         SD_BUS_ERROR_MAP_END
 };
 
@@ -41,6 +42,8 @@ const char *bus_timeconv_error_name(int error) {
                 return BUS_ERROR_INVALID_ARGUMENT;
         case EDQUOT:
                 return BUS_ERROR_QUOTA_EXCEEDED;
+        case EEXIST:
+                return BUS_ERROR_NAME_TAKEN;
         default:
                 return NULL;
         }

@@ -24,6 +24,16 @@
 /* ConvertMany answers InvalidArgument beyond this many values: 8 MB each way. */
 #define BUS_API_CONVERT_MANY_MAX 1000000
 
+/* PushSnapshot's limits (the XML says what each means). Memory stays bounded whatever clients
+ * do: one client's snapshots land in a fixed-size history, and domains are capped. */
+#define BUS_API_SNAPSHOT_CLOCKS_MIN 2
+#define BUS_API_SNAPSHOT_CLOCKS_MAX 16                  /* InvalidArgument beyond */
+#define BUS_API_SNAPSHOT_SPREAD_MAX_NS 1000000000LL     /* between its known readings */
+#define BUS_API_APP_DOMAINS_PER_CLIENT_MAX 8            /* QuotaExceeded beyond */
+#define BUS_API_APP_DOMAINS_MAX 48                      /* all clients together */
+#define BUS_API_SNAPSHOTS_PER_S 100                     /* per client, sustained */
+#define BUS_API_SNAPSHOTS_BURST 20                      /* per client, at once */
+
 typedef enum BusNameProblem {
         BUS_NAME_OK,
         BUS_NAME_EMPTY,
@@ -45,6 +55,7 @@ static inline bool bus_domain_name_is_valid(const char *name) {
 #define BUS_ERROR_OUT_OF_RANGE      "org.timeconv.Clock1.Error.OutOfRange"       /* ERANGE */
 #define BUS_ERROR_INVALID_ARGUMENT  "org.timeconv.Clock1.Error.InvalidArgument"  /* EINVAL */
 #define BUS_ERROR_QUOTA_EXCEEDED    "org.timeconv.Clock1.Error.QuotaExceeded"    /* EDQUOT */
+#define BUS_ERROR_NAME_TAKEN        "org.timeconv.Clock1.Error.NameTaken"        /* EEXIST */
 
 /* Name -> errno, for sd_bus_error_add_map(). */
 extern const sd_bus_error_map bus_timeconv_errors[];

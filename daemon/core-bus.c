@@ -99,6 +99,8 @@ static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret)
 
         if (index >= c->n_domains)
                 return -ENOENT;
+        if (core_domain_gone(c, index))
+                return -ESRCH;
         d = c->domains[index];
         node = &c->graph.nodes[index];
         hub = core_domain_is_hub(c, index);
@@ -123,6 +125,11 @@ static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret)
                 ret->period_ns = d->info.unit.period_ns;
 
         add_status(c, index, ret);
+        if (d->application && app_clocks_owner(c->apps, index) && ret->n_extras < BUS_DOMAIN_EXTRAS_MAX)
+                ret->extras[ret->n_extras++] = (BusDomainExtra) {
+                        .key = "owner",
+                        .value = app_clocks_owner(c->apps, index),
+                };
 
         if (calibrated) {
                 const Segment *current = hub ? NULL : history_current(history);
@@ -140,7 +147,7 @@ static int core_bus_convert(void *userdata, const char *from, const char *to, in
         size_t i, j;
         int r;
 
-        if (!from || !to || graph_find(&c->graph, from, &i) < 0 || graph_find(&c->graph, to, &j) < 0)
+        if (!from || !to || core_find(c, from, &i) < 0 || core_find(c, to, &j) < 0)
                 return -ENOENT;
 
         /* A wrapping value is unwrapped to the occurrence nearest to now. */
@@ -161,7 +168,7 @@ static int core_bus_now(void *userdata, const char *domain, int64_t *ret_value, 
         size_t i;
         int r;
 
-        if (!domain || graph_find(&c->graph, domain, &i) < 0)
+        if (!domain || core_find(c, domain, &i) < 0)
                 return -ENOENT;
 
         r_ns = now_ns(CLOCK_MONOTONIC_RAW);
@@ -203,6 +210,13 @@ static void core_bus_client_activity(void *userdata) {
                 c->activity_hook(c->activity_userdata);
 }
 
+static int core_bus_push_snapshot(void *userdata, const char *sender, const BusClockReading *clocks, size_t n,
+                                  BusPushFailure *ret_failure) {
+        Core *c = userdata;
+
+        return app_clocks_push(c->apps, sender, clocks, n, ret_failure);
+}
+
 const BusCoreOps core_bus_ops = {
         .count_domains = core_bus_count_domains,
         .get_domain = core_bus_get_domain,
@@ -213,4 +227,5 @@ const BusCoreOps core_bus_ops = {
         .version = core_bus_version,
         .reference_domain = core_bus_reference_domain,
         .client_activity = core_bus_client_activity,
+        .push_snapshot = core_bus_push_snapshot,
 };

@@ -119,6 +119,10 @@ int daemon_connect_bus(Daemon *d) {
         r = bus_api_new(d->bus, &core_bus_ops, d->core, &d->bus_api);
         if (r < 0)
                 return log_error_errno(d->log, r, "cannot add the %s object: %m", BUS_API_OBJECT);
+        /* Application clocks belong to bus names: their owners are tracked on this bus. */
+        r = app_clocks_attach(d->core->apps, d->bus, d->bus_api);
+        if (r < 0)
+                return log_error_errno(d->log, r, "cannot take application clocks: %m");
 
         /* sd-bus synthesises Disconnected locally: say why we stop, then stop. */
         r = sd_bus_match_signal(d->bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",

@@ -3,6 +3,7 @@
 /* timeconvd: keeps every clock domain calibrated against CLOCK_MONOTONIC_RAW and answers
  * conversions as org.timeconv.Clock1 on the session bus. */
 
+#include <malloc.h>
 #include <stdio.h>
 
 #include "config.h"
@@ -64,8 +65,9 @@ static void help(void) {
                "\n"
                "BUS INTERFACE\n"
                "       Name, object and interface org.timeconv.Clock1 at /org/timeconv/Clock1\n"
-               "       on the session bus: ListDomains, Convert, ConvertMany, Now and\n"
-               "       ExportSnapshots; the signals Discontinuity and DomainsChanged; the\n"
+               "       on the session bus: ListDomains, Convert, ConvertMany, Now,\n"
+               "       ExportSnapshots, GetSharedTable and PushSnapshot; the signals\n"
+               "       Discontinuity and DomainsChanged; the\n"
                "       properties Version and ReferenceDomain. Errors are named\n"
                "       org.timeconv.Clock1.Error.*. See org.timeconv.Clock1.xml.\n"
                "\n"
@@ -115,6 +117,11 @@ static int run(int argc, char *argv[]) {
         case OPTIONS_RUN:
                 break;
         }
+
+        /* glibc raises its mmap threshold after freeing a large block, so that one huge request
+         * (ConvertMany of a million values) would leave the next ones on the heap for good: keep
+         * large buffers in their own mappings, returned to the system when freed. */
+        (void) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 
         r = daemon_new(&log, &options, &d);
         if (r < 0)

@@ -129,6 +129,26 @@ static int stub_shared_table_fd(void *core) {
         }
 }
 
+static int stub_push_snapshot(void *core, const char *sender, const BusClockReading *clocks, size_t n,
+                              BusPushFailure *ret_failure) {
+        StubCore *c = core;
+
+        atomic_fetch_add(&c->pushes, 1);
+        atomic_store(&c->push_n, (int) n);
+        atomic_store(&c->push_sender_set, sender != NULL);
+        for (size_t i = 0; i < n; i++) {
+                if (strcmp(clocks[i].name, "taken") == 0) {
+                        *ret_failure = (BusPushFailure) { .index = i, .reason = "the domain belongs to another client" };
+                        return -EEXIST;
+                }
+                if (strcmp(clocks[i].name, "full") == 0) {
+                        *ret_failure = (BusPushFailure) { .index = SIZE_MAX, .reason = "no room" };
+                        return -EDQUOT;
+                }
+        }
+        return 0;
+}
+
 /* A sealed memfd as the daemon's would be, holding a known text. */
 static int stub_table_new(void) {
         int fd = memfd_create("stub-table", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -155,6 +175,7 @@ const BusCoreOps stub_ops = {
         .reference_domain = stub_reference_domain,
         .client_activity = stub_client_activity,
         .shared_table_fd = stub_shared_table_fd,
+        .push_snapshot = stub_push_snapshot,
 };
 
 /* ---- the server thread ---- */

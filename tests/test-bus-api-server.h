@@ -3,7 +3,8 @@
 
 /* The server half of test-bus-api: a stub core with known answers (four domains: alpha (ns,
  * the reference), beta (ms, alpha / 1e6 + 7), gpu0 (unavailable), island (no path)), served
- * by bus-api in a thread over one end of a socketpair. */
+ * by bus-api in a thread over one end of a socketpair. PushSnapshot takes any snapshot but one
+ * naming "taken" (NameTaken, that entry at fault) or "full" (QuotaExceeded). */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,6 +24,9 @@ typedef enum StubTable {
 
 typedef struct StubCore {
         atomic_int activity;
+        atomic_int pushes;      /* PushSnapshot calls that reached the core */
+        atomic_int push_n;      /* readings in the latest */
+        atomic_int push_sender_set; /* whether it had a sender (a socketpair has none) */
         atomic_int table_mode;  /* StubTable */
         int table_fd;
 } StubCore;

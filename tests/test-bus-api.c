@@ -45,6 +45,10 @@ static void test_new(void) {
         partial = stub_ops;
         partial.shared_table_fd = NULL;
         is_int(bus_api_new(bus, &partial, NULL, &api), 0, "shared_table_fd is optional");
+        api = bus_api_free(api);
+        partial = stub_ops;
+        partial.push_snapshot = NULL;
+        is_int(bus_api_new(bus, &partial, NULL, &api), 0, "push_snapshot is optional");
         ok(bus_api_free(api) == NULL && bus_api_free(NULL) == NULL, "bus_api_free returns NULL");
         is_int(bus_api_emit_domains_changed(NULL), -EINVAL, "emitting on NULL fails");
         sd_bus_unref(bus);
@@ -332,6 +336,83 @@ static void test_convert_many(sd_bus *c) {
         free(values);
 }
 
+/* ---- PushSnapshot ---- */
+
+/* PushSnapshot(clocks) with n readings named names[i % n_names], values i. */
+static int push(sd_bus *c, const char *const *names, size_t n_names, size_t n, sd_bus_error *e) {
+        sd_bus_message *m = NULL, *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(c, &m, NULL, BUS_API_OBJECT, BUS_API_INTERFACE, "PushSnapshot");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sx)");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(m, "(sx)", names[i % n_names], (int64_t) i);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_call(c, m, 0, e, &reply);
+        sd_bus_message_unref(reply);
+        sd_bus_message_unref(m);
+        return r < 0 ? r : 0;
+}
+
+static void test_push_snapshot(sd_bus *c, StubCore *core) {
+        static const char *const good[] = { "alpha", "cam" };
+        static const char *const taken[] = { "alpha", "taken" };
+        static const char *const full[] = { "full", "alpha" };
+        static const char *const bad[] = { "alpha", "Cam" };
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        int pushes, r;
+
+        r = push(c, good, 2, 2, &e);
+        is_int(r, 0, "PushSnapshot of two readings succeeds");
+        ok(atomic_load(&core->pushes) == 1 && atomic_load(&core->push_n) == 2,
+           "the core got one snapshot of two readings");
+        ok(!atomic_load(&core->push_sender_set), "with no sender on a connection without a bus");
+        sd_bus_error_free(&e);
+
+        r = push(c, good, 2, BUS_API_SNAPSHOT_CLOCKS_MAX, &e);
+        ok(r == 0 && atomic_load(&core->push_n) == BUS_API_SNAPSHOT_CLOCKS_MAX,
+           "PushSnapshot of %d readings (the most) succeeds", BUS_API_SNAPSHOT_CLOCKS_MAX);
+        sd_bus_error_free(&e);
+
+        pushes = atomic_load(&core->pushes);
+        r = push(c, good, 2, 1, &e);
+        check_error("PushSnapshot of one reading", r, &e, BUS_ERROR_INVALID_ARGUMENT, EINVAL,
+                    "argument 'clocks': 1 readings, a snapshot needs at least 2");
+        sd_bus_error_free(&e);
+        r = push(c, good, 2, 0, &e);
+        check_error("PushSnapshot of none", r, &e, BUS_ERROR_INVALID_ARGUMENT, EINVAL, "0 readings");
+        sd_bus_error_free(&e);
+        r = push(c, good, 2, BUS_API_SNAPSHOT_CLOCKS_MAX + 1, &e);
+        check_error("PushSnapshot of the maximum + 1", r, &e, BUS_ERROR_INVALID_ARGUMENT, EINVAL,
+                    "argument 'clocks': more than 16 readings");
+        sd_bus_error_free(&e);
+        r = push(c, good, 2, 100000, &e);
+        check_error("PushSnapshot of 100000 readings", r, &e, BUS_ERROR_INVALID_ARGUMENT, EINVAL,
+                    "more than 16 readings");
+        sd_bus_error_free(&e);
+        r = push(c, bad, 2, 2, &e);
+        check_error("PushSnapshot naming 'Cam'", r, &e, BUS_ERROR_INVALID_ARGUMENT, EINVAL,
+                    "argument 'clocks[1]': invalid byte 0x43 at offset 0");
+        sd_bus_error_free(&e);
+        is_int(atomic_load(&core->pushes) - pushes, 0, "no malformed snapshot reached the core");
+
+        r = push(c, taken, 2, 2, &e);
+        check_error("PushSnapshot to another client's domain", r, &e, BUS_ERROR_NAME_TAKEN, EEXIST,
+                    "clocks[1] 'taken': the domain belongs to another client");
+        sd_bus_error_free(&e);
+        r = push(c, full, 2, 2, &e);
+        check_error("PushSnapshot over quota", r, &e, BUS_ERROR_QUOTA_EXCEEDED, EDQUOT, "no room");
+        ok(e.message && strstr(e.message, "clocks[") == NULL, "a failure of no entry names none");
+        sd_bus_error_free(&e);
+
+        r = call(c, "PushSnapshot", &e, NULL, "a(ss)", 2, "alpha", "1", "cam", "2");
+        check_error("PushSnapshot with signature a(ss)", r, &e, SD_BUS_ERROR_INVALID_ARGS, EINVAL, NULL);
+        sd_bus_error_free(&e);
+}
+
 /* ---- ExportSnapshots, activity, signals ---- */
 
 static void test_export_snapshots(sd_bus *c) {
@@ -405,20 +486,20 @@ static void test_introspection(sd_bus *c, const char *xml_path) {
         if (!want || !got)
                 goto finish;
 
-        is_int(xml_compare(want, got, BUS_API_INTERFACE, 10, true), 0,
+        is_int(xml_compare(want, got, BUS_API_INTERFACE, 11, true), 0,
                "the introspected interface matches the XML contract");
 
         /* The comparison can fail: rename one argument of the contract. */
         p = strstr(want, "name=\"uncertainty_ns\"");
         if (p)
                 memcpy(p, "name=\"uncertainty_us\"", strlen("name=\"uncertainty_us\""));
-        is_int(xml_compare(want, got, BUS_API_INTERFACE, 10, false), 1, "a renamed argument is caught");
+        is_int(xml_compare(want, got, BUS_API_INTERFACE, 11, false), 1, "a renamed argument is caught");
         if (p)
                 memcpy(p, "name=\"uncertainty_ns\"", strlen("name=\"uncertainty_ns\""));
         p = strstr(want, "direction=\"out\"");
         if (p)
                 memcpy(p, "direction=\"in\" ", strlen("direction=\"in\" "));
-        is_int(xml_compare(want, got, BUS_API_INTERFACE, 10, false), 1, "a changed direction is caught");
+        is_int(xml_compare(want, got, BUS_API_INTERFACE, 11, false), 1, "a changed direction is caught");
 
 finish:
         free(want);
@@ -451,6 +532,7 @@ int main(int argc, char **argv) {
                 test_bad_calls(client);
                 test_convert_many(client);
                 test_export_snapshots(client);
+                test_push_snapshot(client, &srv.core);
                 test_activity(client, &srv.core);
                 test_signals(client, &srv);
                 test_introspection(client, argc > 1 ? argv[1] : NULL);

@@ -38,7 +38,8 @@ static void test_errors(void) {
                 { ENOENT, BUS_ERROR_UNKNOWN_DOMAIN }, { ENOLINK, BUS_ERROR_NO_PATH },
                 { ENODEV, BUS_ERROR_UNAVAILABLE }, { ENODATA, BUS_ERROR_UNAVAILABLE },
                 { ERANGE, BUS_ERROR_OUT_OF_RANGE }, { EINVAL, BUS_ERROR_INVALID_ARGUMENT },
-                { EDQUOT, BUS_ERROR_QUOTA_EXCEEDED }, { ENOMEM, NULL }, { EIO, NULL },
+                { EDQUOT, BUS_ERROR_QUOTA_EXCEEDED }, { EEXIST, BUS_ERROR_NAME_TAKEN },
+                { ENOMEM, NULL }, { EIO, NULL },
         };
         sd_bus_error e = SD_BUS_ERROR_NULL;
         size_t n_map = 0;
@@ -65,7 +66,7 @@ static void test_errors(void) {
                    strcmp(bus_timeconv_error_name(m->code), m->name) == 0,
                    "%s <-> errno %d both ways", m->name, m->code);
         }
-        is_int(n_map, 6, "the map has our six names");
+        is_int(n_map, 7, "the map has our seven names");
 
         /* QuotaExceeded: no stub method produces it, so through the map only. */
         is_int(bus_timeconv_error_setf(&e, -EDQUOT, "too many clients: %d", 65), -EDQUOT,

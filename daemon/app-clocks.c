@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+
+/* Application clocks (app-clocks.h). A push is checked whole before anything changes (quota,
+ * ownership, names, the known readings, the order of snapshots), then applied: new domains get
+ * nodes, every application reading becomes a sample of its domain's History, the table is
+ * published and the signals go out. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app-clocks-internal.h"
+#include "arith.h"
+#include "util.h"
+
+/* The limits go into the error messages as text. */
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+typedef enum EntryKind {
+        ENTRY_KNOWN,                    /* a daemon's domain: says when */
+        ENTRY_OWN,                      /* the sender's application domain */
+        ENTRY_NEW,                      /* a name no domain has: the sender's new domain */
+} EntryKind;
+
+typedef struct Entry {
+        EntryKind kind;
+        size_t index;                   /* the node, but for ENTRY_NEW until it is made */
+} Entry;
+
+static int fail(BusPushFailure *f, int r, size_t index, const char *reason) {
+        *f = (BusPushFailure) { .index = index, .reason = reason };
+        return r;
+}
+
+int app_clocks_new(Core *core, AppClocks **ret) {
+        AppClocks *a;
+
+        if (!core || !ret)
+                return -EINVAL;
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        a->core = core;
+        *ret = a;
+        return 0;
+}
+
+static AppClient *client_free(AppClient *cl) {
+        if (!cl)
+                return NULL;
+        sd_bus_track_unref(cl->track);
+        free(cl->name);
+        free(cl);
+        return NULL;
+}
+
+AppClocks *app_clocks_free(AppClocks *a) {
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < a->n_clients; i++)
+                client_free(a->clients[i]);
+        sd_bus_unref(a->bus);
+        free(a);
+        return NULL;
+}
+
+int app_clocks_attach(AppClocks *a, sd_bus *bus, BusApi *api) {
+        if (!a || !bus)
+                return -EINVAL;
+        sd_bus_unref(a->bus);
+        a->bus = sd_bus_ref(bus);
+        a->api = api;
+        return 0;
+}
+
+const char *app_clocks_owner(const AppClocks *a, size_t index) {
+        if (!a || index >= CORE_DOMAINS_MAX || !a->nodes[index].owner)
+                return NULL;
+        return a->nodes[index].owner->name;
+}
+
+size_t app_clocks_count(const AppClocks *a) {
+        return a ? a->n_live : 0;
+}
+
+static AppClient *client_find(AppClocks *a, const char *name) {
+        for (size_t i = 0; i < a->n_clients; i++)
+                if (strcmp(a->clients[i]->name, name) == 0)
+                        return a->clients[i];
+        return NULL;
+}
+
+static bool client_book_snapshot(AppClient *cl, int64_t now_ns) {
+        int64_t from_ns = cl->booked_until_ns > now_ns ? cl->booked_until_ns : now_ns;
+
+        if (from_ns + SNAPSHOT_INTERVAL_NS - now_ns > BUS_API_SNAPSHOTS_BURST * SNAPSHOT_INTERVAL_NS)
+                return false;
+        cl->booked_until_ns = from_ns + SNAPSHOT_INTERVAL_NS;
+        return true;
+}
+
+static void emit_domains_changed(AppClocks *a) {
+        int r;
+
+        if (!a->api)
+                return;
+        r = bus_api_emit_domains_changed(a->api);
+        if (r < 0)
+                log_warning_errno(a->core->log, r, "cannot emit DomainsChanged: %m");
+}
+
+/* Buries the client's domains and forgets the client. */
+static void client_drop(AppClocks *a, AppClient *cl) {
+        for (size_t i = 0; i < cl->n_domains; i++)
+                app_domain_bury(a, cl->domains[i]);
+        for (size_t i = 0; i < a->n_clients; i++)
+                if (a->clients[i] == cl) {
+                        a->clients[i] = a->clients[--a->n_clients];
+                        break;
+                }
+        client_free(cl);
+}
+
+/* sd-bus holds a reference on the track while it calls this: freeing the client is safe. */
+static int on_client_gone(sd_bus_track *track, void *userdata) {
+        AppClient *cl = userdata;
+        AppClocks *a = cl->apps;
+
+        log_info(a->core->log, "application clocks: %s left the bus, its %zu domain(s) go", cl->name,
+                 cl->n_domains);
+        client_drop(a, cl);
+        core_publish(a->core);
+        emit_domains_changed(a);
+        return 0;
+}
+
+/* A record for sender, tracked on the bus: -ESRCH when it left already (its call was queued). */
+static int client_new(AppClocks *a, const char *sender, int64_t now_ns, AppClient **ret) {
+        AppClient *cl;
+        int r;
+
+        if (a->n_clients == BUS_API_APP_DOMAINS_MAX)
+                return -EDQUOT;
+        cl = calloc(1, sizeof(*cl));
+        if (!cl)
+                return -ENOMEM;
+        cl->apps = a;
+        cl->booked_until_ns = now_ns + SNAPSHOT_INTERVAL_NS;
+        cl->name = strdup(sender);
+        r = cl->name ? sd_bus_track_new(a->bus, &cl->track, on_client_gone, cl) : -ENOMEM;
+        if (r >= 0)
+                r = sd_bus_track_add_name(cl->track, sender);
+        if (r < 0) {
+                client_free(cl);
+                return r == -ENXIO || r == -ENOENT || r == -ESRCH ? -ESRCH : r;
+        }
+        a->clients[a->n_clients++] = cl;
+        *ret = cl;
+        return 0;
+}
+
+/* Sorts the entries and checks them against ownership and quotas; nothing changes. */
+static int classify(AppClocks *a, const AppClient *cl, const BusClockReading *clocks, size_t n, Entry *entries,
+                    size_t *ret_n_new, BusPushFailure *f) {
+        Core *c = a->core;
+        size_t n_known = 0, n_app = 0, n_new = 0, room = CORE_DOMAINS_MAX - c->n_domains;
+
+        for (size_t i = 0; i < n; i++) {
+                size_t index;
+
+                if (core_find(c, clocks[i].name, &index) < 0)
+                        entries[i] = (Entry) { .kind = ENTRY_NEW, .index = SIZE_MAX };
+                else if (!c->domains[index]->application)
+                        entries[i] = (Entry) { .kind = ENTRY_KNOWN, .index = index };
+                else if (cl && a->nodes[index].owner == cl)
+                        entries[i] = (Entry) { .kind = ENTRY_OWN, .index = index };
+                else
+                        return fail(f, -EEXIST, i, "the domain belongs to another client");
+
+                for (size_t j = 0; j < i; j++)
+                        if (entries[i].kind != ENTRY_KNOWN && strcmp(clocks[i].name, clocks[j].name) == 0)
+                                return fail(f, -EINVAL, i, "an application domain named twice in one snapshot");
+                n_known += entries[i].kind == ENTRY_KNOWN;
+                n_app += entries[i].kind != ENTRY_KNOWN;
+                n_new += entries[i].kind == ENTRY_NEW;
+        }
+        if (n_known == 0)
+                return fail(f, -EINVAL, SIZE_MAX, "no known domain in the snapshot: name one of the daemon's "
+                            "domains to say when it was taken");
+        if (n_app == 0)
+                return fail(f, -EINVAL, SIZE_MAX, "no application domain in the snapshot: every name is one "
+                            "of the daemon's domains");
+
+        for (size_t i = 0; i < c->n_domains; i++)
+                room += c->domains[i]->gone;
+        if (n_new > 0 && (cl ? cl->n_domains : 0) + n_new > BUS_API_APP_DOMAINS_PER_CLIENT_MAX)
+                return fail(f, -EDQUOT, SIZE_MAX, "at most " STRINGIFY(BUS_API_APP_DOMAINS_PER_CLIENT_MAX)
+                            " application domains per client");
+        if (n_new > 0 && (a->n_live + n_new > BUS_API_APP_DOMAINS_MAX || n_new > room))
+                return fail(f, -EDQUOT, SIZE_MAX, "the daemon holds as many application domains as it can");
+        *ret_n_new = n_new;
+        return 0;
+}
+
+/* When the snapshot was taken, on the hub: the hull of the known readings, each widened by
+ * its conversion's bound. The application read its clocks within that span (a known domain
+ * read before and after brackets them). */
+static int snapshot_span(AppClocks *a, const BusClockReading *clocks, const Entry *entries, size_t n,
+                         int64_t *ret_lo_ns, int64_t *ret_hi_ns, BusPushFailure *f) {
+        const ClockGraph *g = &a->core->graph;
+        int64_t lo_ns = INT64_MAX, hi_ns = INT64_MIN, hint_ns = now_ns(CLOCK_MONOTONIC_RAW), spread_ns;
+
+        for (size_t i = 0; i < n; i++) {
+                int64_t r_ns, u_ns, r_lo_ns, r_hi_ns;
+                int r;
+
+                if (entries[i].kind != ENTRY_KNOWN)
+                        continue;
+                r = graph_convert(g, entries[i].index, g->hub, clocks[i].value, hint_ns, &r_ns, &u_ns);
+                if (r == -ENODEV || r == -ENODATA || r == -ESTALE)
+                        return fail(f, -ENODEV, i, "the domain is not calibrated or unavailable now");
+                if (r >= 0 && (arith_sub(r_ns, u_ns, &r_lo_ns) < 0 || arith_add(r_ns, u_ns, &r_hi_ns) < 0))
+                        r = -ERANGE;
+                if (r == -ERANGE)
+                        return fail(f, -ERANGE, i, "the reading does not convert to the reference");
+                if (r < 0)
+                        return fail(f, -EINVAL, i, "not a reading of that domain");
+                lo_ns = r_lo_ns < lo_ns ? r_lo_ns : lo_ns;
+                hi_ns = r_hi_ns > hi_ns ? r_hi_ns : hi_ns;
+        }
+        if (arith_sub(hi_ns, lo_ns, &spread_ns) < 0 || spread_ns > BUS_API_SNAPSHOT_SPREAD_MAX_NS)
+                return fail(f, -EINVAL, SIZE_MAX, "the known readings are more than 1 s apart: not one instant");
+        *ret_lo_ns = lo_ns;
+        *ret_hi_ns = hi_ns;
+        return 0;
+}
+
+int app_clocks_push(AppClocks *a, const char *sender, const BusClockReading *clocks, size_t n,
+                    BusPushFailure *ret_failure) {
+        Entry entries[BUS_API_SNAPSHOT_CLOCKS_MAX];
+        int64_t lo_ns, hi_ns, now = now_ns(CLOCK_MONOTONIC);
+        BusPushFailure *f = ret_failure;
+        size_t n_new = 0;
+        AppClient *cl;
+        int r;
+
+        if (!a || !f || !clocks || n > BUS_API_SNAPSHOT_CLOCKS_MAX)
+                return -EINVAL;
+        if (!a->bus)
+                return fail(f, -EOPNOTSUPP, SIZE_MAX, "application clocks need a bus");
+        if (!sender || sender[0] != ':')
+                return fail(f, -EINVAL, SIZE_MAX, "the caller has no unique bus name to own domains");
+        if (n < BUS_API_SNAPSHOT_CLOCKS_MIN)
+                return fail(f, -EINVAL, SIZE_MAX, "a snapshot needs two readings or more");
+
+        cl = client_find(a, sender);
+        if (cl && !client_book_snapshot(cl, now))
+                return fail(f, -EDQUOT, SIZE_MAX, "more than " STRINGIFY(BUS_API_SNAPSHOTS_PER_S)
+                            " snapshots a second");
+        r = classify(a, cl, clocks, n, entries, &n_new, f);
+        if (r < 0)
+                return r;
+        r = snapshot_span(a, clocks, entries, n, &lo_ns, &hi_ns, f);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (entries[i].kind == ENTRY_OWN && a->nodes[entries[i].index].has_last &&
+                    lo_ns < a->nodes[entries[i].index].last_r_lo_ns)
+                        return fail(f, -EINVAL, i, "the snapshot is older than the domain's latest");
+
+        /* Checked: from here on only allocation can fail. */
+        if (!cl) {
+                r = client_new(a, sender, now, &cl);
+                if (r == -ESRCH)
+                        return fail(f, -EINVAL, SIZE_MAX, "the caller left the bus");
+                if (r < 0)
+                        return fail(f, r, SIZE_MAX, "cannot track the caller");
+        }
+        for (size_t i = 0; i < n; i++)
+                if (entries[i].kind == ENTRY_NEW) {
+                        r = app_domain_add(a, cl, clocks[i].name, &entries[i].index);
+                        if (r < 0) {
+                                /* A client owns a domain or more, or is not kept. */
+                                if (cl->n_domains == 0)
+                                        client_drop(a, cl);
+                                return fail(f, r, i, "cannot make the domain");
+                        }
+                }
+        for (size_t i = 0; i < n; i++)
+                if (entries[i].kind != ENTRY_KNOWN) {
+                        const Sample s = {
+                                .r0_ns = lo_ns,
+                                .r1_ns = hi_ns,
+                                .x_lo_ns = clocks[i].value,
+                                .x_hi_ns = clocks[i].value,
+                        };
+
+                        r = app_domain_feed(a, entries[i].index, &s);
+                        if (r < 0) {
+                                /* Only values at the edge of int64 get here. */
+                                core_publish(a->core);
+                                return fail(f, r == -ERANGE ? -ERANGE : -EINVAL, i,
+                                            "the reading does not fit the domain's model");
+                        }
+                }
+
+        core_publish(a->core);
+        if (n_new > 0)
+                emit_domains_changed(a);
+        return 0;
+}
