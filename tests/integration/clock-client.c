@@ -22,12 +22,23 @@ static const struct {
         { "tai", CLOCK_TAI },
 };
 
+/* The clock a _COARSE clock follows, or -1. */
+static clockid_t fine_of(clockid_t id) {
+        return id == CLOCK_MONOTONIC_COARSE ? CLOCK_MONOTONIC : id == CLOCK_REALTIME_COARSE ? CLOCK_REALTIME : -1;
+}
+
 void bracket_read(clockid_t from, clockid_t to, Bracket *ret) {
         int64_t lo = harness_clock_ns(to);
         int64_t x = harness_clock_ns(from);
         int64_t hi = harness_clock_ns(to);
+        int64_t lag_ns = 0;
 
-        *ret = (Bracket) { .from_ns = x, .to_lo_ns = lo, .to_hi_ns = hi };
+        /* Read after: the fine clock has only moved on, so this over-states the lag a little. */
+        if (fine_of(from) >= 0)
+                lag_ns = harness_clock_ns(fine_of(from)) - x;
+        if (fine_of(to) >= 0 && harness_clock_ns(fine_of(to)) - lo > lag_ns)
+                lag_ns = harness_clock_ns(fine_of(to)) - lo;
+        *ret = (Bracket) { .from_ns = x, .to_lo_ns = lo, .to_hi_ns = hi, .coarse_lag_ns = lag_ns };
 }
 
 bool bracket_holds(int64_t value, uint64_t uncertainty_ns, int64_t lo, int64_t hi) {

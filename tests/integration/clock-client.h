@@ -18,6 +18,10 @@ typedef struct Bracket {
         int64_t from_ns;
         int64_t to_lo_ns;
         int64_t to_hi_ns;
+        /* How far a _COARSE clock of the pair trailed its fine clock at these reads (0 for
+         * none): the daemon's bounds hold while the kernel keeps that lag within the domain's
+         * lag_ns (ListDomains), and a stalled VM may not. */
+        int64_t coarse_lag_ns;
 } Bracket;
 
 void bracket_read(clockid_t from, clockid_t to, Bracket *ret);
