@@ -46,11 +46,16 @@ int64_t x11_probe_unwrapped_ms(const X11Probe *p) {
         return xtime_unwrap_ms(p->server_ms, floor_div(p->mono1_ns, X11_MS_NS));
 }
 
-void x11_probe_offset_range(const X11Probe *p, int64_t *ret_lo_ns, int64_t *ret_hi_ns) {
+/* (lo, hi]: [T ms, T + 1 ms) minus a clock read as c0 before the stamp and c1 after it. */
+static void offset_range(const X11Probe *p, int64_t c0_ns, int64_t c1_ns, int64_t *ret_lo_ns, int64_t *ret_hi_ns) {
         int64_t t_ns = x11_probe_unwrapped_ms(p) * X11_MS_NS;
 
-        *ret_lo_ns = t_ns - p->mono1_ns;
-        *ret_hi_ns = t_ns + X11_MS_NS - p->mono0_ns;
+        *ret_lo_ns = t_ns - c1_ns;
+        *ret_hi_ns = t_ns + X11_MS_NS - c0_ns;
+}
+
+void x11_probe_offset_range(const X11Probe *p, int64_t *ret_lo_ns, int64_t *ret_hi_ns) {
+        offset_range(p, p->mono0_ns, p->mono1_ns, ret_lo_ns, ret_hi_ns);
 }
 
 int x11_probe_sample(const X11Probe *p, int64_t lag_ns, Sample *ret) {
@@ -92,6 +97,7 @@ void x11_verdict_add(X11Verdict *v, const X11Probe *p) {
 
         e->consistent = x11_probe_consistency(p, v->coarse_res_ns);
         x11_probe_offset_range(p, &e->offset_lo_ns, &e->offset_hi_ns);
+        offset_range(p, p->coarse0_ns, p->coarse1_ns, &e->coarse_lo_ns, &e->coarse_hi_ns);
         e->mono_width_ns = p->mono1_ns - p->mono0_ns;
 }
 
@@ -139,6 +145,28 @@ X11Identity x11_verdict_get(const X11Verdict *v) {
         if (all & X11_CONSISTENT_COARSE)
                 return X11_IDENTITY_COARSE;
         return X11_IDENTITY_NONE;
+}
+
+int64_t x11_verdict_residual_ns(const X11Verdict *v, X11Identity identity) {
+        int64_t lo_max = INT64_MIN, hi_min = INT64_MAX;
+
+        if (identity == X11_IDENTITY_NONE || v->n == 0)
+                return 0;
+        for (size_t i = 0; i < v->n; i++) {
+                const X11VerdictEntry *e = &v->ring[(v->head + i) % X11_VERDICT_WINDOW];
+                bool coarse = identity == X11_IDENTITY_COARSE;
+                int64_t lo = coarse ? e->coarse_lo_ns : e->offset_lo_ns;
+                int64_t hi = coarse ? e->coarse_hi_ns : e->offset_hi_ns;
+
+                if (lo > lo_max)
+                        lo_max = lo;
+                if (hi < hi_min)
+                        hi_min = hi;
+        }
+        /* The offset lies in (lo_max, hi_min], which holds 0 while the identity does. */
+        lo_max = lo_max < 0 ? -lo_max : lo_max;
+        hi_min = hi_min < 0 ? -hi_min : hi_min;
+        return lo_max > hi_min ? lo_max : hi_min;
 }
 
 void x11_planner_init(X11Planner *p) {

@@ -63,6 +63,7 @@ typedef enum X11Identity {
 typedef struct X11VerdictEntry {
         unsigned consistent;            /* X11_CONSISTENT_* */
         int64_t offset_lo_ns, offset_hi_ns;
+        int64_t coarse_lo_ns, coarse_hi_ns;     /* the same against CLOCK_MONOTONIC_COARSE */
         int64_t mono_width_ns;
 } X11VerdictEntry;
 
@@ -80,6 +81,11 @@ void x11_verdict_add(X11Verdict *v, const X11Probe *p);
  * consistent with one hypothesis; for CLOCK_MONOTONIC the window must also pin the offset to
  * within the margin on both sides (so an offset beyond it can never pass). */
 X11Identity x11_verdict_get(const X11Verdict *v);
+
+/* How far from the identity's clock the server may still be: the largest |offset| that every
+ * probe in the window allows (their ranges' intersection holds the true offset, and 0). A
+ * conversion through same_as is exact only up to this. 0 for X11_IDENTITY_NONE. */
+int64_t x11_verdict_residual_ns(const X11Verdict *v, X11Identity identity);
 
 /* ---- probe phases ---- */
 

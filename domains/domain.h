@@ -27,6 +27,10 @@ typedef struct DomainInfo {
         /* What ListDomains calls the unit ("tick" for a GPU, whatever its period); empty: named
          * from the period (ns, us, ms). */
         char unit_name[8];
+        /* A reading lags the time the model follows by 0 to lag_ns (a _COARSE clock shows the
+         * time of its last tick): the model fits [x, x + lag_ns], and a conversion to or from
+         * a reading carries the lag in its bound. 0 for a clock read as it is. */
+        int64_t lag_ns;
 } DomainInfo;
 
 #define DOMAIN_EXTRAS_MAX 8
@@ -48,6 +52,10 @@ typedef struct DomainStatus {
                 const char *key;        /* lower_case, e.g. "pci_bus_id" */
                 const char *value;
         } extras[DOMAIN_EXTRAS_MAX];
+        /* With same_as: how far (ns, >= 0) the clock may still be from that domain. The identity
+         * is a hypothesis the probes pin only to a window; a conversion through same_as adds this
+         * to its bound. 0 without same_as. */
+        int64_t same_as_uncertainty_ns;
 } DomainStatus;
 
 typedef struct Domain Domain;

@@ -170,17 +170,12 @@ static int find_crtc(PresentConn *c, xcb_window_t root, int64_t deadline_ns) {
         return name_crtc(c, chosen, res->config_timestamp, deadline_ns);
 }
 
-int present_conn_open(PresentConn *c, const char *display, int64_t deadline_ns) {
+/* On a connection xcb_connect() made; takes xcb in every case. */
+static int setup(PresentConn *c, xcb_connection_t *xcb, int screen, int64_t deadline_ns) {
         uint32_t values[] = { 1 };
         xcb_screen_iterator_t it;
-        xcb_connection_t *xcb;
-        int screen = 0, r;
+        int r;
 
-        xcb = xcb_connect(display, &screen);
-        if (xcb_connection_has_error(xcb)) {
-                xcb_disconnect(xcb);
-                return -ENOTCONN;
-        }
         *c = (PresentConn) { .xcb = xcb };
         for (it = xcb_setup_roots_iterator(xcb_get_setup(xcb)); it.rem > 0 && screen > 0; xcb_screen_next(&it))
                 screen--;
@@ -211,9 +206,32 @@ int present_conn_open(PresentConn *c, const char *display, int64_t deadline_ns) 
         return 0;
 }
 
+int present_conn_connect(PresentConn *c, const char *display, int64_t wait_until_ns, int64_t setup_budget_ns) {
+        xcb_connection_t *xcb;
+        int screen, r;
+
+        if (c->xcb)
+                return -EALREADY;
+        if (!c->connecting) {
+                r = x11_connect_start(display, &c->connecting);
+                if (r < 0)
+                        return r;
+        } else
+                wait_until_ns = 0;
+        r = x11_connect_finish(c->connecting, wait_until_ns, &xcb, &screen);
+        if (r == -EINPROGRESS)
+                return r;
+        c->connecting = NULL;
+        if (r < 0)
+                return r;
+        return setup(c, xcb, screen, clock_ns(CLOCK_MONOTONIC) + setup_budget_ns);
+}
+
 void present_conn_close(PresentConn *c) {
         if (c->xcb)
                 xcb_disconnect(c->xcb);
+        /* A thread still waiting on a server that does not answer ends (and frees) on its own. */
+        (void) x11_connect_abandon(c->connecting);
         *c = (PresentConn) {};
 }
 

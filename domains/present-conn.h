@@ -12,9 +12,11 @@
 #include <xcb/xcb.h>
 
 #include "present-box.h"
+#include "xcb-connect.h"
 
 typedef struct PresentConn {
         xcb_connection_t *xcb;          /* NULL: not connected */
+        X11Connect *connecting;         /* while not connected: an attempt under way, or NULL */
         xcb_window_t window;
         uint32_t eid;                   /* our Present event selection */
         uint8_t present_opcode;         /* the extension's major opcode: its events carry it */
@@ -23,12 +25,21 @@ typedef struct PresentConn {
         double mode_interval_ns;        /* of the CRTC's mode; 0 when the mode has no timing */
 } PresentConn;
 
-/* Connects to display (NULL: $DISPLAY), checks Present and RandR, finds the CRTC and selects
- * PresentCompleteNotify on a private window. -ENOTCONN when the server cannot be reached,
- * -ETIMEDOUT when it does not answer by deadline_ns, -EOPNOTSUPP without Present or RandR,
- * -ENODEV when no CRTC shows anything. */
-int present_conn_open(PresentConn *c, const char *display, int64_t deadline_ns);
+/* Connects a closed c ({} or closed; -EALREADY when open) to display (NULL: $DISPLAY), checks
+ * Present and RandR, finds the CRTC and selects PresentCompleteNotify on a private window, never
+ * blocking past wait_until_ns and then setup_budget_ns. xcb_connect() runs in a thread
+ * (xcb-connect.h) whose attempt stays c's across calls: the call that starts it waits for it
+ * until wait_until_ns, later calls only look, so a server that never answers holds one thread,
+ * not one per call. -EINPROGRESS while it has not answered (present_conn_close() gives the
+ * attempt up), -ENOTCONN when the server cannot be reached, -ETIMEDOUT when it does not answer
+ * the set-up in time, -EOPNOTSUPP without Present or RandR, -ENODEV when no CRTC shows anything. */
+int present_conn_connect(PresentConn *c, const char *display, int64_t wait_until_ns, int64_t setup_budget_ns);
 
+static inline bool present_conn_is_connecting(const PresentConn *c) {
+        return c->connecting;
+}
+
+/* Closes the connection, or gives up the attempt under way. */
 void present_conn_close(PresentConn *c);
 
 static inline bool present_conn_is_open(const PresentConn *c) {

@@ -18,9 +18,12 @@
 #include "present-conn.h"
 #include "present.h"
 
+/* A burst, connecting included, holds the caller at most this and a set-up, whatever the server
+ * does; open() and enumerate() wait CONNECT_WAIT_NS for the server (a live one answers in a ms). */
 #define BURST_BUDGET_NS INT64_C(100000000)
+#define CONNECT_WAIT_NS INT64_C(100000000)
 /* Setting up takes some six round trips (Present, RandR, the CRTC and its output). */
-#define CONNECT_BUDGET_NS INT64_C(250000000)
+#define SETUP_BUDGET_NS INT64_C(250000000)
 #define BACKOFF_MIN_NS INT64_C(100000000)
 #define BACKOFF_MAX_NS INT64_C(5000000000)
 /* Present's fake CRTC runs at 60 Hz unless told otherwise: the nominal rate when the CRTC's
@@ -91,20 +94,19 @@ static DomainInfo present_info_for(double interval_ns) {
 
 static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
         const char *display = configured_display(config);
-        PresentConn conn;
+        PresentConn conn = {};
         size_t n = 0;
 
         if ((!ret_infos && n_max > 0) || !ret_n)
                 return -EINVAL;
 
-        /* Only a server that is there and has Present and a CRTC: unlike X time, a vblank
+        /* Only a server that answers in time and has Present and a CRTC: unlike X time, a vblank
          * counter needs the display hardware, which a server found later may not have. */
-        if (display && present_conn_open(&conn, display, clock_ns(CLOCK_MONOTONIC) + CONNECT_BUDGET_NS) >= 0) {
-                if (n < n_max)
-                        ret_infos[n++] = present_info_for(conn.mode_interval_ns > 0 ? conn.mode_interval_ns :
-                                                                                      FAKE_INTERVAL_NS);
-                present_conn_close(&conn);
-        }
+        if (display && present_conn_connect(&conn, display, clock_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS,
+                                            SETUP_BUDGET_NS) >= 0 && n < n_max)
+                ret_infos[n++] = present_info_for(conn.mode_interval_ns > 0 ? conn.mode_interval_ns :
+                                                                              FAKE_INTERVAL_NS);
+        present_conn_close(&conn);
         *ret_n = n;
         return 0;
 }
@@ -148,17 +150,20 @@ static int on_connected(Domain *d) {
         return 0;
 }
 
-/* One connection attempt; on failure the next waits longer (up to BACKOFF_MAX_NS). */
-static int try_connect(Domain *d) {
+/* One attempt at a time, kept across calls (present-conn.h): a server that never answers costs
+ * one wait until wait_until_ns, then -ENOTCONN at once. 0 when d->conn is set up; a failed
+ * attempt makes the next one wait longer (up to BACKOFF_MAX_NS). */
+static int connect_step(Domain *d, int64_t wait_until_ns) {
         int r;
 
-        r = present_conn_open(&d->conn, d->display, clock_ns(CLOCK_MONOTONIC) + CONNECT_BUDGET_NS);
-        if (r < 0) {
+        if (!present_conn_is_connecting(&d->conn) && clock_ns(CLOCK_MONOTONIC) < d->next_attempt_ns)
+                return -ENOTCONN;
+        r = present_conn_connect(&d->conn, d->display, wait_until_ns, SETUP_BUDGET_NS);
+        if (r < 0 && r != -EINPROGRESS) {
                 d->next_attempt_ns = clock_ns(CLOCK_MONOTONIC) + d->backoff_ns;
                 d->backoff_ns = d->backoff_ns * 2 < BACKOFF_MAX_NS ? d->backoff_ns * 2 : BACKOFF_MAX_NS;
-                return -ENOTCONN;
         }
-        return on_connected(d);
+        return r < 0 ? -ENOTCONN : 0;
 }
 
 static int present_open(const char *name, const void *config, Domain **ret) {
@@ -185,15 +190,14 @@ static int present_open(const char *name, const void *config, Domain **ret) {
         d->backoff_ns = BACKOFF_MIN_NS;
 
         /* The unit is fixed for the domain's life: its period is the CRTC's as found now. Not
-         * reachable now is not a failure: the domain starts unavailable, at the fake's rate. */
-        r = present_conn_open(&d->conn, d->display, clock_ns(CLOCK_MONOTONIC) + CONNECT_BUDGET_NS);
+         * reachable (or answering) now is not a failure: the domain starts unavailable, at the
+         * fake's rate; a later burst finishes an attempt still under way. */
+        r = connect_step(d, clock_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS);
         interval_ns = r >= 0 && d->conn.mode_interval_ns > 0 ? d->conn.mode_interval_ns : FAKE_INTERVAL_NS;
         d->info = present_info_for(interval_ns);
         (void) present_jitter_for_interval(interval_ns, &d->jitter);
         if (r >= 0)
                 (void) on_connected(d);
-        else
-                d->next_attempt_ns = clock_ns(CLOCK_MONOTONIC) + d->backoff_ns;
         *ret = d;
         return 0;
 }
@@ -291,10 +295,11 @@ static int present_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t
         if (!d || (!samples && n_max > 0) || !ret_n)
                 return -EINVAL;
 
+        deadline_ns = clock_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
         if (!present_conn_is_open(&d->conn)) {
-                if (clock_ns(CLOCK_MONOTONIC) < d->next_attempt_ns)
-                        return -ENOTCONN;
-                r = try_connect(d);
+                r = connect_step(d, deadline_ns);
+                if (r >= 0)
+                        r = on_connected(d);
                 if (r < 0)
                         return r;
         }
@@ -302,7 +307,6 @@ static int present_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t
                 return -ERANGE;
 
         /* Nothing collected yet (the first bursts): wait for the next frame, within the budget. */
-        deadline_ns = clock_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
         for (;;) {
                 r = drain(d);
                 if (r >= 0)

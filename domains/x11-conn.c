@@ -71,34 +71,47 @@ static int intern_atom(xcb_connection_t *xcb, int64_t deadline_ns, xcb_atom_t *r
         }
 }
 
-int x11_conn_open(X11Conn *c, const char *display, int64_t deadline_ns) {
+/* Never mapped, InputOnly, override-redirect: invisible to the user and to a window manager;
+ * its only purpose is to receive our own PropertyNotify events. */
+static xcb_window_t create_window(X11Conn *c) {
         uint32_t values[] = { 1, XCB_EVENT_MASK_PROPERTY_CHANGE };
-        xcb_connection_t *xcb;
-        xcb_window_t root;
-        int screen = 0, r;
+        xcb_window_t window = xcb_generate_id(c->xcb);
 
-        xcb = xcb_connect(display, &screen);
-        if (xcb_connection_has_error(xcb)) {
-                xcb_disconnect(xcb);
-                return -ENOTCONN;
-        }
+        xcb_create_window(c->xcb, 0, window, c->root, -1, -1, 1, 1, 0, XCB_WINDOW_CLASS_INPUT_ONLY,
+                          XCB_COPY_FROM_PARENT, XCB_CW_OVERRIDE_REDIRECT | XCB_CW_EVENT_MASK, values);
+        return window;
+}
+
+int x11_conn_setup(X11Conn *c, xcb_connection_t *xcb, int screen, int64_t deadline_ns) {
+        xcb_window_t root;
+        int r;
+
         root = screen_root(xcb, screen);
         if (root == XCB_NONE) {
                 xcb_disconnect(xcb);
                 return -ENOTCONN;
         }
 
-        *c = (X11Conn) { .xcb = xcb, .window = xcb_generate_id(xcb) };
-        /* Never mapped, InputOnly, override-redirect: invisible to the user and to a window
-         * manager; its only purpose is to receive our own PropertyNotify events. */
-        xcb_create_window(xcb, 0, c->window, root, -1, -1, 1, 1, 0, XCB_WINDOW_CLASS_INPUT_ONLY,
-                          XCB_COPY_FROM_PARENT, XCB_CW_OVERRIDE_REDIRECT | XCB_CW_EVENT_MASK, values);
+        *c = (X11Conn) { .xcb = xcb, .root = root };
+        c->window = create_window(c);
         r = intern_atom(xcb, deadline_ns, &c->atom);
         if (r < 0) {
                 x11_conn_close(c);
                 return r == -ETIMEDOUT ? r : -ENOTCONN;
         }
         return 0;
+}
+
+int x11_conn_open(X11Conn *c, const char *display, int64_t deadline_ns) {
+        xcb_connection_t *xcb;
+        int screen = 0;
+
+        xcb = xcb_connect(display, &screen);
+        if (xcb_connection_has_error(xcb)) {
+                xcb_disconnect(xcb);
+                return -ENOTCONN;
+        }
+        return x11_conn_setup(c, xcb, screen, deadline_ns);
 }
 
 void x11_conn_close(X11Conn *c) {
@@ -111,11 +124,23 @@ int x11_conn_fd(const X11Conn *c) {
         return c->xcb ? xcb_get_file_descriptor(c->xcb) : -ENOTCONN;
 }
 
-static bool is_probe_event(const X11Conn *c, const xcb_generic_event_t *ev, uint32_t sequence) {
+/* 1: the pending probe's PropertyNotify; -EAGAIN: the server refused the probe with an error
+ * (errors come in the event stream, with the sequence of the request they answer), so its
+ * event never comes; 0: anything else (a stale probe's event, another request's error). */
+static int probe_answer(X11Conn *c, const xcb_generic_event_t *ev) {
         const xcb_property_notify_event_t *pn = (const xcb_property_notify_event_t *) ev;
 
-        return (ev->response_type & 0x7f) == XCB_PROPERTY_NOTIFY && ev->full_sequence == sequence &&
-               pn->window == c->window && pn->atom == c->atom;
+        if (!c->pending || ev->full_sequence != c->pending_sequence)
+                return 0;
+        if (ev->response_type == 0) {
+                c->pending = false;
+                c->window_lost = true;
+                return -EAGAIN;
+        }
+        if ((ev->response_type & 0x7f) != XCB_PROPERTY_NOTIFY || pn->window != c->window || pn->atom != c->atom)
+                return 0;
+        c->pending = false;
+        return 1;
 }
 
 int x11_conn_drain(X11Conn *c) {
@@ -124,8 +149,7 @@ int x11_conn_drain(X11Conn *c) {
         if (!c->xcb)
                 return -ENOTCONN;
         while ((ev = xcb_poll_for_event(c->xcb))) {
-                if (c->pending && is_probe_event(c, ev, c->pending_sequence))
-                        c->pending = false;
+                (void) probe_answer(c, ev);
                 free(ev);
         }
         return xcb_connection_has_error(c->xcb) ? -ENOTCONN : 0;
@@ -140,6 +164,14 @@ int x11_conn_probe(X11Conn *c, int64_t deadline_ns, X11Probe *ret) {
                 return -ENOTCONN;
         if (c->pending)
                 return -EBUSY;
+
+        /* The old window is gone or spoiled by another client (destroying a gone one only
+         * earns an error nobody waits for); requests run in order, so no round trip. */
+        if (c->window_lost) {
+                xcb_destroy_window(c->xcb, c->window);
+                c->window = create_window(c);
+                c->window_lost = false;
+        }
 
         /* PropModeAppend of nothing: the property never grows, the server still stamps it. */
         cookie = xcb_change_property(c->xcb, XCB_PROP_MODE_APPEND, c->window, c->atom, XCB_ATOM_STRING, 8, 0, NULL);
@@ -170,9 +202,12 @@ int x11_conn_probe(X11Conn *c, int64_t deadline_ns, X11Probe *ret) {
                         int64_t mono1_ns = clock_ns(CLOCK_MONOTONIC);
                         int64_t raw1_ns = clock_ns(CLOCK_MONOTONIC_RAW);
 
-                        if (!is_probe_event(c, ev, c->pending_sequence)) {
-                                /* Some other event (a stale probe's, an error): never its time. */
+                        r = probe_answer(c, ev);
+                        if (r <= 0) {
+                                /* Some other event: never its time. An error: no time at all. */
                                 free(ev);
+                                if (r < 0)
+                                        return r;
                                 continue;
                         }
                         p.server_ms = ((const xcb_property_notify_event_t *) ev)->time;
@@ -180,7 +215,6 @@ int x11_conn_probe(X11Conn *c, int64_t deadline_ns, X11Probe *ret) {
                         p.coarse1_ns = coarse1_ns;
                         p.mono1_ns = mono1_ns;
                         p.raw1_ns = raw1_ns;
-                        c->pending = false;
                         *ret = p;
                         return 0;
                 }

@@ -10,19 +10,27 @@
 #include <xcb/xcb.h>
 
 #include "x11-verdict.h"
+#include "xcb-connect.h"
 
 #define X11_PROBE_ATOM "_TIMECONV_CLOCK_PROBE"
 
 typedef struct X11Conn {
         xcb_connection_t *xcb;          /* NULL: not connected */
+        xcb_window_t root;
         xcb_window_t window;
         xcb_atom_t atom;
         bool pending;                   /* a probe's PropertyNotify has not come yet ... */
         uint32_t pending_sequence;      /* ... the full sequence number of its request */
+        bool window_lost;               /* a probe got an error: the next one makes a new window */
 } X11Conn;
 
-/* Connects to display (NULL: $DISPLAY) and sets up the window and the atom. -ENOTCONN when the
- * server cannot be reached, -ETIMEDOUT when it does not answer by deadline_ns. */
+/* Sets up the window and the atom on a connection x11_connect_finish() (xcb-connect.h) made;
+ * takes xcb in every case. -ENOTCONN when the server fails, -ETIMEDOUT when it does not answer
+ * by deadline_ns. */
+int x11_conn_setup(X11Conn *c, xcb_connection_t *xcb, int screen, int64_t deadline_ns);
+
+/* xcb_connect() and x11_conn_setup() in the calling thread: blocks for as long as the server
+ * takes to accept, so never on an event loop (bench-x11 uses it). */
 int x11_conn_open(X11Conn *c, const char *display, int64_t deadline_ns);
 
 void x11_conn_close(X11Conn *c);
@@ -34,12 +42,14 @@ static inline bool x11_conn_is_open(const X11Conn *c) {
 /* The connection's fd for the event loop; -ENOTCONN when closed. */
 int x11_conn_fd(const X11Conn *c);
 
-/* Reads and drops whatever is pending without blocking (a late probe's event clears pending).
- * -ENOTCONN when the connection has failed (the caller closes it). */
+/* Reads and drops whatever is pending without blocking (a late probe's event, or its error,
+ * clears pending). -ENOTCONN when the connection has failed (the caller closes it). */
 int x11_conn_drain(X11Conn *c);
 
 /* One probe: the zero-length append, flushed between the reads of the three clocks before and
  * after, and the PropertyNotify whose sequence is that request's. -ETIMEDOUT at deadline_ns (the
  * probe stays pending: its event is dropped when it comes), -EBUSY while an earlier probe is
- * still pending, -ENOTCONN when the connection fails. */
+ * still pending, -EAGAIN when the server answered the probe with an error (another client
+ * destroyed the window or set the property with another type: the next probe makes a new
+ * window), -ENOTCONN when the connection fails. */
 int x11_conn_probe(X11Conn *c, int64_t deadline_ns, X11Probe *ret);

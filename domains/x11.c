@@ -18,9 +18,13 @@
 #include "x11-verdict.h"
 #include "x11.h"
 
-/* A burst never holds the caller longer than this, whatever the server does. */
+/* A burst (connecting included) never holds the caller longer than this, whatever the server
+ * does; nor does open(). */
 #define BURST_BUDGET_NS INT64_C(100000000)
 #define CONNECT_BUDGET_NS INT64_C(100000000)
+/* Bursts in a row without a sample (a probe still unanswered, errors) before we reconnect: a
+ * connection that stopped answering may be wedged for good. */
+#define FAILED_BURSTS_MAX 3
 #define BACKOFF_MIN_NS INT64_C(100000000)
 #define BACKOFF_MAX_NS INT64_C(5000000000)
 #define RTT_RING 64
@@ -31,6 +35,8 @@ struct Domain {
         char *display;                  /* as configured, or $DISPLAY at open */
         bool force_tracked;
         X11Conn conn;
+        X11Connect *connecting;         /* an attempt under way (x11-conn.h), or NULL */
+        unsigned failed_bursts;         /* in a row; 0 after a burst with samples */
         uint64_t generation;            /* +1 per new server connection */
         int64_t backoff_ns, next_attempt_ns;
         X11Verdict verdict;
@@ -101,24 +107,49 @@ static int x11_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max
 
 static void disconnect(Domain *d) {
         x11_conn_close(&d->conn);
+        d->failed_bursts = 0;
         d->next_attempt_ns = clock_ns(CLOCK_MONOTONIC) + d->backoff_ns;
 }
 
-/* One connection attempt; on failure the next waits longer (up to BACKOFF_MAX_NS). */
-static int try_connect(Domain *d) {
-        int64_t now_ns = clock_ns(CLOCK_MONOTONIC);
-        int r;
+static void connect_failed(Domain *d) {
+        d->next_attempt_ns = clock_ns(CLOCK_MONOTONIC) + d->backoff_ns;
+        d->backoff_ns = d->backoff_ns * 2 < BACKOFF_MAX_NS ? d->backoff_ns * 2 : BACKOFF_MAX_NS;
+}
 
-        r = x11_conn_open(&d->conn, d->display, now_ns + CONNECT_BUDGET_NS);
+/* Connecting never blocks beyond deadline_ns: an attempt runs in a thread (x11-conn.h). The call
+ * that starts one waits for it until deadline_ns (a live server answers in a ms); later calls
+ * only look, so a server that never answers costs one wait, then -ENOTCONN at once while the
+ * one thread waits on. -ENOTCONN until connected; on failure the next attempt waits longer. */
+static int try_connect(Domain *d, int64_t deadline_ns) {
+        xcb_connection_t *xcb;
+        int64_t wait_until_ns = 0;
+        int screen, r;
+
+        if (!d->connecting) {
+                if (clock_ns(CLOCK_MONOTONIC) < d->next_attempt_ns)
+                        return -ENOTCONN;
+                r = x11_connect_start(d->display, &d->connecting);
+                if (r < 0) {
+                        connect_failed(d);
+                        return -ENOTCONN;
+                }
+                wait_until_ns = deadline_ns;
+        }
+        r = x11_connect_finish(d->connecting, wait_until_ns, &xcb, &screen);
+        if (r == -EINPROGRESS)
+                return -ENOTCONN;
+        d->connecting = NULL;
+        if (r >= 0)
+                r = x11_conn_setup(&d->conn, xcb, screen, deadline_ns);
         if (r < 0) {
-                d->next_attempt_ns = clock_ns(CLOCK_MONOTONIC) + d->backoff_ns;
-                d->backoff_ns = d->backoff_ns * 2 < BACKOFF_MAX_NS ? d->backoff_ns * 2 : BACKOFF_MAX_NS;
+                connect_failed(d);
                 return -ENOTCONN;
         }
 
         /* A new server: a new clock, judged afresh. */
         d->generation++;
         d->backoff_ns = BACKOFF_MIN_NS;
+        d->failed_bursts = 0;
         d->coarse_excluded = false;
         x11_verdict_reset(&d->verdict);
         x11_planner_init(&d->planner);
@@ -163,7 +194,7 @@ static int x11_open(const char *name, const void *config, Domain **ret) {
         x11_planner_init(&d->planner);
 
         /* Not reachable now is not a failure: the domain starts unavailable. */
-        (void) try_connect(d);
+        (void) try_connect(d, clock_ns(CLOCK_MONOTONIC) + CONNECT_BUDGET_NS);
         *ret = d;
         return 0;
 }
@@ -208,19 +239,17 @@ static void take_probe(Domain *d, const X11Probe *p, int64_t cpu_ns, Sample *ret
 static int x11_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *ret_n) {
         int64_t deadline_ns;
         size_t n = 0;
-        int r;
+        int r = 0;
 
         if (!d || (!samples && n_max > 0) || !ret_n)
                 return -EINVAL;
 
+        deadline_ns = clock_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
         if (!x11_conn_is_open(&d->conn)) {
-                if (clock_ns(CLOCK_MONOTONIC) < d->next_attempt_ns)
-                        return -ENOTCONN;
-                r = try_connect(d);
+                r = try_connect(d, deadline_ns);
                 if (r < 0)
                         return r;
         }
-        deadline_ns = clock_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
 
         r = x11_conn_drain(&d->conn);
         if (r < 0) {
@@ -230,9 +259,9 @@ static int x11_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *re
         /* The last burst's final probe is still unanswered: the server is stuck or far away.
          * Waiting again would only hold the caller once more. */
         if (d->conn.pending)
-                return -ETIMEDOUT;
+                r = -ETIMEDOUT;
 
-        while (n < n_max) {
+        while (r >= 0 && n < n_max) {
                 X11Probe p;
                 int64_t cpu0_ns;
 
@@ -248,12 +277,24 @@ static int x11_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *re
                         disconnect(d);
                         return r;
                 }
+                if (r == -EAGAIN) {
+                        /* Refused (our window was destroyed): the next probe has a new one. */
+                        r = 0;
+                        continue;
+                }
                 if (r < 0)
                         break;
                 take_probe(d, &p, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0_ns, &samples[n++]);
         }
-        if (n == 0)
+        if (n == 0) {
+                /* Silent or refusing for several bursts: maybe a fresh connection fares better. */
+                if (++d->failed_bursts >= FAILED_BURSTS_MAX) {
+                        disconnect(d);
+                        return -ENOTCONN;
+                }
                 return r < 0 ? r : -ENODATA;
+        }
+        d->failed_bursts = 0;
         *ret_n = n;
         return 0;
 }
@@ -297,11 +338,15 @@ static int x11_status(Domain *d, DomainStatus *ret) {
         if (!d || !ret)
                 return -EINVAL;
 
-        identity = x11_conn_is_open(&d->conn) && !d->force_tracked ? x11_verdict_get(&d->verdict) : X11_IDENTITY_NONE;
+        /* Only while the identity is being checked: connected, the last burst answered, no
+         * probe outstanding. Else nothing may convert through it. */
+        identity = x11_conn_is_open(&d->conn) && !d->conn.pending && d->failed_bursts == 0 && !d->force_tracked ?
+                x11_verdict_get(&d->verdict) : X11_IDENTITY_NONE;
         s.generation = d->generation;
         s.verdict = identity == X11_IDENTITY_NONE ? "tracked" : "identity";
         s.same_as = identity == X11_IDENTITY_MONOTONIC ? "monotonic" :
                     identity == X11_IDENTITY_COARSE ? "monotonic_coarse" : NULL;
+        s.same_as_uncertainty_ns = x11_verdict_residual_ns(&d->verdict, identity);
 
         snprintf(d->extra_values[0], EXTRA_VALUE_MAX, "%" PRIi64, rtt_stat_ns(d, false));
         snprintf(d->extra_values[1], EXTRA_VALUE_MAX, "%" PRIi64,
@@ -327,6 +372,8 @@ static Domain *x11_close(Domain *d) {
         if (!d)
                 return NULL;
         x11_conn_close(&d->conn);
+        /* A thread still waiting on a dead server is left to end (and clean up) on its own. */
+        d->connecting = x11_connect_abandon(d->connecting);
         free(d->display);
         free(d);
         return NULL;

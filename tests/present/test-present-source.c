@@ -89,7 +89,7 @@ static void test_live(const char *display) {
         DomainStatus st;
         Domain *d = NULL;
         PresentClient client;
-        unsigned n_inconsistent = 0, n_holds = 0;
+        unsigned n_inconsistent = 0, n_holds = 0, n_done = 0;
         int64_t raw0 = now_ns(CLOCK_MONOTONIC_RAW), mono0 = now_ns(CLOCK_MONOTONIC), start, rate_unc_ppb;
         unsigned n_failed = 0;
         double rate, hz;
@@ -150,6 +150,7 @@ static void test_live(const char *display) {
                             present_client_notify(&client, msc + 10, 2000, &ust10, &msc10) < 0 || msc10 != msc + 10)
                                 continue;
                         err_ns = llabs((int64_t) ust10 * 1000 + 500 - pred_ns);
+                        n_done++;
                         n_holds += err_ns <= bound_ns + 500;
                         diag("vblank %llu predicted %lld +- %lld, reported %llu us: error %lld ns",
                              (unsigned long long) msc10, (long long) pred_ns, (long long) bound_ns,
@@ -157,7 +158,10 @@ static void test_live(const char *display) {
                 }
                 present_client_close(&client);
         }
-        is_int(n_holds, 5, "5 of 5 vblanks 10 frames ahead: the reported UST within the bound");
+        /* A notify that times out on a loaded machine says nothing about the bound; one that
+         * came back outside it would. */
+        ok(n_done >= 3 && n_holds == n_done, "%u of %u vblanks 10 frames ahead: the reported UST within the bound",
+           n_holds, n_done);
         domain_present_ops.close(d);
 }
 

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 
-/* domains/x11.c against a real Xvfb, without the daemon: listing, probes, the verdict, a server
- * that stops answering, one that exits and one that comes back on the same display. */
+/* domains/x11.c against a real Xvfb, without the daemon: listing, probes, the verdict, another
+ * client destroying the probe window, a server that stops answering (also while we connect),
+ * one that exits and one that comes back on the same display. */
 
 #define _GNU_SOURCE
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <xcb/xcb.h>
 
 #include "clock-client.h"
 #include "domain.h"
 #include "estimator.h"
 #include "tap.h"
+#include "x11-verdict.h"
 #include "x11.h"
 #include "xvfb.h"
 
@@ -32,6 +36,44 @@ static const char *extra(const DomainStatus *s, const char *key) {
                 if (strcmp(s->extras[i].key, key) == 0)
                         return s->extras[i].value;
         return NULL;
+}
+
+/* Threads of this process, from /proc/self/status; -1 if unreadable. */
+static int thread_count(void) {
+        char line[128];
+        FILE *f = fopen("/proc/self/status", "re");
+        int n = -1;
+
+        if (!f)
+                return -1;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "Threads: %d", &n) == 1)
+                        break;
+        fclose(f);
+        return n;
+}
+
+static bool is_identity(Domain *d) {
+        DomainStatus st = {};
+
+        return domain_x11_ops.status(d, &st) == 0 && strcmp(st.verdict, "identity") == 0 && st.same_as;
+}
+
+/* Bursts (at a daemon's pace, retrying on its own backoff) until one is full: 0, or -ETIMEDOUT. */
+static int burst_until_ok(Domain *d, int64_t timeout_ns, int *ret_bursts) {
+        int64_t deadline_ns = now_ns() + timeout_ns;
+        Sample s[BURST];
+        size_t n = 0;
+        int r, bursts = 0;
+
+        do {
+                bursts++;
+                r = domain_x11_ops.sample_burst(d, s, BURST, &n);
+                if (r < 0)
+                        (void) poll(NULL, 0, 10);
+        } while (r < 0 && now_ns() < deadline_ns);
+        *ret_bursts = bursts;
+        return r < 0 ? -ETIMEDOUT : n == BURST ? 0 : -ENODATA;
 }
 
 /* Waits for the domain's fd to become readable (or hang up) and dispatches once. */
@@ -73,7 +115,7 @@ static void test_enumerate(const char *display) {
 /* Bursts until the verdict is in, feeding an estimator; returns the samples taken. */
 static void test_probes(Domain *d) {
         Estimator e;
-        DomainStatus st;
+        DomainStatus st = {};
         Bracket b;
         double lo, hi;
         int64_t worst_burst_ns = 0;
@@ -120,6 +162,9 @@ static void test_probes(Domain *d) {
         ok(st.verdict && strcmp(st.verdict, "identity") == 0, "verdict identity (%s)", st.verdict);
         ok(st.same_as && (strcmp(st.same_as, "monotonic") == 0 || strcmp(st.same_as, "monotonic_coarse") == 0),
            "same_as a monotonic clock (%s)", st.same_as ?: "NULL");
+        /* Xvfb's offset is 0; the window pins it to within the verdict's margin. */
+        ok(st.same_as_uncertainty_ns > 0 && st.same_as_uncertainty_ns <= 2 * X11_MS_NS,
+           "same_as_uncertainty_ns %lld: what the window still allows", (long long) st.same_as_uncertainty_ns);
         ok(extra(&st, "probes") && atoll(extra(&st, "probes")) == 12 * BURST, "probes counted");
         ok(extra(&st, "rtt_min_ns") && atoll(extra(&st, "rtt_min_ns")) > 0, "rtt_min_ns %s", extra(&st, "rtt_min_ns"));
         ok(extra(&st, "probe_cpu_ns") && atoll(extra(&st, "probe_cpu_ns")) > 0, "probe_cpu_ns %s",
@@ -129,60 +174,194 @@ static void test_probes(Domain *d) {
 static void test_tracked(const char *display) {
         X11Config config = { .display = display, .force_tracked = true };
         Domain *d = NULL;
-        DomainStatus st;
+        DomainStatus st = {};
         Sample s[BURST];
         size_t n;
 
         ok(domain_x11_ops.open("x11", &config, &d) == 0, "open, forced tracked");
         for (int k = 0; k < 6; k++)
                 domain_x11_ops.sample_burst(d, s, BURST, &n);
-        ok(domain_x11_ops.status(d, &st) == 0 && strcmp(st.verdict, "tracked") == 0 && !st.same_as,
-           "force_tracked: tracked, same as nothing");
+        ok(domain_x11_ops.status(d, &st) == 0 && strcmp(st.verdict, "tracked") == 0 && !st.same_as &&
+           st.same_as_uncertainty_ns == 0, "force_tracked: tracked, same as nothing");
         domain_x11_ops.close(d);
 }
 
-/* A server that is alive but silent costs one budget, then nothing until it answers. */
+/* The children of the root window, which on our private Xvfb are the probe windows. */
+static int root_children(xcb_connection_t *c, xcb_window_t *ret, int n_max) {
+        xcb_window_t root = xcb_setup_roots_iterator(xcb_get_setup(c)).data->root;
+        xcb_query_tree_reply_t *tree = xcb_query_tree_reply(c, xcb_query_tree(c, root), NULL);
+        int n;
+
+        if (!tree)
+                return -EIO;
+        n = xcb_query_tree_children_length(tree);
+        for (int i = 0; i < n && i < n_max; i++)
+                ret[i] = xcb_query_tree_children(tree)[i];
+        free(tree);
+        return n;
+}
+
+/* Any client can destroy the window (or spoil its property): each probe then gets an error
+ * instead of its event. The domain must answer with a new window, not wait for ever. */
+static void test_window_attacked(Domain *d, const char *display) {
+        xcb_connection_t *c = xcb_connect(display, NULL);
+        xcb_intern_atom_reply_t *atom;
+        xcb_window_t old[4], now[4];
+        uint32_t bogus = 42;
+        int n, r, bursts = 0;
+
+        if (xcb_connection_has_error(c)) {
+                ok(false, "a second client connects");
+                xcb_disconnect(c);
+                return;
+        }
+        n = root_children(c, old, 4);
+        ok(n == 1, "one probe window, a child of the root (%d)", n);
+        for (int i = 0; i < n && i < 4; i++)
+                xcb_destroy_window(c, old[i]);
+        /* A round trip: the destruction is done before the domain probes again. */
+        free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), NULL));
+
+        r = burst_until_ok(d, INT64_C(5000000000), &bursts);
+        ok(r == 0 && bursts <= 3, "window destroyed by another client: full bursts again (burst %d)", bursts);
+        ok(root_children(c, now, 4) == 1 && now[0] != old[0], "a new probe window");
+        ok(is_identity(d), "still identity");
+
+        /* The property set with another type: our zero-length STRING append is a BadMatch. */
+        atom = xcb_intern_atom_reply(c, xcb_intern_atom(c, 0, strlen("_TIMECONV_CLOCK_PROBE"),
+                                                        "_TIMECONV_CLOCK_PROBE"), NULL);
+        if (atom)
+                xcb_change_property(c, XCB_PROP_MODE_REPLACE, now[0], atom->atom, XCB_ATOM_INTEGER, 32, 1, &bogus);
+        free(atom);
+        free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), NULL));
+        r = burst_until_ok(d, INT64_C(5000000000), &bursts);
+        ok(r == 0 && bursts <= 3, "property spoiled by another client: full bursts again (burst %d)", bursts);
+        ok(root_children(c, old, 4) == 1 && old[0] != now[0], "another new probe window");
+        xcb_disconnect(c);
+}
+
+/* A server that is alive but silent costs one budget, then nothing until it answers; meanwhile
+ * nothing converts through an identity that is not being checked. */
 static void test_paused(Domain *d, Xvfb *x) {
+        DomainStatus st = {};
         Sample s[BURST];
         int64_t t0;
         size_t n;
         int r;
 
+        ok(is_identity(d), "identity before");
         ok(xvfb_pause(x, true) == 0, "Xvfb stopped");
         t0 = now_ns();
         r = domain_x11_ops.sample_burst(d, s, BURST, &n);
         ok(r == -ETIMEDOUT && now_ns() - t0 < 150000000, "a silent server: -ETIMEDOUT within the budget");
+        r = domain_x11_ops.status(d, &st);
+        ok(r == 0 && strcmp(st.verdict, "tracked") == 0 && !st.same_as && st.same_as_uncertainty_ns == 0,
+           "a probe unanswered: tracked, same as nothing (%s, %s)", st.verdict, st.same_as ?: "NULL");
         t0 = now_ns();
         r = domain_x11_ops.sample_burst(d, s, BURST, &n);
         ok(r == -ETIMEDOUT && now_ns() - t0 < 5000000, "still silent: the next burst does not wait again");
         ok(xvfb_pause(x, false) == 0, "Xvfb continued");
         ok(dispatch_when_readable(d, 10000) == 0, "the late answer is dispatched");
         ok(domain_x11_ops.sample_burst(d, s, BURST, &n) == 0 && n == BURST, "probes again");
+        ok(is_identity(d), "identity again");
+}
+
+/* Silent for several bursts: the domain gives the connection up and connects anew, in a thread
+ * that waits for the server (only one, however long it stays silent). */
+static void test_stuck_reconnects(Domain *d, Xvfb *x) {
+        DomainStatus st = {};
+        Sample s[BURST];
+        uint64_t generation;
+        int64_t t0, worst_ns = 0, until_ns;
+        int base = thread_count(), most = 0, r = 0, bursts = 0;
+        size_t n;
+
+        ok(domain_x11_ops.status(d, &st) == 0, "status");
+        generation = st.generation;
+        ok(xvfb_pause(x, true) == 0, "Xvfb stopped");
+        for (int i = 0; i < 5 && r != -ENOTCONN; i++)
+                r = domain_x11_ops.sample_burst(d, s, BURST, &n);
+        ok(r == -ENOTCONN && domain_x11_ops.watch_fd(d) == -ENOTCONN, "silent for bursts in a row: disconnected");
+
+        /* Half a second of a daemon's retries: backoffs pass, attempts would start. */
+        until_ns = now_ns() + INT64_C(500000000);
+        while (now_ns() < until_ns) {
+                int threads;
+
+                t0 = now_ns();
+                r = domain_x11_ops.sample_burst(d, s, BURST, &n);
+                if (now_ns() - t0 > worst_ns)
+                        worst_ns = now_ns() - t0;
+                threads = thread_count();
+                if (threads > most)
+                        most = threads;
+                if (r != -ENOTCONN)
+                        break;
+                (void) poll(NULL, 0, 10);
+        }
+        ok(r == -ENOTCONN, "while the server is stopped: -ENOTCONN");
+        ok(worst_ns < 150000000, "no burst waits beyond its budget (worst %lld us)", (long long) worst_ns / 1000);
+        ok(most <= base + 1, "one connecting thread at most (%d threads, %d before)", most, base);
+
+        ok(xvfb_pause(x, false) == 0, "Xvfb continued");
+        ok(burst_until_ok(d, INT64_C(10000000000), &bursts) == 0, "the connection made meanwhile is taken up");
+        ok(domain_x11_ops.status(d, &st) == 0 && st.generation == generation + 1, "a new generation");
+}
+
+/* open() and close() with a server that accepts but never answers its setup. */
+static void test_connect_paused(const char *display, Xvfb *x) {
+        X11Config config = { .display = display };
+        Domain *d = NULL, *gone = NULL;
+        DomainStatus st = {};
+        Sample s[BURST];
+        int64_t t0;
+        size_t n;
+        int base = thread_count(), r, bursts = 0;
+
+        ok(xvfb_pause(x, true) == 0, "Xvfb stopped");
+        t0 = now_ns();
+        r = domain_x11_ops.open("x11", &config, &d);
+        ok(r == 0 && now_ns() - t0 < 150000000, "open returns within its budget (%lld us)",
+           (long long) (now_ns() - t0) / 1000);
+        if (r < 0)
+                return;
+        ok(domain_x11_ops.status(d, &st) == 0 && strcmp(extra(&st, "connected"), "false") == 0 && !st.same_as,
+           "not connected yet, same as nothing");
+        ok(domain_x11_ops.watch_fd(d) == -ENOTCONN, "no fd yet");
+        t0 = now_ns();
+        r = domain_x11_ops.sample_burst(d, s, BURST, &n);
+        ok(r == -ENOTCONN && now_ns() - t0 < 20000000, "bursts: -ENOTCONN at once while connecting");
+
+        ok(domain_x11_ops.open("x11", &config, &gone) == 0, "a second domain, connecting too");
+        t0 = now_ns();
+        domain_x11_ops.close(gone);
+        ok(now_ns() - t0 < 20000000, "close does not wait for the stuck attempt");
+        ok(thread_count() <= base + 2, "a thread per attempt (%d, %d before)", thread_count(), base);
+
+        ok(xvfb_pause(x, false) == 0, "Xvfb continued");
+        ok(burst_until_ok(d, INT64_C(10000000000), &bursts) == 0, "the domain connects once the server answers");
+        ok(domain_x11_ops.watch_fd(d) >= 0, "an fd");
+        domain_x11_ops.close(d);
 }
 
 static void test_restart(Domain *d, Xvfb *x) {
-        int64_t deadline_ns;
-        DomainStatus st;
+        DomainStatus st = {};
         Sample s[BURST];
         size_t n;
-        int display = x->display, r;
+        uint64_t generation;
+        int display = x->display, bursts = 0;
 
+        ok(domain_x11_ops.status(d, &st) == 0, "status");
+        generation = st.generation;
         ok(xvfb_stop(x) == 0, "Xvfb ended");
         ok(dispatch_when_readable(d, 10000) == -ENOTCONN, "dispatch: -ENOTCONN");
         ok(domain_x11_ops.watch_fd(d) == -ENOTCONN, "no fd while disconnected");
         ok(domain_x11_ops.sample_burst(d, s, BURST, &n) == -ENOTCONN, "sample_burst: -ENOTCONN");
 
         ok(xvfb_start(display, x) == 0, "a new Xvfb on the same display :%d", display);
-        /* The domain retries on its own backoff (100 ms first): keep asking at a daemon's pace. */
-        deadline_ns = now_ns() + INT64_C(15000000000);
-        do {
-                r = domain_x11_ops.sample_burst(d, s, BURST, &n);
-                if (r == -ENOTCONN)
-                        (void) poll(NULL, 0, 10);
-        } while (r == -ENOTCONN && now_ns() < deadline_ns);
-        ok(r == 0 && n == BURST, "reconnected and probing");
+        ok(burst_until_ok(d, INT64_C(15000000000), &bursts) == 0, "reconnected and probing");
         ok(domain_x11_ops.watch_fd(d) >= 0, "an fd again");
-        ok(domain_x11_ops.status(d, &st) == 0 && st.generation == 2, "generation 2: a new server");
+        ok(domain_x11_ops.status(d, &st) == 0 && st.generation == generation + 1, "a new generation: a new server");
         ok(strcmp(st.verdict, "tracked") == 0, "the verdict starts over with the new server");
 }
 
@@ -205,7 +384,10 @@ int main(void) {
         ok(domain_x11_ops.watch_fd(d) >= 0, "an fd to watch");
         test_probes(d);
         test_tracked(x.name);
+        test_window_attacked(d, x.name);
         test_paused(d, &x);
+        test_stuck_reconnects(d, &x);
+        test_connect_paused(x.name, &x);
         test_restart(d, &x);
 
         domain_x11_ops.close(d);

@@ -136,6 +136,58 @@ static void test_verdict(void) {
         is_int(never, 60, "an offset of 250 us or more is never called identity");
 }
 
+/* The residual: whenever the verdict says identity, the server's true offset (0, or small enough
+ * to pass) lies within it, so a conversion through same_as that adds it stays honest. */
+static void test_residual(void) {
+        int outside = 0, n_identity = 0, nonzero_tracked = 0, too_wide = 0;
+        int64_t widest_ns = 0;
+
+        for (int run = 0; run < 40; run++) {
+                World w;
+                X11Verdict v;
+                X11Planner planner;
+                int64_t mono_off = INT64_C(6000000000) + run * 3333, delta, start;
+
+                w.rng = (uint64_t) run * 13 + 3;
+                delta = run % 4 == 0 ? 0 : sim_rng_range(&w, -45000, 45000);
+                x11_verdict_init(&v, 4 * MS);
+                x11_planner_init(&planner);
+                sim_world_new(&w, mono_off, mono_off + delta, 0, (uint64_t) run + 300);
+                start = w.r_ns;
+                for (int k = 0; k < 12; k++) {
+                        if (w.r_ns < sim_burst_at(start, k))
+                                w.r_ns = sim_burst_at(start, k);
+                        for (int i = 0; i < 8; i++) {
+                                X11Probe p;
+                                X11Identity id;
+                                int64_t residual_ns;
+
+                                if (sim_probe(&w, &planner, &p) < 0)
+                                        continue;
+                                x11_planner_add(&planner, &p);
+                                x11_verdict_add(&v, &p);
+                                id = x11_verdict_get(&v);
+                                residual_ns = x11_verdict_residual_ns(&v, id);
+                                if (id == X11_IDENTITY_NONE) {
+                                        nonzero_tracked += residual_ns != 0;
+                                        continue;
+                                }
+                                n_identity++;
+                                outside += residual_ns < (delta < 0 ? -delta : delta);
+                                too_wide += id == X11_IDENTITY_MONOTONIC && residual_ns > 2 * MS;
+                                if (residual_ns > widest_ns)
+                                        widest_ns = residual_ns;
+                        }
+                }
+                domain_fake_ops.close(w.server);
+        }
+        ok(n_identity > 0, "identity was called (%d times)", n_identity);
+        is_int(outside, 0, "the true offset lies within the residual every time");
+        is_int(too_wide, 0, "the residual is a window, not the whole ms");
+        is_int(nonzero_tracked, 0, "tracked: no residual");
+        diag("widest residual %lld ns", (long long) widest_ns);
+}
+
 /* Not latched: one inconsistent probe makes it tracked at once, and it comes back. */
 static void test_not_latched(void) {
         X11Verdict v;
@@ -196,6 +248,10 @@ static void test_not_latched(void) {
                 }
                 ok(coarse_ok && x11_verdict_get(&v) == X11_IDENTITY_COARSE,
                    "a coarse server: identity with monotonic_coarse");
+                /* Its offset from the coarse clock is 0, pinned to within about a tick. */
+                ok(x11_verdict_residual_ns(&v, X11_IDENTITY_COARSE) > 0 &&
+                   x11_verdict_residual_ns(&v, X11_IDENTITY_COARSE) <= 2 * MS,
+                   "... with a residual of %lld ns", (long long) x11_verdict_residual_ns(&v, X11_IDENTITY_COARSE));
                 domain_fake_ops.close(w.server);
         }
 }
@@ -203,6 +259,7 @@ static void test_not_latched(void) {
 int main(void) {
         test_bound();
         test_verdict();
+        test_residual();
         test_not_latched();
         return done_testing();
 }
