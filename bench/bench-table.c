@@ -51,7 +51,8 @@ static void calibrate_fake(const char *name, FakeConfig *config, History *h) {
 }
 
 /* ns per operation, the fastest round. */
-static double timed(Kind kind, const ClockGraph *g, const void *mem, size_t from, size_t to, const int64_t *values) {
+static double timed(Kind kind, const ClockGraph *g, const void *mem, size_t size, size_t from, size_t to,
+                    const int64_t *values) {
         volatile int64_t sink;
         int64_t best_ns = INT64_MAX, acc = 0;
 
@@ -67,15 +68,15 @@ static double timed(Kind kind, const ClockGraph *g, const void *mem, size_t from
                                 (void) graph_convert(g, from, to, value, INT64_MIN, &out, &unc);
                                 break;
                         case KIND_TABLE:
-                                (void) shared_table_convert(mem, from, to, value, INT64_MIN, &out, &unc);
+                                (void) shared_table_convert(mem, size, from, to, value, INT64_MIN, &out, &unc);
                                 break;
                         case KIND_FROM_HUB:
-                                (void) shared_table_from_hub(mem, to, value, &out, &unc);
+                                (void) shared_table_from_hub(mem, size, to, value, &out, &unc);
                                 break;
                         case KIND_NOW:
                                 clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-                                (void) shared_table_from_hub(mem, to, (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec,
-                                                             &out, &unc);
+                                (void) shared_table_from_hub(mem, size, to,
+                                                             (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec, &out, &unc);
                                 break;
                         case KIND_CLOCK:
                                 clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
@@ -127,18 +128,18 @@ int main(void) {
                 values[i] = INT64_C(19000000000) + (int64_t) ((state * UINT64_C(2685821657736338717)) % 2000000000);
                 x11_values[i] = values[i] / 1000000;
         }
-        if (shared_table_convert(mem, mono, boot, values[0], INT64_MIN, &check_v, &check_unc) < 0 ||
-            shared_table_convert(mem, x11, mono, x11_values[0], INT64_MIN, &check_v, &check_unc) < 0) {
+        if (shared_table_convert(mem, size, mono, boot, values[0], INT64_MIN, &check_v, &check_unc) < 0 ||
+            shared_table_convert(mem, size, x11, mono, x11_values[0], INT64_MIN, &check_v, &check_unc) < 0) {
                 fprintf(stderr, "bench-table: the table does not convert\n");
                 return 1;
         }
 
-        floor_ns = timed(KIND_CLOCK, &g, mem, 0, 0, values);
-        graph_ns = timed(KIND_GRAPH, &g, mem, mono, boot, values);
-        table_ns = timed(KIND_TABLE, &g, mem, mono, boot, values);
-        hub_ns = timed(KIND_FROM_HUB, &g, mem, g.hub, boot, values);
-        now_table_ns = timed(KIND_NOW, &g, mem, g.hub, boot, values);
-        general_ns = timed(KIND_TABLE, &g, mem, x11, mono, x11_values);
+        floor_ns = timed(KIND_CLOCK, &g, mem, size, 0, 0, values);
+        graph_ns = timed(KIND_GRAPH, &g, mem, size, mono, boot, values);
+        table_ns = timed(KIND_TABLE, &g, mem, size, mono, boot, values);
+        hub_ns = timed(KIND_FROM_HUB, &g, mem, size, g.hub, boot, values);
+        now_table_ns = timed(KIND_NOW, &g, mem, size, g.hub, boot, values);
+        general_ns = timed(KIND_TABLE, &g, mem, size, x11, mono, x11_values);
 
         printf("{\n");
         printf("  \"posix_floor_ns\": %.2f,\n", floor_ns);

@@ -212,8 +212,8 @@ uint64_t shared_table_generation(const void *mem) {
         return __atomic_load_n(&header_const(mem)->generation, __ATOMIC_ACQUIRE);
 }
 
-size_t shared_table_count(const void *mem) {
-        return __atomic_load_n(&header_const(mem)->n_nodes, __ATOMIC_ACQUIRE);
+size_t shared_table_count(const void *mem, size_t size) {
+        return shared_table_nodes_(mem, size);
 }
 
 bool shared_table_alive(const void *mem, int64_t now_ns) {
@@ -231,7 +231,7 @@ bool shared_table_alive(const void *mem, int64_t now_ns) {
 }
 
 static bool copy_valid(const GraphNode *node, size_t n_nodes) {
-        unsigned char flags[5];
+        unsigned char flags[6];
 
         /* A bool that is neither 0 nor 1 must not be loaded as a bool. */
         memcpy(&flags[0], &node->hub, 1);
@@ -239,6 +239,7 @@ static bool copy_valid(const GraphNode *node, size_t n_nodes) {
         memcpy(&flags[2], &node->calibrated, 1);
         memcpy(&flags[3], &node->plain_ns, 1);
         memcpy(&flags[4], &node->fast, 1);
+        memcpy(&flags[5], &node->target_only, 1);
         for (size_t i = 0; i < sizeof(flags); i++)
                 if (flags[i] > 1)
                         return false;
@@ -246,14 +247,14 @@ static bool copy_valid(const GraphNode *node, size_t n_nodes) {
                unit_validate(&node->unit) == 0 && node->model_id < n_nodes;
 }
 
-int shared_table_read_node(const void *mem, size_t index, GraphNode *ret) {
+int shared_table_read_node(const void *mem, size_t size, size_t index, GraphNode *ret) {
         const SharedTableHeader *h = mem;
         const SharedTableEntry *e;
         size_t n;
 
         if (!mem || !ret)
                 return -EINVAL;
-        n = __atomic_load_n(&h->n_nodes, __ATOMIC_ACQUIRE);
+        n = shared_table_nodes_(mem, size);
         if (__atomic_load_n(&h->magic, __ATOMIC_RELAXED) == SHARED_TABLE_MAGIC_RETIRED)
                 return -ESTALE;
         if (index >= n)
@@ -284,15 +285,15 @@ int shared_table_read_node(const void *mem, size_t index, GraphNode *ret) {
         return -EAGAIN;
 }
 
-int shared_table_find(const void *mem, const char *name, size_t *ret_index) {
+int shared_table_find(const void *mem, size_t size, const char *name, size_t *ret_index) {
         size_t n;
 
         if (!mem || !name || !ret_index)
                 return -EINVAL;
-        n = shared_table_count(mem);
+        n = shared_table_count(mem, size);
         for (size_t i = 0; i < n; i++) {
                 GraphNode node;
-                int r = shared_table_read_node(mem, i, &node);
+                int r = shared_table_read_node(mem, size, i, &node);
 
                 if (r < 0)
                         return r;
@@ -306,15 +307,15 @@ int shared_table_find(const void *mem, const char *name, size_t *ret_index) {
         return -ENOENT;
 }
 
-int shared_table_convert_general(const void *mem, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
-                                 int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+int shared_table_convert_general(const void *mem, size_t size, size_t from, size_t to, int64_t value,
+                                 int64_t hint_r_ns, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         GraphNode src, dst;
         int r;
 
-        r = shared_table_read_node(mem, from, &src);
+        r = shared_table_read_node(mem, size, from, &src);
         if (r < 0)
                 return r;
-        r = shared_table_read_node(mem, to, &dst);
+        r = shared_table_read_node(mem, size, to, &dst);
         if (r < 0)
                 return r;
         return graph_node_convert(&src, &dst, value, hint_r_ns, ret_value, ret_uncertainty_ns);

@@ -19,8 +19,11 @@
  * the data, fences and acquire/release on the counter), so the compiler neither tears nor
  * caches them.
  *
- * The table is written by one trusted writer; a reader validates it once after mapping
- * (shared_table_validate()) and then uses indices from shared_table_find(). */
+ * A reader validates the table once after mapping (shared_table_validate()) and then uses
+ * indices from shared_table_find(). It trusts no word of shared memory after that: the writer
+ * may change any of them (the counts and the hub included), so every index is bounded by the
+ * size of the reader's own mapping (shared_table_capacity()), which every reader call takes, and
+ * every copy is checked before use. */
 
 #include <errno.h>
 #include <stdbool.h>
@@ -33,7 +36,7 @@
 #define SHARED_TABLE_MAGIC UINT64_C(0x31454c4241544354)         /* "TCTABLE1" little-endian */
 #define SHARED_TABLE_MAGIC_RETIRED UINT64_C(0x44455249544552ff) /* the writer is gone */
 /* Bump on any change of the structs below, GraphNode and what it holds included. */
-#define SHARED_TABLE_LAYOUT_VERSION 1
+#define SHARED_TABLE_LAYOUT_VERSION 2
 #define SHARED_TABLE_CAPACITY_MAX 4096
 /* Tries of a copy before -EAGAIN: each failed try means the writer finished half an update
  * during the copy, which takes a few ns; running out means the reader was descheduled again
@@ -104,31 +107,57 @@ void shared_table_retire(void *mem);
  * or counts; -EPROTO another layout version (or a build with other struct sizes); -ESTALE a
  * retired table. */
 int shared_table_validate(const void *mem, size_t size);
+/* The reader calls below take the size of the reader's mapping that validate() accepted. */
+static inline size_t shared_table_capacity(size_t size);
 uint64_t shared_table_generation(const void *mem);
-size_t shared_table_count(const void *mem);
+/* Nodes in use, at most the mapping's capacity. */
+size_t shared_table_count(const void *mem, size_t size);
 /* Whether the writer published within its promised gap of now_ns (CLOCK_MONOTONIC) and has not
  * retired the table: a false means the daemon is dead or stuck, ask the bus. */
 bool shared_table_alive(const void *mem, int64_t now_ns);
 /* -ENOENT: no node of that name (-EAGAIN, -EBADMSG as read_node). */
-int shared_table_find(const void *mem, const char *name, size_t *ret_index);
+int shared_table_find(const void *mem, size_t size, const char *name, size_t *ret_index);
 /* A consistent copy of node index (its history pointer NULL); -ENOENT index out of range,
  * -EAGAIN if a writer held it busy through every retry, -EBADMSG a copy that makes no sense
  * (bad name, unit, model_id), -ESTALE a retired table. */
-int shared_table_read_node(const void *mem, size_t index, GraphNode *ret);
+int shared_table_read_node(const void *mem, size_t size, size_t index, GraphNode *ret);
 
 /* graph_node_convert() on two consistent copies, with the errors of read_node(); -ESTALE also
  * when the table cannot answer (a value before a node's open segment): ask the daemon. */
-static inline int shared_table_convert(const void *mem, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
-                                       int64_t *ret_value, int64_t *ret_uncertainty_ns);
-int shared_table_convert_general(const void *mem, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
-                                 int64_t *ret_value, int64_t *ret_uncertainty_ns);
+static inline int shared_table_convert(const void *mem, size_t size, size_t from, size_t to, int64_t value,
+                                       int64_t hint_r_ns, int64_t *ret_value, int64_t *ret_uncertainty_ns);
+int shared_table_convert_general(const void *mem, size_t size, size_t from, size_t to, int64_t value,
+                                 int64_t hint_r_ns, int64_t *ret_value, int64_t *ret_uncertainty_ns);
 
 /* The same from the hub's time r_ns to node to: "now" of a domain is this on a reading of the
  * hub's clock. It reads one entry, not two. */
-static inline int shared_table_from_hub(const void *mem, size_t to, int64_t r_ns,
+static inline int shared_table_from_hub(const void *mem, size_t size, size_t to, int64_t r_ns,
                                         int64_t *ret_value, int64_t *ret_uncertainty_ns);
 
 /* ---- inline: the fast path ---- */
+
+static inline size_t shared_table_capacity(size_t size) {
+        size_t n;
+
+        if (size < sizeof(SharedTableHeader))
+                return 0;
+        n = (size - sizeof(SharedTableHeader)) / sizeof(SharedTableEntry);
+        return n < SHARED_TABLE_CAPACITY_MAX ? n : SHARED_TABLE_CAPACITY_MAX;
+}
+
+/* Whether entry index lies wholly within a mapping of size bytes: shared_table_capacity() without
+ * its division, for the fast path. index is below a 32-bit count, so in 64 bits nothing overflows. */
+static inline bool shared_table_mapped_(size_t size, size_t index) {
+        return sizeof(SharedTableHeader) + ((uint64_t) index + 1) * sizeof(SharedTableEntry) <= (uint64_t) size;
+}
+
+/* The writer's count, bounded by what the reader mapped. */
+static inline size_t shared_table_nodes_(const void *mem, size_t size) {
+        size_t n = __atomic_load_n(&((const SharedTableHeader *) mem)->n_nodes, __ATOMIC_ACQUIRE);
+        size_t capacity = shared_table_capacity(size);
+
+        return n < capacity ? n : capacity;
+}
 
 static inline const SharedTableEntry *shared_table_entry_(const void *mem, size_t index) {
         return (const SharedTableEntry *) ((const char *) mem + sizeof(SharedTableHeader)) + index;
@@ -211,15 +240,16 @@ static inline __attribute__((always_inline)) int shared_table_read_hop_(const Sh
         return -EAGAIN;
 }
 
-static inline int shared_table_convert(const void *mem, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
-                                       int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+static inline int shared_table_convert(const void *mem, size_t size, size_t from, size_t to, int64_t value,
+                                       int64_t hint_r_ns, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         const SharedTableHeader *h = mem;
         SharedTableHop_ src, dst;
         int64_t r_ns, r_unc_ns;
-        size_t n = __atomic_load_n(&h->n_nodes, __ATOMIC_ACQUIRE);
+        size_t n = __atomic_load_n(&h->n_nodes, __ATOMIC_ACQUIRE), last = from > to ? from : to;
         int r;
 
-        if (__builtin_expect(from >= n || to >= n, 0))
+        /* n is the writer's: the mapping bounds the indices. */
+        if (__builtin_expect(last >= n || !shared_table_mapped_(size, last), 0))
                 goto general;
         r = shared_table_read_hop_(shared_table_entry_(mem, from), true, &src);
         if (r < 0)
@@ -249,10 +279,10 @@ static inline int shared_table_convert(const void *mem, size_t from, size_t to, 
         return 0;
 
 general:
-        return shared_table_convert_general(mem, from, to, value, hint_r_ns, ret_value, ret_uncertainty_ns);
+        return shared_table_convert_general(mem, size, from, to, value, hint_r_ns, ret_value, ret_uncertainty_ns);
 }
 
-static inline int shared_table_from_hub(const void *mem, size_t to, int64_t r_ns,
+static inline int shared_table_from_hub(const void *mem, size_t size, size_t to, int64_t r_ns,
                                         int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         const SharedTableHeader *h = mem;
         size_t n = __atomic_load_n(&h->n_nodes, __ATOMIC_ACQUIRE);
@@ -260,7 +290,8 @@ static inline int shared_table_from_hub(const void *mem, size_t to, int64_t r_ns
         SharedTableHop_ dst;
         int r;
 
-        if (__builtin_expect(to >= n || hub >= n, 0))
+        /* The hub only names a node here (the general path reads it, bounded): to is read. */
+        if (__builtin_expect(to >= n || hub >= n || !shared_table_mapped_(size, to), 0))
                 goto general;
         r = shared_table_read_hop_(shared_table_entry_(mem, to), false, &dst);
         if (r < 0)
@@ -270,5 +301,5 @@ static inline int shared_table_from_hub(const void *mem, size_t to, int64_t r_ns
         return prepared_forward(&dst.current, r_ns, 0, ret_value, ret_uncertainty_ns);
 
 general:
-        return shared_table_convert_general(mem, hub, to, r_ns, r_ns, ret_value, ret_uncertainty_ns);
+        return shared_table_convert_general(mem, size, hub, to, r_ns, r_ns, ret_value, ret_uncertainty_ns);
 }

@@ -4,7 +4,10 @@
  * read-only, looking the ids up in it, dropping it when its daemon left. The conversions on it
  * are inline, in live-table.h. */
 
+#define _GNU_SOURCE
+
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -13,6 +16,25 @@
 #include "live-table.h"
 
 #define HUB_NAME "monotonic_raw"
+
+/* Linux 5.1; older C libraries lack the name. */
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+
+/* What makes a mapping of the fd safe to read: it cannot shrink under us (a page past the new
+ * end is SIGBUS at the next conversion) and nobody else can map it writable. Only memfds (shmem)
+ * carry seals; anything else (a file on FUSE, whose page faults a server may never answer) is
+ * refused with them. Growing is harmless: we map the size we saw. */
+static int check_sealed(int fd) {
+        int seals = fcntl(fd, F_GET_SEALS);
+
+        if (seals < 0)
+                return errno == EINVAL ? -EPERM : -errno;
+        if (!(seals & F_SEAL_SHRINK) || !(seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
+                return -EPERM;
+        return 0;
+}
 
 static bool unit_needs_hint(const DomainUnit *u) {
         return (u->wrap_bits != 0 && u->wrap_bits != 64) || u->encoding != UNIT_ENCODING_PLAIN;
@@ -28,16 +50,16 @@ void live_table_invalidate(struct timeconv *tc) {
         tc->table.resolved = false;
 }
 
-static void resolve_one(const void *mem, LiveId *id) {
+static void resolve_one(const void *mem, size_t size, LiveId *id) {
         GraphNode node;
         size_t index;
 
         id->table_index = SIZE_MAX;
         id->needs_hint = true;
-        if (shared_table_find(mem, id->name, &index) < 0)
+        if (shared_table_find(mem, size, id->name, &index) < 0)
                 return;
         /* Units never change for a name within one generation. */
-        if (shared_table_read_node(mem, index, &node) >= 0)
+        if (shared_table_read_node(mem, size, index, &node) >= 0)
                 id->needs_hint = unit_needs_hint(&node.unit);
         id->table_index = index;
 }
@@ -45,16 +67,16 @@ static void resolve_one(const void *mem, LiveId *id) {
 /* Looks every id up in the table as of its current generation. */
 static void resolve(struct timeconv *tc) {
         const void *mem = tc->table.mem;
+        size_t size = tc->table.size, hub;
         GraphNode node;
-        size_t hub;
 
         tc->table.generation = shared_table_generation(mem);
         for (unsigned i = 0; i < tc->n_ids; i++)
-                resolve_one(mem, &tc->ids[i]);
+                resolve_one(mem, size, &tc->ids[i]);
         /* now() reads the hub's own clock here; only monotonic_raw has one we know. */
         tc->table.hub_index = SIZE_MAX;
-        if (shared_table_find(mem, HUB_NAME, &hub) >= 0 && shared_table_read_node(mem, hub, &node) >= 0 &&
-            node.hub)
+        if (shared_table_find(mem, size, HUB_NAME, &hub) >= 0 &&
+            shared_table_read_node(mem, size, hub, &node) >= 0 && node.hub)
                 tc->table.hub_index = hub;
         tc->table.resolved = true;
 }
@@ -79,6 +101,14 @@ static int map_table(struct timeconv *tc) {
         }
         if (r < 0)
                 return r;
+        /* Before fstat, which a FUSE server could already stall. Not sealed: D-Bus, for this
+         * daemon. */
+        r = check_sealed(fd);
+        if (r < 0) {
+                close(fd);
+                tc->table.state = LIVE_TABLE_NONE;
+                return r;
+        }
         r = fstat(fd, &st) < 0 ? -errno : st.st_size <= 0 ? -EBADMSG : 0;
         if (r < 0) {
                 close(fd);

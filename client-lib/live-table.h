@@ -45,7 +45,7 @@ static inline int live_table_convert(struct timeconv *tc, unsigned from, unsigne
             (!live_table_refresh(tc) || src->table_index == SIZE_MAX || dst->table_index == SIZE_MAX))
                 return -ENOENT;
         /* Reading the clock costs as much as the conversion: only for values that wrap. */
-        r = shared_table_convert(tc->table.mem, src->table_index, dst->table_index, value,
+        r = shared_table_convert(tc->table.mem, tc->table.size, src->table_index, dst->table_index, value,
                                  src->needs_hint ? live_reference_now_ns() : INT64_MIN, ret_value, ret_uncertainty_ns);
         if (__builtin_expect(r == -ESTALE, 0))
                 live_table_check_retired(tc);
@@ -66,8 +66,8 @@ static inline int live_table_now(struct timeconv *tc, unsigned domain, int64_t *
         if (__builtin_expect(dst->table_index == SIZE_MAX, 0) &&
             (!live_table_refresh(tc) || dst->table_index == SIZE_MAX))
                 return -ENOENT;
-        r = shared_table_from_hub(tc->table.mem, dst->table_index, live_reference_now_ns(), ret_value,
-                                  ret_uncertainty_ns);
+        r = shared_table_from_hub(tc->table.mem, tc->table.size, dst->table_index, live_reference_now_ns(),
+                                  ret_value, ret_uncertainty_ns);
         if (__builtin_expect(r == -ESTALE, 0))
                 live_table_check_retired(tc);
         return r;

@@ -2,9 +2,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -17,8 +19,32 @@
 
 #define DRM_DEVICES_MAX 64
 
-/* Driver name and version: needs the node to be readable (render nodes usually are). */
-static void node_driver(const char *path, DrmNode *node) {
+/* The driver's name without opening the node: the name of the link
+ * /sys/dev/char/MAJ:MIN/device/driver. */
+static void sysfs_driver(const char *path, DrmNode *node) {
+        char link[64], target[PATH_MAX];
+        const char *name;
+        struct stat st;
+        ssize_t n;
+
+        if (stat(path, &st) < 0 || !S_ISCHR(st.st_mode))
+                return;
+        snprintf(link, sizeof(link), "/sys/dev/char/%u:%u/device/driver", major(st.st_rdev), minor(st.st_rdev));
+        n = readlink(link, target, sizeof(target) - 1);
+        if (n <= 0)
+                return;
+        target[n] = '\0';
+        name = strrchr(target, '/');
+        name = name ? name + 1 : target;
+        /* A name cut short would be another driver's: none rather. */
+        if (strlen(name) < sizeof(node->driver))
+                memcpy(node->driver, name, strlen(name) + 1);
+}
+
+/* Driver name and version from a render node, which needs it to be readable (it usually is).
+ * Never a primary node: opening one makes us DRM master while nobody is, and a compositor
+ * starting at that instant would fail to become it. */
+static void render_node_driver(const char *path, DrmNode *node) {
         drmVersionPtr version;
         int fd;
 
@@ -42,8 +68,10 @@ static void node_driver(const char *path, DrmNode *node) {
 static int node_of(drmDevicePtr device, DrmNode *ret) {
         DrmNode node = {};
         const char *path;
+        bool render;
 
-        if (device->available_nodes & (1 << DRM_NODE_RENDER))
+        render = device->available_nodes & (1 << DRM_NODE_RENDER);
+        if (render)
                 path = device->nodes[DRM_NODE_RENDER];
         else if (device->available_nodes & (1 << DRM_NODE_PRIMARY))
                 path = device->nodes[DRM_NODE_PRIMARY];
@@ -53,7 +81,10 @@ static int node_of(drmDevicePtr device, DrmNode *ret) {
                 return -ENOENT;
 
         strcpy(node.path, path);
-        node_driver(path, &node);
+        if (render)
+                render_node_driver(path, &node);
+        if (node.driver[0] == '\0')
+                sysfs_driver(path, &node);
         *ret = node;
         return 0;
 }
@@ -86,9 +117,13 @@ int drm_node_from_pci(uint32_t domain, uint32_t bus, uint32_t device, uint32_t f
         if (!ret)
                 return -EINVAL;
 
+        /* Flags 0: libdrm reads what it needs from sysfs and opens no node. */
         n = drmGetDevices2(0, devices, DRM_DEVICES_MAX);
         if (n < 0)
                 return n == -ENODEV ? -ENOENT : n;
+        /* n counts every device, also those beyond the array it filled. */
+        if (n > DRM_DEVICES_MAX)
+                n = DRM_DEVICES_MAX;
 
         for (int i = 0; i < n; i++)
                 if (r == -ENOENT && pci_matches(devices[i], domain, bus, device, function))

@@ -8,8 +8,8 @@
 
 typedef struct DrmNode {
         char path[64];                  /* "/dev/dri/renderD128", or the primary node */
-        char driver[32];                /* kernel driver, "" when the node cannot be opened */
-        char driver_version[96];        /* "i915 1.6.0 (20201103)", "" likewise */
+        char driver[32];                /* kernel driver (from sysfs when not a render node), or "" */
+        char driver_version[96];        /* "i915 1.6.0 (20201103)"; "" unless a render node opened */
 } DrmNode;
 
 /* The node of the device with these numbers (either of its nodes, from VK_EXT_physical_device_drm):

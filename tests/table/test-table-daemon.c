@@ -74,13 +74,13 @@ static void check_mapping(int fd, Mapping *ret) {
 }
 
 /* Through the table and over the bus, against the kernel's clocks. */
-static void check_pair(sd_bus *bus, const void *mem, const char *from, clockid_t from_id, const char *to,
-                       clockid_t to_id) {
+static void check_pair(sd_bus *bus, const void *mem, size_t size, const char *from, clockid_t from_id,
+                       const char *to, clockid_t to_id) {
         int failed = 0, outside_table = 0, outside_bus = 0, disagree = 0;
         size_t i_from, i_to;
         uint64_t max_u = 0;
 
-        if (shared_table_find(mem, from, &i_from) < 0 || shared_table_find(mem, to, &i_to) < 0) {
+        if (shared_table_find(mem, size, from, &i_from) < 0 || shared_table_find(mem, size, to, &i_to) < 0) {
                 ok(false, "%s and %s are in the table", from, to);
                 return;
         }
@@ -90,7 +90,7 @@ static void check_pair(sd_bus *bus, const void *mem, const char *from, clockid_t
                 Bracket b;
 
                 bracket_read(from_id, to_id, &b);
-                if (shared_table_convert(mem, i_from, i_to, b.from_ns, INT64_MIN, &v_t, &u_t) < 0 ||
+                if (shared_table_convert(mem, size, i_from, i_to, b.from_ns, INT64_MIN, &v_t, &u_t) < 0 ||
                     clock_convert(bus, from, to, b.from_ns, NULL, &v_b, &u_b) < 0) {
                         failed++;
                         continue;
@@ -112,18 +112,18 @@ static void check_pair(sd_bus *bus, const void *mem, const char *from, clockid_t
         is_int(disagree, 0, "the two agree within their bounds");
 }
 
-static void check_now(const void *mem) {
+static void check_now(const void *mem, size_t size) {
         size_t mono;
         int outside = 0, failed = 0;
 
-        if (shared_table_find(mem, "monotonic", &mono) < 0) {
+        if (shared_table_find(mem, size, "monotonic", &mono) < 0) {
                 ok(false, "monotonic is in the table");
                 return;
         }
         for (int k = 0; k < CALLS; k++) {
                 int64_t lo = harness_clock_ns(CLOCK_MONOTONIC), v, u, hi;
 
-                if (shared_table_from_hub(mem, mono, harness_clock_ns(CLOCK_MONOTONIC_RAW), &v, &u) < 0) {
+                if (shared_table_from_hub(mem, size, mono, harness_clock_ns(CLOCK_MONOTONIC_RAW), &v, &u) < 0) {
                         failed++;
                         continue;
                 }
@@ -164,9 +164,9 @@ int main(int argc, char *argv[]) {
 
         check_mapping(fd, &map);
         if (map.mem) {
-                check_pair(bus, map.mem, "monotonic", CLOCK_MONOTONIC, "boottime", CLOCK_BOOTTIME);
-                check_pair(bus, map.mem, "realtime", CLOCK_REALTIME, "monotonic", CLOCK_MONOTONIC);
-                check_now(map.mem);
+                check_pair(bus, map.mem, map.size, "monotonic", CLOCK_MONOTONIC, "boottime", CLOCK_BOOTTIME);
+                check_pair(bus, map.mem, map.size, "realtime", CLOCK_REALTIME, "monotonic", CLOCK_MONOTONIC);
+                check_now(map.mem, map.size);
 
                 is_int(harness_stop_daemon(h, HARNESS_STOP_TIMEOUT_MS, NULL, NULL), 0, "the daemon stops");
                 is_int(shared_table_validate(map.mem, map.size), -ESTALE,

@@ -116,9 +116,10 @@ static void client_convert(int fd, int out) {
             (mem = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_SHARED, fd, 0)) != MAP_FAILED) {
                 answer[0] = shared_table_validate(mem, (size_t) st.st_size);
                 if (answer[0] == 0)
-                        answer[0] = shared_table_find(mem, "alpha", &index);
+                        answer[0] = shared_table_find(mem, (size_t) st.st_size, "alpha", &index);
                 if (answer[0] == 0)
-                        answer[0] = shared_table_from_hub(mem, index, INT64_C(5000000000), &answer[1], &answer[2]);
+                        answer[0] = shared_table_from_hub(mem, (size_t) st.st_size, index, INT64_C(5000000000),
+                                                          &answer[1], &answer[2]);
                 if (answer[0] == 0 && !shared_table_alive(mem, monotonic_ns()))
                         answer[0] = -ETIME;
         }
@@ -192,7 +193,8 @@ int main(void) {
         if (old_mem != MAP_FAILED) {
                 is_int(shared_table_validate(old_mem, (size_t) st.st_size), -ESTALE,
                        "the old table validates as retired: -ESTALE");
-                is_int(shared_table_from_hub(old_mem, 1, 5, &v, &unc), -ESTALE, "  and converts nothing");
+                is_int(shared_table_from_hub(old_mem, (size_t) st.st_size, 1, 5, &v, &unc), -ESTALE,
+                       "  and converts nothing");
         }
         is_int(run_client(table_publisher_fd(p), &v, &unc), -ENOENT, "the new table has no alpha");
 

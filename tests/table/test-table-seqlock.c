@@ -104,6 +104,7 @@ static bool answer_in_window(uint64_t lo, uint64_t hi, int64_t value, int64_t v,
 
 static void reader_main(Shared *s, ReaderResult *res) {
         const void *mem = s->table;
+        size_t size = shared_table_size(3);
         uint64_t last_k = 0;
 
         while (atomic_load_explicit(&s->published, memory_order_acquire) == 0)
@@ -116,7 +117,7 @@ static void reader_main(Shared *s, ReaderResult *res) {
                 int64_t value = 1000000 + (int64_t) (i % 4096) * 1000, v, unc;
 
                 res->reads++;
-                if (shared_table_read_node(mem, 1, &node) < 0)
+                if (shared_table_read_node(mem, size, 1, &node) < 0)
                         res->failed++;
                 else if (!(k = node_k(&node, 1)))
                         res->torn++;
@@ -143,7 +144,7 @@ static void reader_main(Shared *s, ReaderResult *res) {
                 /* A whole conversion, both entries, through the public inline path. */
                 res->reads += 2;
                 lo = atomic_load_explicit(&s->published, memory_order_acquire);
-                if (shared_table_convert(mem, 1, 2, value, INT64_MIN, &v, &unc) < 0)
+                if (shared_table_convert(mem, size, 1, 2, value, INT64_MIN, &v, &unc) < 0)
                         res->failed++;
                 else {
                         hi = atomic_load_explicit(&s->published, memory_order_acquire) + 1;

@@ -91,7 +91,7 @@ static void test_layout(void) {
         is_int(shared_table_init(buf, sizeof(buf), 2), 0, "init: two entries");
         is_int(shared_table_validate(buf, sizeof(buf)), 0, "a fresh table validates");
         is_int(shared_table_generation(buf), 1, "its generation is 1");
-        is_int(shared_table_count(buf), 0, "it has no nodes");
+        is_int(shared_table_count(buf, sizeof(buf)), 0, "it has no nodes");
         ok(!shared_table_alive(buf, 1000), "it has no heartbeat yet");
 }
 
@@ -155,12 +155,12 @@ static void test_convert(const Fixture *f) {
         GraphNode copy, want;
 
         shared_table_publish(mem, size, g);
-        is_int(shared_table_count(mem), g->n_nodes, "every node is in the table");
+        is_int(shared_table_count(mem, size), g->n_nodes, "every node is in the table");
         is_int(shared_table_generation(mem), 2, "adding the nodes bumped the generation");
-        ok(shared_table_find(mem, "x11_us", &index) == 0 && index == f->x11_us, "find x11_us");
-        is_int(shared_table_find(mem, "nope", &index), -ENOENT, "find an unknown name: -ENOENT");
-        is_int(shared_table_read_node(mem, g->n_nodes, &copy), -ENOENT, "read beyond the nodes: -ENOENT");
-        is_int(shared_table_read_node(mem, f->x11, &copy), 0, "read x11");
+        ok(shared_table_find(mem, size, "x11_us", &index) == 0 && index == f->x11_us, "find x11_us");
+        is_int(shared_table_find(mem, size, "nope", &index), -ENOENT, "find an unknown name: -ENOENT");
+        is_int(shared_table_read_node(mem, size, g->n_nodes, &copy), -ENOENT, "read beyond the nodes: -ENOENT");
+        is_int(shared_table_read_node(mem, size, f->x11, &copy), 0, "read x11");
         memcpy(&want, &g->nodes[f->x11], sizeof(want));
         want.history = NULL;
         ok(memcmp(&copy, &want, sizeof(copy)) == 0, "the copy is the node, history NULL");
@@ -174,7 +174,7 @@ static void test_convert(const Fixture *f) {
                                 if (graph_convert(g, g->hub, from, r, hint, &value, &unc_g) < 0)
                                         continue;
                                 r_g = graph_convert(g, from, to, value, hint, &v_g, &unc_g);
-                                r_t = shared_table_convert(mem, from, to, value, hint, &v_t, &unc_t);
+                                r_t = shared_table_convert(mem, size, from, to, value, hint, &v_t, &unc_t);
                                 if (r_t == -ESTALE) {
                                         stale++;
                                         if (from != f->step && to != f->step)
@@ -193,7 +193,7 @@ static void test_convert(const Fixture *f) {
                 for (int64_t r = 0; r < INT64_C(32000000000); r += 999999937) {
                         int64_t v_g, unc_g, v_t, unc_t;
                         int r_g = graph_convert(g, g->hub, to, r, r, &v_g, &unc_g);
-                        int r_t = shared_table_from_hub(mem, to, r, &v_t, &unc_t);
+                        int r_t = shared_table_from_hub(mem, size, to, r, &v_t, &unc_t);
 
                         if (r_t == -ESTALE ? to != f->step : (r_t != r_g || (r_g == 0 && (v_t != v_g || unc_t != unc_g))))
                                 differ++;
@@ -227,14 +227,14 @@ static void test_publish(Fixture *f) {
         {
                 int64_t v, unc;
 
-                is_int(shared_table_convert(mem, f->mono, f->boot, 5, 5, &v, &unc), -ENODEV,
+                is_int(shared_table_convert(mem, size, f->mono, f->boot, 5, 5, &v, &unc), -ENODEV,
                        "an unavailable node: -ENODEV, as in the graph");
         }
         graph_set_available(&f->g, f->boot, true);
 
         graph_add(&f->g, "late", &UNIT_NS, &f->h_boot, NULL);
         is_int(shared_table_publish(mem, size, &f->g), 0, "publish with a node added");
-        ok(shared_table_generation(mem) == 3 && shared_table_count(mem) == f->g.n_nodes,
+        ok(shared_table_generation(mem) == 3 && shared_table_count(mem, size) == f->g.n_nodes,
            "the generation changed, the count grew");
 
         renamed = f->g;
@@ -246,7 +246,7 @@ static void test_publish(Fixture *f) {
         renamed = f->g;
         renamed.n_nodes--;
         is_int(shared_table_publish(mem, size, &renamed), -ESTALE, "fewer nodes: -ESTALE");
-        ok(shared_table_generation(mem) == 3 && shared_table_count(mem) == f->g.n_nodes,
+        ok(shared_table_generation(mem) == 3 && shared_table_count(mem, size) == f->g.n_nodes,
            "a refused publish changed nothing");
         is_int(shared_table_publish(small, small_size, &f->g), -ENOSPC, "beyond the capacity: -ENOSPC");
         is_int(shared_table_publish(mem, size - 1, &f->g), -EBADMSG, "a size short of the table: -EBADMSG");
@@ -263,10 +263,10 @@ static void test_publish(Fixture *f) {
                 int64_t v, unc;
 
                 ok(!shared_table_alive(mem, 1200000), "a retired table is not alive");
-                is_int(shared_table_convert(mem, f->mono, f->boot, 5, 5, &v, &unc), -ESTALE, "convert: -ESTALE");
-                is_int(shared_table_from_hub(mem, f->mono, 5, &v, &unc), -ESTALE, "from_hub: -ESTALE");
-                is_int(shared_table_read_node(mem, 0, &node), -ESTALE, "read_node: -ESTALE");
-                is_int(shared_table_find(mem, "monotonic", &index), -ESTALE, "find: -ESTALE");
+                is_int(shared_table_convert(mem, size, f->mono, f->boot, 5, 5, &v, &unc), -ESTALE, "convert: -ESTALE");
+                is_int(shared_table_from_hub(mem, size, f->mono, 5, &v, &unc), -ESTALE, "from_hub: -ESTALE");
+                is_int(shared_table_read_node(mem, size, 0, &node), -ESTALE, "read_node: -ESTALE");
+                is_int(shared_table_find(mem, size, "monotonic", &index), -ESTALE, "find: -ESTALE");
         }
         free(mem);
         free(small);
@@ -284,28 +284,31 @@ static void test_bad_copies(const Fixture *f) {
         e = (SharedTableEntry *) shared_table_entry_(mem, f->boot);
 
         memset(e->node[0].name, 'a', GRAPH_NAME_MAX);
-        is_int(shared_table_read_node(mem, f->boot, &node), -EBADMSG, "a name without its NUL: -EBADMSG");
+        is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "a name without its NUL: -EBADMSG");
         e->node[0].name[0] = '\0';
-        is_int(shared_table_read_node(mem, f->boot, &node), -EBADMSG, "an empty name: -EBADMSG");
+        is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "an empty name: -EBADMSG");
         strcpy(e->node[0].name, "boottime");
         e->node[0].model_id = (uint32_t) f->g.n_nodes;
-        is_int(shared_table_read_node(mem, f->boot, &node), -EBADMSG, "model_id beyond the nodes: -EBADMSG");
+        is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "model_id beyond the nodes: -EBADMSG");
         e->node[0].model_id = (uint32_t) f->boot;
         e->node[0].unit.period_ns = -1.0;
-        is_int(shared_table_read_node(mem, f->boot, &node), -EBADMSG, "an invalid unit: -EBADMSG");
+        is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "an invalid unit: -EBADMSG");
         e->node[0].unit = UNIT_NS;
         memset(&e->node[0].available, 2, 1);
-        is_int(shared_table_read_node(mem, f->boot, &node), -EBADMSG, "a bool that is 2: -EBADMSG");
+        is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "a bool that is 2: -EBADMSG");
         memset(&e->node[0].available, 1, 1);
-        is_int(shared_table_read_node(mem, f->boot, &node), 0, "repaired, it reads");
+        memset(&e->node[0].target_only, 2, 1);
+        is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "target_only that is 2: -EBADMSG");
+        memset(&e->node[0].target_only, 0, 1);
+        is_int(shared_table_read_node(mem, size, f->boot, &node), 0, "repaired, it reads");
         ok(node.history == NULL, "a copy never carries a pointer");
 
         /* Two plain-ns nodes convert from the fast part alone: spoil the full copy and see. */
         e->node[0].unit.period_ns = -1.0;
-        ok(shared_table_convert(mem, f->mono, f->boot, 5, 5, &v, &unc) == 0 &&
-           shared_table_from_hub(mem, f->boot, 5, &v, &unc) == 0,
+        ok(shared_table_convert(mem, size, f->mono, f->boot, 5, 5, &v, &unc) == 0 &&
+           shared_table_from_hub(mem, size, f->boot, 5, &v, &unc) == 0,
            "monotonic -> boottime takes the fast path (the full copy is not read)");
-        is_int(shared_table_convert(mem, f->x11, f->boot, 5, 5, &v, &unc), -EBADMSG,
+        is_int(shared_table_convert(mem, size, f->x11, f->boot, 5, 5, &v, &unc), -EBADMSG,
                "x11 -> boottime takes the general path (the full copy is read)");
         e->node[0].unit = UNIT_NS;
 
@@ -313,11 +316,11 @@ static void test_bad_copies(const Fixture *f) {
          * they read copy 1. */
         memset(&e->fast[0], 0xa5, sizeof(e->fast[0]));
         memset(&e->node[0], 0xa5, sizeof(e->node[0]));
-        is_int(shared_table_read_node(mem, f->boot, &node), -EBADMSG, "copy 0 is garbage now");
+        is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "copy 0 is garbage now");
         e->seq++;
-        ok(shared_table_read_node(mem, f->boot, &node) == 0 && strcmp(node.name, "boottime") == 0,
+        ok(shared_table_read_node(mem, size, f->boot, &node) == 0 && strcmp(node.name, "boottime") == 0,
            "a writer stuck mid-write: readers read the other copy");
-        ok(shared_table_convert(mem, f->mono, f->boot, 5, 5, &v, &unc) == 0, "  the fast path too");
+        ok(shared_table_convert(mem, size, f->mono, f->boot, 5, 5, &v, &unc) == 0, "  the fast path too");
         free(mem);
 }
 
