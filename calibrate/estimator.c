@@ -222,6 +222,7 @@ static bool window_expire(Estimator *e) {
 static int restart_with(Estimator *e, const Sample *s) {
         e->n = 0;
         e->n_vertices = 0;
+        e->pinned_below_r_ns = e->pinned_above_r_ns = s->r1_ns;
         window_push(e, s);
         return rebuild(e);
 }
@@ -276,6 +277,23 @@ int estimator_set_rate_prior(Estimator *e, double rate_lo, double rate_hi) {
 
 /* How far the sample's box lies outside the current polygon's prediction over [r0, r1]
  * (> 0 above, < 0 below), and the jump of its middle against the prediction's middle. */
+/* After s went in: does its box hold the range from below or above? Within the range's own
+ * width and the step threshold of its edge, it does. */
+static void note_pinned(Estimator *e, const Sample *s) {
+        double u0 = (double) (s->r0_ns - e->r_origin_ns), u1 = (double) (s->r1_ns - e->r_origin_ns);
+        double lo0, hi0, lo1, hi1, y_lo, y_hi, tol;
+
+        range_local(e, u0, &lo0, &hi0);
+        range_local(e, u1, &lo1, &hi1);
+        y_lo = (double) (s->x_lo_ns - e->x_origin_ns) - u1;
+        y_hi = (double) (s->x_hi_ns - e->x_origin_ns) - u0;
+        tol = fmax(hi1 - lo1, hi0 - lo0) + (double) e->config.step_threshold_ns;
+        if (y_lo >= lo1 - tol)
+                e->pinned_below_r_ns = s->r1_ns;
+        if (y_hi <= hi0 + tol)
+                e->pinned_above_r_ns = s->r1_ns;
+}
+
 static void sample_excess(const Estimator *e, const Sample *s, double *ret_excess_ns, double *ret_jump_ns) {
         double u0 = (double) (s->r0_ns - e->r_origin_ns), u1 = (double) (s->r1_ns - e->r_origin_ns);
         double lo0, hi0, lo1, hi1, y_lo, y_hi, predicted_mid, sample_mid;
@@ -317,6 +335,7 @@ int estimator_add(Estimator *e, const Sample *s, EstimatorVerdict *ret_verdict, 
                         estimator_reset(e);
                         return r;
                 }
+                note_pinned(e, s);
                 e->samples_total++;
                 if (ret_verdict)
                         *ret_verdict = ESTIMATOR_CONSISTENT;
@@ -365,6 +384,7 @@ int estimator_add(Estimator *e, const Sample *s, EstimatorVerdict *ret_verdict, 
                         if (r < 0)
                                 return r;
                 }
+                note_pinned(e, s);
                 e->samples_total++;
                 if (ret_verdict)
                         *ret_verdict = ESTIMATOR_CONSISTENT;
@@ -374,15 +394,19 @@ int estimator_add(Estimator *e, const Sample *s, EstimatorVerdict *ret_verdict, 
         }
 
         /* The model broke. A change of rate cannot move the clock further from the old line than
-         * the largest rate error over the time since the last good sample: beyond that it
-         * stepped. */
+         * the largest rate error over the time since a sample last held it on the side it left:
+         * beyond that it stepped. */
         {
                 double excess_ns, jump_ns, rate_limit_ns;
-                int64_t step_ns = 0;
+                int64_t step_ns = 0, pinned_r_ns;
                 EstimatorVerdict verdict;
 
                 sample_excess(e, s, &excess_ns, &jump_ns);
-                rate_limit_ns = 2.0 * e->config.max_rate_error * (double) (s->r1_ns - newest->r0_ns);
+                /* Above the range: it rose since the top was last held; below: since the bottom. */
+                pinned_r_ns = excess_ns > 0 ? e->pinned_above_r_ns : e->pinned_below_r_ns;
+                if (pinned_r_ns > newest->r0_ns || pinned_r_ns == 0)
+                        pinned_r_ns = newest->r0_ns;
+                rate_limit_ns = 2.0 * e->config.max_rate_error * (double) (s->r1_ns - pinned_r_ns);
                 if (fabs(excess_ns) > (double) e->config.step_threshold_ns + rate_limit_ns) {
                         verdict = ESTIMATOR_STEP;
                         (void) arith_from_double(jump_ns, &step_ns);

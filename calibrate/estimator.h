@@ -57,6 +57,10 @@ typedef struct Estimator {
         int64_t samples_total;
         EstimatorPrior prior;
         double prior_rate_lo, prior_rate_hi;    /* while ESTIMATOR_PRIOR_ACTIVE */
+        /* r1 of the newest sample whose box bottom (top) held the feasible range from below
+         * (above): a change of rate can have moved the clock away on that side only since then.
+         * A truncating clock's box pins one side only now and then, when it straddles a tick. */
+        int64_t pinned_below_r_ns, pinned_above_r_ns;
 } Estimator;
 
 void estimator_init(Estimator *e, const EstimatorConfig *config);

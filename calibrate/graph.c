@@ -13,8 +13,9 @@ static bool name_valid(const char *name) {
         return n > 0 && n < GRAPH_NAME_MAX;
 }
 
+/* A target-only node leaves the inline path so that graph_node_convert() sees it. */
 static void node_update_fast(GraphNode *node) {
-        node->fast = node->plain_ns && node->available && node->calibrated;
+        node->fast = node->plain_ns && node->available && node->calibrated && !node->target_only;
 }
 
 static bool unit_plain_ns(const DomainUnit *u) {
@@ -163,6 +164,8 @@ int graph_set_same_as(ClockGraph *g, size_t index, size_t same_as) {
         for (size_t i = 0; i < g->n_nodes; i++)
                 if (i != index && g->nodes[i].model_id == index && same_as != index)
                         return -EINVAL;         /* others follow index: no chains */
+        if (same_as == index)
+                g->nodes[index].same_as_uncertainty_ns = 0;
         if (g->nodes[index].model_id == same_as)
                 return 0;
         g->nodes[index].model_id = (uint32_t) same_as;
@@ -175,6 +178,62 @@ void graph_set_available(ClockGraph *g, size_t index, bool available) {
                 g->nodes[index].available = available;
                 node_update_fast(&g->nodes[index]);
         }
+}
+
+int graph_set_target_only(ClockGraph *g, size_t index, bool target_only) {
+        if (index >= g->n_nodes || g->nodes[index].hub)
+                return -EINVAL;
+        g->nodes[index].target_only = target_only;
+        node_update_fast(&g->nodes[index]);
+        return 0;
+}
+
+int graph_reset_node(ClockGraph *g, size_t index, const char *name, const DomainUnit *unit, const History *history) {
+        GraphNode *node;
+        size_t other;
+        int r;
+
+        if (index >= g->n_nodes || g->nodes[index].hub || !name_valid(name) || !unit || !history)
+                return -EINVAL;
+        r = unit_validate(unit);
+        if (r < 0)
+                return r;
+        if (graph_find(g, name, &other) == 0 && other != index)
+                return -EEXIST;
+        for (size_t i = 0; i < g->n_nodes; i++)
+                if (i != index && g->nodes[i].model_id == index)
+                        return -EINVAL;
+
+        node = &g->nodes[index];
+        memset(node, 0, sizeof(*node));
+        strcpy(node->name, name);
+        node->unit = *unit;
+        node->history = history;
+        node->model_id = (uint32_t) index;
+        node->available = true;
+        node->plain_ns = unit_plain_ns(unit);
+        graph_refresh(g, index);
+        return 0;
+}
+
+int graph_set_same_as_uncertainty(ClockGraph *g, size_t index, int64_t uncertainty_ns) {
+        if (index >= g->n_nodes || g->nodes[index].hub || uncertainty_ns < 0)
+                return -EINVAL;
+        g->nodes[index].same_as_uncertainty_ns = uncertainty_ns;
+        return 0;
+}
+
+int graph_set_lag(ClockGraph *g, size_t index, int64_t lag_ns) {
+        GraphNode *node;
+
+        if (index >= g->n_nodes || g->nodes[index].hub || lag_ns < 0)
+                return -EINVAL;
+        node = &g->nodes[index];
+        node->lag_ns = lag_ns;
+        /* The inline fast path knows nothing of lags. */
+        node->plain_ns = lag_ns == 0 && unit_plain_ns(&node->unit);
+        node_update_fast(node);
+        return 0;
 }
 
 int graph_model(const ClockGraph *g, size_t index, Model *ret) {
@@ -274,7 +333,7 @@ static bool unit_equal(const DomainUnit *a, const DomainUnit *b) {
 
 int graph_node_convert(const GraphNode *src, const GraphNode *dst, int64_t value, int64_t hint_r_ns,
                        int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        int64_t x_ns, x_unc_ns, r_ns, r_unc_ns, y_ns, y_unc_ns;
+        int64_t x_ns, x_unc_ns, r_ns, r_unc_ns, y_ns, y_unc_ns, extra_ns;
         bool same_model;
         int r;
 
@@ -288,6 +347,9 @@ int graph_node_convert(const GraphNode *src, const GraphNode *dst, int64_t value
                 *ret_uncertainty_ns = 0;
                 return 0;
         }
+        /* Its values repeat: one of them names several reference times. */
+        if (src->target_only)
+                return -ENOLINK;
 
         /* The common case, two plain-ns domains: no unit work at all. */
         if (src->plain_ns) {
@@ -297,10 +359,23 @@ int graph_node_convert(const GraphNode *src, const GraphNode *dst, int64_t value
                 r = node_value_to_ns(src, value, hint_r_ns, &x_ns, &x_unc_ns);
                 if (r < 0)
                         return r;
+                /* A lagging reading: the time it stands for is 0..lag after it. */
+                if (src->lag_ns > 0 &&
+                    ((r = arith_add(x_ns, src->lag_ns / 2, &x_ns)) < 0 ||
+                     (r = arith_add(x_unc_ns, src->lag_ns - src->lag_ns / 2, &x_unc_ns)) < 0))
+                        return r;
         }
 
+        /* A node that follows another is that clock only to within its residual (0 unless it
+         * follows: graph_set_same_as() clears it on the way back). */
+        extra_ns = src->same_as_uncertainty_ns + dst->same_as_uncertainty_ns;
+        if (same_model && src->history && src->history == dst->history)
+                extra_ns = 0;           /* one clock in two units: x11 and its view x11_us */
+        if ((r = arith_add(x_unc_ns, extra_ns, &x_unc_ns)) < 0)
+                return r;
+
         if (same_model) {
-                /* One clock in two units (x11 and monotonic while X time is the identity). */
+                /* x11 and monotonic while X time is the identity: no model between them. */
                 y_ns = x_ns;
                 y_unc_ns = x_unc_ns;
         } else {
@@ -328,6 +403,11 @@ int graph_node_convert(const GraphNode *src, const GraphNode *dst, int64_t value
                 *ret_uncertainty_ns = y_unc_ns;
                 return 0;
         }
+        /* A lagging clock reads 0..lag behind the time its model gives. */
+        if (dst->lag_ns > 0 &&
+            ((r = arith_sub(y_ns, dst->lag_ns / 2, &y_ns)) < 0 ||
+             (r = arith_add(y_unc_ns, dst->lag_ns - dst->lag_ns / 2, &y_unc_ns)) < 0))
+                return r;
         return node_ns_to_value(dst, y_ns, y_unc_ns, ret_value, ret_uncertainty_ns);
 }
 

@@ -26,17 +26,25 @@ typedef struct GraphNode {
         const History *history;
         bool hub;                       /* the reference itself: exact identity */
         bool available;
+        /* Its values went backwards (an application's clock, Perfetto's rule): it maps the
+         * reference to itself but not back, so it is a target only; converting from it gives
+         * -ENOLINK. Sits in what was padding: GraphNode keeps its size. */
+        bool target_only;
         /* The node whose model this node uses: its own index, or while it equals another domain
          * exactly (graph_set_same_as), that domain's. Two nodes with one model_id convert with
          * no model error at all. */
         uint32_t model_id;
+        /* While following another node: how far this clock may still be from it (the X verdict's
+         * residual), added to every answer that uses the followed model. */
+        int64_t same_as_uncertainty_ns;
         /* Cached from history_current() by graph_refresh(): */
         bool calibrated;
         PreparedModel current;
         int64_t current_r_begin_ns;
         int64_t current_x_begin_ns;
         int64_t hint_count;             /* unwrapped count at the latest sample, for unwrap */
-        bool plain_ns;                  /* unit is ns, no wrap, no truncation */
+        bool plain_ns;                  /* unit is ns, no wrap, no truncation, no lag */
+        int64_t lag_ns;                 /* a reading lags the modelled time by 0..lag_ns */
         bool fast;                      /* plain_ns, available and calibrated: the inline path */
 } GraphNode;
 
@@ -60,11 +68,28 @@ void graph_refresh(ClockGraph *g, size_t index);
 
 void graph_set_available(ClockGraph *g, size_t index, bool available);
 
+/* See GraphNode.lag_ns: a _COARSE clock's readings trail the time its model follows by up to
+ * lag_ns; conversions to and from its readings widen by half of it and move by half of it.
+ * -EINVAL for the hub, a bad index or a negative lag. */
+int graph_set_lag(ClockGraph *g, size_t index, int64_t lag_ns);
+
+/* See GraphNode.target_only. -EINVAL for the hub or an index out of range. */
+int graph_set_target_only(ClockGraph *g, size_t index, bool target_only);
+
+/* Gives node index to another domain, in place (a departed application's node: nodes are only
+ * appended, so that indices into the shared table keep naming a node). The node becomes what
+ * graph_add() makes of name, unit and history. -EINVAL for the hub, a node that others follow
+ * (graph_set_same_as) or bad arguments; -EEXIST for a name another node has. */
+int graph_reset_node(ClockGraph *g, size_t index, const char *name, const DomainUnit *unit, const History *history);
+
 /* index equals the domain same_as exactly (X time that is CLOCK_MONOTONIC): from now on it uses
  * that node's model and converts to and from it with no model error. same_as == index (or
  * SIZE_MAX) undoes it: the node's own history again. Nodes that follow index are refreshed by
  * graph_refresh(same_as). -EINVAL for a bad index or a chain (same_as follows another). */
 int graph_set_same_as(ClockGraph *g, size_t index, size_t same_as);
+
+/* How far node index may be from the node it follows (>= 0); -EINVAL otherwise. */
+int graph_set_same_as_uncertainty(ClockGraph *g, size_t index, int64_t uncertainty_ns);
 
 /* Converts value (from's unit, wire form: wrapped, encoded) to to's unit (wire form).
  * hint_r_ns: the reference time near which wrapped values are unwrapped (the caller's "now");

@@ -10,17 +10,24 @@
 #include "core.h"
 #include "util.h"
 
-static CoreDomain *core_domain_free(CoreDomain *d) {
+CoreDomain *core_domain_alloc(Core *c) {
+        for (size_t i = 0; i < CORE_DOMAINS_MAX; i++)
+                if (!c->slots[i].in_use) {
+                        memset(&c->slots[i], 0, sizeof(c->slots[i]));
+                        c->slots[i].in_use = true;
+                        return &c->slots[i];
+                }
+        return NULL;
+}
+
+CoreDomain *core_domain_release(CoreDomain *d) {
         if (!d)
                 return NULL;
         if (d->ops && d->domain)
                 d->ops->close(d->domain);
-        free(d);
+        d->domain = NULL;
+        d->in_use = false;
         return NULL;
-}
-
-static inline void core_domain_freep(CoreDomain **d) {
-        core_domain_free(*d);
 }
 
 /* The hub as it is before a source describes it: exact, monotonic, never wrapping. */
@@ -31,7 +38,7 @@ static int core_add_hub(Core *c) {
         r = graph_init(&c->graph, CORE_HUB);
         if (r < 0)
                 return r;
-        hub = calloc(1, sizeof(*hub));
+        hub = core_domain_alloc(c);
         if (!hub)
                 return -ENOMEM;
         hub->view_of = SIZE_MAX;
@@ -57,11 +64,19 @@ int core_new(const Log *log, Core **ret) {
         if (!c)
                 return -ENOMEM;
         c->log = log;
+        /* calloc() of this size maps fresh zero pages: write them, so they are resident now. */
+        c->slots = malloc(CORE_DOMAINS_MAX * sizeof(CoreDomain));
+        if (!c->slots)
+                return -ENOMEM;
+        memset(c->slots, 0, CORE_DOMAINS_MAX * sizeof(CoreDomain));
 
         r = core_add_hub(c);
         if (r < 0)
                 return r;
         r = snapshot_ring_new(SNAPSHOT_RING_CAPACITY, &c->snapshots);
+        if (r < 0)
+                return r;
+        r = app_clocks_new(c, &c->apps);
         if (r < 0)
                 return r;
         r = table_publisher_new(&c->table);
@@ -77,18 +92,20 @@ int core_new(const Log *log, Core **ret) {
 Core *core_free(Core *c) {
         if (!c)
                 return NULL;
+        app_clocks_free(c->apps);
         for (size_t i = 0; i < c->n_domains; i++)
-                core_domain_free(c->domains[i]);
+                core_domain_release(c->domains[i]);
         snapshot_ring_free(c->snapshots);
         table_publisher_free(c->table);
+        free(c->slots);
         free(c);
         return NULL;
 }
 
 /* A view: a node on the history of the domain it shows, in a unit of its own. */
 static int core_add_view(Core *c, const DomainInfo *info) {
-        _cleanup_(core_domain_freep) CoreDomain *d = NULL;
-        size_t shown;
+        _cleanup_(core_domain_releasep) CoreDomain *d = NULL;
+        size_t shown, index;
         int r;
 
         if (graph_find(&c->graph, info->view_of, &shown) < 0)
@@ -96,13 +113,16 @@ static int core_add_view(Core *c, const DomainInfo *info) {
         if (shown == c->graph.hub || c->domains[shown]->view_of != SIZE_MAX)
                 return -EINVAL;
 
-        d = calloc(1, sizeof(*d));
+        d = core_domain_alloc(c);
         if (!d)
-                return -ENOMEM;
+                return -ENOSPC;
         d->info = *info;
         d->view_of = shown;
 
-        r = graph_add(&c->graph, d->info.name, &d->info.unit, &c->domains[shown]->history, NULL);
+        r = graph_add(&c->graph, d->info.name, &d->info.unit, &c->domains[shown]->history, &index);
+        if (r < 0)
+                return r;
+        r = graph_set_lag(&c->graph, index, d->info.lag_ns);
         if (r < 0)
                 return r;
         c->domains[c->n_domains++] = d;
@@ -111,7 +131,7 @@ static int core_add_view(Core *c, const DomainInfo *info) {
 }
 
 int core_add_domain(Core *c, const DomainOps *ops, const DomainInfo *info, const void *config) {
-        _cleanup_(core_domain_freep) CoreDomain *d = NULL;
+        _cleanup_(core_domain_releasep) CoreDomain *d = NULL;
         size_t index;
         int r;
 
@@ -132,9 +152,9 @@ int core_add_domain(Core *c, const DomainOps *ops, const DomainInfo *info, const
         if (info->view_of[0])
                 return core_add_view(c, info);
 
-        d = calloc(1, sizeof(*d));
+        d = core_domain_alloc(c);
         if (!d)
-                return -ENOMEM;
+                return -ENOSPC;
         history_init(&d->history, NULL);
         d->view_of = SIZE_MAX;
 
@@ -145,7 +165,10 @@ int core_add_domain(Core *c, const DomainOps *ops, const DomainInfo *info, const
         d->info = *ops->info(d->domain);
         d->info.view_of[0] = 0;
 
-        r = graph_add(&c->graph, d->info.name, &d->info.unit, &d->history, NULL);
+        r = graph_add(&c->graph, d->info.name, &d->info.unit, &d->history, &index);
+        if (r < 0)
+                return r;
+        r = graph_set_lag(&c->graph, index, d->info.lag_ns);
         if (r < 0)
                 return r;
 
@@ -172,6 +195,21 @@ bool core_domain_available(const Core *c, size_t index) {
 
 bool core_domain_is_view(const Core *c, size_t index) {
         return index < c->n_domains && c->domains[index]->view_of != SIZE_MAX;
+}
+
+bool core_domain_gone(const Core *c, size_t index) {
+        return index < c->n_domains && c->domains[index]->gone;
+}
+
+int core_find(const Core *c, const char *name, size_t *ret_index) {
+        size_t index;
+
+        /* Names are unique in the graph: a departed application's node keeps its name until a
+         * new application domain takes the node. */
+        if (graph_find(&c->graph, name, &index) < 0 || core_domain_gone(c, index))
+                return -ENOENT;
+        *ret_index = index;
+        return 0;
 }
 
 /* The domain that owns index's source handle and history: itself, or the one it is a view of. */
@@ -287,10 +325,16 @@ static bool core_apply_status(Core *c, size_t index, Model *ret_old_model) {
                 same_as = SIZE_MAX;
         }
         for (size_t i = 0; i < c->n_domains; i++)
-                if (i == index || c->domains[i]->view_of == index)
+                if (i == index || c->domains[i]->view_of == index) {
                         if (graph_set_same_as(&c->graph, i, same_as) < 0)
                                 log_debug(c->log, "domain '%s': cannot follow '%s'", c->domains[i]->info.name,
                                           status.same_as);
+                        else if (same_as != SIZE_MAX)
+                                /* The verdict pins the clock near the other, not onto it. */
+                                (void) graph_set_same_as_uncertainty(&c->graph, i,
+                                                                     status.same_as_uncertainty_ns > 0 ?
+                                                                             status.same_as_uncertainty_ns : 0);
+                }
         return restarted;
 }
 
@@ -323,6 +367,10 @@ int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
         if (!c || index >= c->n_domains || index == c->graph.hub || core_domain_is_view(c, index))
                 return -EINVAL;
         d = c->domains[index];
+        if (d->application) {
+                *ret = burst;
+                return 0;
+        }
 
         r = d->ops->sample_burst(d->domain, samples, ELEMENTSOF(samples), &n);
         if (r >= 0) {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "app-clocks.h"
 #include "bus-api.h"
 #include "domain.h"
 #include "graph.h"
@@ -34,6 +35,11 @@ typedef struct CoreDomain {
         uint64_t generation;            /* the source's, as of the latest burst */
         bool has_generation;
         int64_t last_calibrated_ns;     /* CLOCK_MONOTONIC of the latest burst; 0: never */
+        /* An application's clock (app-clocks.c): no source, its history fed by PushSnapshot.
+         * gone: its owner left; the node stays (indices never change) but names no domain. */
+        bool application;
+        bool gone;
+        bool in_use;                    /* its slot in Core.slots is taken */
 } CoreDomain;
 
 /* What one burst found: the most important verdict among its samples (a step beats a change of
@@ -51,15 +57,29 @@ typedef struct Core {
         ClockGraph graph;
         CoreDomain *domains[CORE_DOMAINS_MAX];
         size_t n_domains;
+        /* Every CoreDomain lives in one of these, allocated (and written) with the core: a
+         * domain that comes and goes (an application's) reuses memory that is already resident,
+         * so the daemon's size does not creep up with what clients do. */
+        CoreDomain *slots;
         SnapshotRing *snapshots;
         TablePublisher *table;          /* NULL: no shared table, clients use the bus */
         int64_t last_tick_r_ns;         /* reference time of the latest snapshot */
         int64_t last_tick_ns;           /* CLOCK_MONOTONIC of the same */
         CoreActivityHook activity_hook;
         void *activity_userdata;
+        AppClocks *apps;                /* the application clocks (app-clocks.h) */
 } Core;
 
 int core_new(const Log *log, Core **ret);
+
+/* A zeroed CoreDomain from the core's slots, or NULL when all are taken; core_domain_release()
+ * closes its source handle and gives the slot back (accepts NULL, returns NULL). */
+CoreDomain *core_domain_alloc(Core *c);
+CoreDomain *core_domain_release(CoreDomain *d);
+
+static inline void core_domain_releasep(CoreDomain **d) {
+        core_domain_release(*d);
+}
 Core *core_free(Core *c);
 
 static inline void core_freep(Core **c) {
@@ -78,6 +98,12 @@ const char *core_domain_name(const Core *c, size_t index);
 bool core_domain_is_hub(const Core *c, size_t index);
 bool core_domain_available(const Core *c, size_t index);
 bool core_domain_is_view(const Core *c, size_t index);
+/* A departed application's node (CoreDomain.gone): no domain, for the bus. */
+bool core_domain_gone(const Core *c, size_t index);
+
+/* The domain called name as the bus sees it: graph_find() without departed applications'
+ * nodes. -ENOENT when none. */
+int core_find(const Core *c, const char *name, size_t *ret_index);
 
 /* The history that models domain index (a view's is its domain's); NULL for the hub. */
 const History *core_domain_history(const Core *c, size_t index);
@@ -100,7 +126,8 @@ int core_domain_dispatch(Core *c, size_t index);
  * and is reported as a step, its jump measured by the first new sample against the old model; the
  * source's same_as makes the node follow that domain exactly. A failed read marks the domain
  * unavailable (a later good burst makes it available again) and returns the error. -EINVAL for
- * the hub, a view or an index out of range. */
+ * the hub, a view or an index out of range. An application's domain has nothing to read: 0 and
+ * a consistent burst (its pushes calibrate it). */
 int core_calibrate(Core *c, size_t index, CoreBurst *ret);
 
 /* Records one snapshot: the hub's time now and every calibrated domain's value then. */

@@ -19,11 +19,14 @@ int snapshot_ring_new(size_t capacity, SnapshotRing **ret) {
         ring = calloc(1, sizeof(*ring));
         if (!ring)
                 return -ENOMEM;
-        ring->entries = calloc(capacity, sizeof(SnapshotEntry));
+        ring->entries = malloc(capacity * sizeof(SnapshotEntry));
         if (!ring->entries) {
                 free(ring);
                 return -ENOMEM;
         }
+        /* Written now, so that the ring is resident from the start: memory that only grows
+         * while the ring fills would look like a leak to whoever watches the daemon's RSS. */
+        memset(ring->entries, 0, capacity * sizeof(SnapshotEntry));
         ring->capacity = capacity;
         *ret = ring;
         return 0;
@@ -80,7 +83,9 @@ const char *snapshot_unit_name(const DomainUnit *u) {
         return "tick";
 }
 
-static json_t *export_domains(const ClockGraph *g) {
+/* The domains of the exported snapshots only: a departed application's node, or one never
+ * calibrated, would be a declaration with nothing behind it. */
+static json_t *export_domains(const ClockGraph *g, uint64_t seen) {
         json_auto_t *domains = json_array();
 
         if (!domains)
@@ -89,6 +94,9 @@ static json_t *export_domains(const ClockGraph *g) {
                 const GraphNode *node = &g->nodes[i];
                 double period_ns = node->unit.period_ns;
                 json_t *period;
+
+                if (!(seen & (UINT64_C(1) << i)))
+                        continue;
 
                 /* Integral periods as integers: "period_ns": 1, not 1.0. */
                 if (period_ns == (double) (int64_t) period_ns)
@@ -124,6 +132,7 @@ static json_t *export_snapshot(const SnapshotEntry *e, const ClockGraph *g) {
 int snapshot_ring_export(const SnapshotRing *ring, const ClockGraph *g, char **ret_json) {
         json_auto_t *root = NULL;
         json_auto_t *snapshots = NULL;
+        uint64_t seen = 0;
         char *json;
 
         snapshots = json_array();
@@ -137,9 +146,10 @@ int snapshot_ring_export(const SnapshotRing *ring, const ClockGraph *g, char **r
                         continue;
                 if (json_array_append_new(snapshots, export_snapshot(e, g)) < 0)
                         return -ENOMEM;
+                seen |= e->present;
         }
 
-        root = json_pack("{s:o, s:O}", "domains", export_domains(g), "snapshots", snapshots);
+        root = json_pack("{s:o, s:O}", "domains", export_domains(g, seen), "snapshots", snapshots);
         if (!root)
                 return -ENOMEM;
 

@@ -174,6 +174,14 @@ static void test_same_as(void) {
         ok(llabs(v - t) <= unc && unc <= 1000, "identity: back within 1 us (%" PRId64 " +- %" PRId64 ")", v - t, unc);
         is_int(graph_convert(&g, g.hub, x11, r, r, &v, &unc), 0, "identity: the hub -> x11 uses monotonic's model");
         ok(llabs(v * 1000000 - t) <= unc, "  within its bound");
+        is_int(graph_set_same_as_uncertainty(&g, x11, 25000), 0, "x11 is monotonic to within 25 us");
+        is_int(graph_set_same_as_uncertainty(&g, x11_us, 25000), 0, "and so is its view");
+        is_int(graph_convert(&g, mono, x11_us, t, r, &v, &unc), 0, "identity with a residual: monotonic -> x11_us");
+        ok(v == (int64_t) want_us && unc >= 25000 && unc <= 26000,
+           "  the same value, the residual in the bound (%" PRId64 " ns)", unc);
+        is_int(graph_convert(&g, x11, x11_us, (int64_t) (want_us / 1000), r, &v, &unc), 0, "x11 -> x11_us");
+        ok(unc <= 1000000, "  one clock in two units: no residual (%" PRId64 " ns)", unc);
+        is_int(graph_set_same_as_uncertainty(&g, x11, -1), -EINVAL, "a negative residual is -EINVAL");
         is_int(graph_set_same_as(&g, mono, x11), -EINVAL, "no chains: x11 follows monotonic");
         is_int(graph_set_same_as(&g, other, x11), -EINVAL, "nothing follows a follower");
         is_int(graph_set_same_as(&g, g.hub, mono), -EINVAL, "the hub follows nobody");

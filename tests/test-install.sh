@@ -55,7 +55,7 @@ xml="$dest$(absolute "$interfacesdir")/org.timeconv.Clock1.xml"
 ok $? "the unit is installed as ${unit#"$dest"}"
 grep -qxF "ExecStart=$bindir/timeconvd" "$unit" 2>/dev/null
 ok $? "the installed unit starts $bindir/timeconvd"
-! grep -q '@' "$unit" 2>/dev/null && [ -f "$unit" ]
+! grep -qE '@[A-Za-z_]+@' "$unit" 2>/dev/null && [ -f "$unit" ]
 ok $? "the installed unit has no unsubstituted @variables@"
 
 [ -f "$activation" ]
