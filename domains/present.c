@@ -17,6 +17,7 @@
 #include "present-box.h"
 #include "present-conn.h"
 #include "present.h"
+#include "source-time.h"
 
 /* A burst, connecting included, holds the caller at most this and a set-up, whatever the server
  * does; open() and enumerate() wait CONNECT_WAIT_NS for the server (a live one answers in a ms). */
@@ -50,7 +51,7 @@ struct Domain {
         char *display;
         PresentConn conn;
         uint64_t generation;            /* +1 per new server connection */
-        int64_t backoff_ns, next_attempt_ns;
+        Backoff backoff;                /* between connection attempts */
         PresentJitter jitter;
         /* The server's CRTC runs at a rate the unit's period cannot model (a new server, another
          * mode): no samples until the core can re-make the domain. */
@@ -67,13 +68,6 @@ struct Domain {
         uint64_t samples, missed;
         char extra_values[EXTRAS][EXTRA_VALUE_MAX];
 };
-
-static inline int64_t clock_ns(clockid_t id) {
-        struct timespec ts;
-
-        clock_gettime(id, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static const char *configured_display(const X11Config *config) {
         const char *display = config && config->display ? config->display : getenv("DISPLAY");
@@ -102,7 +96,7 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
 
         /* Only a server that answers in time and has Present and a CRTC: unlike X time, a vblank
          * counter needs the display hardware, which a server found later may not have. */
-        if (display && present_conn_connect(&conn, display, clock_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS,
+        if (display && present_conn_connect(&conn, display, source_clock_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS,
                                             SETUP_BUDGET_NS) >= 0 && n < n_max)
                 ret_infos[n++] = present_info_for(conn.mode_interval_ns > 0 ? conn.mode_interval_ns :
                                                                               FAKE_INTERVAL_NS);
@@ -113,11 +107,11 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
 
 static void disconnect(Domain *d) {
         present_conn_close(&d->conn);
-        d->next_attempt_ns = clock_ns(CLOCK_MONOTONIC) + d->backoff_ns;
+        backoff_defer(&d->backoff, source_clock_ns(CLOCK_MONOTONIC));
 }
 
 static int send_notify(Domain *d, uint64_t target_msc) {
-        Pending p = { .serial = ++d->next_serial, .target_msc = target_msc, .sent_ns = clock_ns(CLOCK_MONOTONIC) };
+        Pending p = { .serial = ++d->next_serial, .target_msc = target_msc, .sent_ns = source_clock_ns(CLOCK_MONOTONIC) };
         int r;
 
         if (d->n_pending == PENDING_MAX)
@@ -135,7 +129,7 @@ static int on_connected(Domain *d) {
         int r;
 
         d->generation++;
-        d->backoff_ns = BACKOFF_MIN_NS;
+        backoff_succeeded(&d->backoff);
         d->n_pending = 0;
         d->n_ring = 0;
         d->known = d->have_samples = false;
@@ -156,13 +150,11 @@ static int on_connected(Domain *d) {
 static int connect_step(Domain *d, int64_t wait_until_ns) {
         int r;
 
-        if (!present_conn_is_connecting(&d->conn) && clock_ns(CLOCK_MONOTONIC) < d->next_attempt_ns)
+        if (!present_conn_is_connecting(&d->conn) && !backoff_due(&d->backoff, source_clock_ns(CLOCK_MONOTONIC)))
                 return -ENOTCONN;
         r = present_conn_connect(&d->conn, d->display, wait_until_ns, SETUP_BUDGET_NS);
-        if (r < 0 && r != -EINPROGRESS) {
-                d->next_attempt_ns = clock_ns(CLOCK_MONOTONIC) + d->backoff_ns;
-                d->backoff_ns = d->backoff_ns * 2 < BACKOFF_MAX_NS ? d->backoff_ns * 2 : BACKOFF_MAX_NS;
-        }
+        if (r < 0 && r != -EINPROGRESS)
+                backoff_failed(&d->backoff, source_clock_ns(CLOCK_MONOTONIC));
         return r < 0 ? -ENOTCONN : 0;
 }
 
@@ -187,12 +179,12 @@ static int present_open(const char *name, const void *config, Domain **ret) {
                 free(d);
                 return -ENOMEM;
         }
-        d->backoff_ns = BACKOFF_MIN_NS;
+        backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
 
         /* The unit is fixed for the domain's life: its period is the CRTC's as found now. Not
          * reachable (or answering) now is not a failure: the domain starts unavailable, at the
          * fake's rate; a later burst finishes an attempt still under way. */
-        r = connect_step(d, clock_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS);
+        r = connect_step(d, source_clock_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS);
         interval_ns = r >= 0 && d->conn.mode_interval_ns > 0 ? d->conn.mode_interval_ns : FAKE_INTERVAL_NS;
         d->info = present_info_for(interval_ns);
         (void) present_jitter_for_interval(interval_ns, &d->jitter);
@@ -247,7 +239,7 @@ static void handle_event(Domain *d, uint32_t serial, const PresentEvent *e) {
 
 /* Everything the connection has, without blocking. */
 static int drain(Domain *d) {
-        int64_t now_ns = clock_ns(CLOCK_MONOTONIC);
+        int64_t now_ns = source_clock_ns(CLOCK_MONOTONIC);
 
         for (;;) {
                 PresentEvent e;
@@ -277,7 +269,7 @@ static int queue_targets(Domain *d) {
 
         if (d->n_pending > 0 || !d->known)
                 return 0;
-        r = present_next_vblank(d->latest.ust_us, d->latest.msc, interval_ns(d), clock_ns(CLOCK_MONOTONIC),
+        r = present_next_vblank(d->latest.ust_us, d->latest.msc, interval_ns(d), source_clock_ns(CLOCK_MONOTONIC),
                                 &next_ns, &next_msc);
         if (r < 0)
                 return r;
@@ -295,7 +287,7 @@ static int present_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t
         if (!d || (!samples && n_max > 0) || !ret_n)
                 return -EINVAL;
 
-        deadline_ns = clock_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
+        deadline_ns = source_clock_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
         if (!present_conn_is_open(&d->conn)) {
                 r = connect_step(d, deadline_ns);
                 if (r >= 0)
@@ -358,7 +350,7 @@ static int present_status(Domain *d, DomainStatus *ret) {
                 return -EINVAL;
 
         if (d->have_samples)
-                (void) present_next_vblank(d->last.ust_us, d->last.msc, interval_ns(d), clock_ns(CLOCK_MONOTONIC),
+                (void) present_next_vblank(d->last.ust_us, d->last.msc, interval_ns(d), source_clock_ns(CLOCK_MONOTONIC),
                                            &next_ns, &next_msc);
         s.generation = d->generation;
         snprintf(d->extra_values[0], EXTRA_VALUE_MAX, "%.0f", interval_ns(d));

@@ -16,6 +16,7 @@
 
 #include "burst.h"
 #include "domain.h"
+#include "source-time.h"
 #include "vulkan-describe.h"
 #include "vulkan-device.h"
 #include "vulkan-loader.h"
@@ -31,7 +32,6 @@ struct Domain {
         DomainInfo info;
         unsigned index;                 /* N of gpuN */
         char *loader;
-        int64_t retry_min_ns, retry_max_ns;
 
         GpuDeviceInfo device_info;      /* of the latest device */
         VulkanInstance *instance;
@@ -41,19 +41,11 @@ struct Domain {
         int read_error;                 /* the first failure of the burst under way */
 
         uint64_t generation;            /* +1 per device created */
-        int64_t retry_at_ns;            /* CLOCK_MONOTONIC_RAW */
-        int64_t retry_wait_ns;
+        Backoff retry;                  /* CLOCK_MONOTONIC_RAW */
         int64_t best_max_deviation_ns;  /* -1: none seen */
 
         GpuDescription description;     /* what status() hands out */
 };
-
-static int64_t raw_now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static bool name_listed(const DomainInfo *infos, size_t n, const char *name) {
         for (size_t i = 0; i < n; i++)
@@ -153,7 +145,7 @@ static int gpu_connect(Domain *d) {
         d->info.unit = unit;
         (void) gpu_ticks_init(&d->ticks, dev->period_ns, dev->valid_bits);
         d->generation++;
-        d->retry_wait_ns = d->retry_min_ns;
+        backoff_succeeded(&d->retry);
         gpu_describe(&d->device_info, &d->description);
         return 0;
 }
@@ -161,8 +153,7 @@ static int gpu_connect(Domain *d) {
 static void gpu_disconnect(Domain *d, int64_t now_ns) {
         d->device = vulkan_device_free(d->device);
         d->instance = vulkan_instance_free(d->instance);
-        d->retry_at_ns = now_ns + d->retry_wait_ns;
-        d->retry_wait_ns = d->retry_wait_ns > d->retry_max_ns / 2 ? d->retry_max_ns : 2 * d->retry_wait_ns;
+        backoff_failed(&d->retry, now_ns);
 }
 
 /* "gpuN" with N in decimal, no sign and no leading zero. */
@@ -200,11 +191,8 @@ static int vulkan_open(const char *name, const void *config, Domain **ret) {
                 return -ENOMEM;
         d->index = index;
         d->best_max_deviation_ns = -1;
-        d->retry_min_ns = c && c->retry_min_ns > 0 ? c->retry_min_ns : GPU_RETRY_MIN_NS;
-        d->retry_max_ns = c && c->retry_max_ns > 0 ? c->retry_max_ns : GPU_RETRY_MAX_NS;
-        if (d->retry_max_ns < d->retry_min_ns)
-                d->retry_max_ns = d->retry_min_ns;
-        d->retry_wait_ns = d->retry_min_ns;
+        backoff_init(&d->retry, c && c->retry_min_ns > 0 ? c->retry_min_ns : GPU_RETRY_MIN_NS,
+                     c && c->retry_max_ns > 0 ? c->retry_max_ns : GPU_RETRY_MAX_NS);
         if (c && c->loader) {
                 d->loader = strdup(c->loader);
                 if (!d->loader) {
@@ -274,8 +262,8 @@ static int vulkan_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t 
         }
 
         if (!d->device) {
-                now_ns = raw_now_ns();
-                if (now_ns < d->retry_at_ns)
+                now_ns = source_clock_ns(CLOCK_MONOTONIC_RAW);
+                if (!backoff_due(&d->retry, now_ns))
                         return -ENODEV;
                 r = gpu_connect(d);
                 if (r < 0) {
@@ -288,7 +276,7 @@ static int vulkan_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t 
         d->read_error = 0;
         r = burst_collect(gpu_read_sample, d, max_tries, gpu_threshold_good_ns(&d->threshold), samples, n_max, &n);
         if (r < 0 || d->read_error < 0 || n == 0) {
-                gpu_disconnect(d, raw_now_ns());
+                gpu_disconnect(d, source_clock_ns(CLOCK_MONOTONIC_RAW));
                 return -ENODEV;
         }
 
