@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
 #include "bus-errors.h"
 #include "clock-client.h"
 #include "harness-proc.h"
@@ -68,17 +69,6 @@ static int read_rss_kib(pid_t pid, int64_t *ret) {
                 return -EBADMSG;
         *ret = kib;
         return 0;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
-
-        return (x > y) - (x < y);
-}
-
-static int64_t percentile(int64_t *v, size_t n, double q) {
-        qsort(v, n, sizeof(*v), cmp_i64);
-        return v[(size_t) (q * (double) (n - 1) + 0.5)];
 }
 
 static int get_id(sd_bus *bus) {
@@ -137,8 +127,8 @@ static int measure_many(sd_bus *bus, int64_t *ret_best_ns, int64_t *ret_median_n
         free(u);
         if (r < 0)
                 return r;
-        *ret_median_ns = percentile(round_ns, MANY_ROUNDS, 0.5);
-        *ret_best_ns = round_ns[0];     /* sorted by percentile() */
+        *ret_median_ns = bench_percentile(round_ns, MANY_ROUNDS, 0.5);
+        *ret_best_ns = round_ns[0];     /* sorted by bench_percentile() */
         return 0;
 }
 
@@ -217,9 +207,9 @@ int main(int argc, char *argv[]) {
                 return fail("ConvertMany", r);
         (void) read_rss_kib(h->daemon_pid, &rss_load_kib);
 
-        floor_p50 = percentile(floor_ns, calls, 0.5);
-        convert_p50 = percentile(convert_ns, calls, 0.5);
-        convert_p99 = percentile(convert_ns, calls, 0.99);
+        floor_p50 = bench_percentile(floor_ns, calls, 0.5);
+        convert_p50 = bench_percentile(convert_ns, calls, 0.5);
+        convert_p99 = bench_percentile(convert_ns, calls, 0.99);
         ratio = (double) convert_p50 / (double) floor_p50;
         free(floor_ns);
         free(convert_ns);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench-util.h"
 #include "burst.h"
 #include "domain.h"
 #include "graph.h"
@@ -35,48 +36,12 @@
 static const char *const posix_domains[] = { "monotonic", "boottime" };
 #define N_POSIX (sizeof(posix_domains) / sizeof(posix_domains[0]))
 
-static int64_t now_ns(clockid_t id) {
-        struct timespec ts;
-
-        clock_gettime(id, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* xorshift64*: reproducible inputs, state owned by the caller. */
 static uint64_t rng_next(uint64_t *state) {
         *state ^= *state >> 12;
         *state ^= *state << 25;
         *state ^= *state >> 27;
         return *state * UINT64_C(2685821657736338717);
-}
-
-static int cmp_int64(const void *a, const void *b) {
-        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
-
-        return (x > y) - (x < y);
-}
-
-/* Sorts v in place; the median (upper one for even n). */
-static int64_t p50(int64_t *v, size_t n) {
-        qsort(v, n, sizeof(*v), cmp_int64);
-        return v[n / 2];
-}
-
-static int measure_floor(int64_t *ret_min_ns, int64_t *ret_p50_ns) {
-        int64_t *deltas = malloc(FLOOR_TRIES * sizeof(*deltas));
-
-        if (!deltas)
-                return -ENOMEM;
-        for (size_t i = 0; i < FLOOR_TRIES; i++) {
-                int64_t t0 = now_ns(CLOCK_MONOTONIC);
-                int64_t t1 = now_ns(CLOCK_MONOTONIC);
-
-                deltas[i] = t1 - t0;
-        }
-        *ret_p50_ns = p50(deltas, FLOOR_TRIES);
-        *ret_min_ns = deltas[0];
-        free(deltas);
-        return 0;
 }
 
 /* The best sample of one burst, kept the way the daemon keeps it. */
@@ -153,7 +118,7 @@ static int time_graph_convert(const ClockGraph *g, size_t from, size_t to, int64
                 values[i] = centre_ns + (int64_t) (rng_next(&rng) % 2000000000u) - 1000000000;
 
         for (int round = 0; round < ROUNDS; round++) {
-                int64_t t0 = now_ns(CLOCK_MONOTONIC), t1;
+                int64_t t0 = bench_clock_ns(CLOCK_MONOTONIC), t1;
 
                 for (size_t i = 0; i < CONVERSIONS / ROUNDS; i++) {
                         int64_t out = 0, uncertainty_ns = 0;
@@ -165,7 +130,7 @@ static int time_graph_convert(const ClockGraph *g, size_t from, size_t to, int64
                                 return r;
                         acc += out ^ uncertainty_ns;
                 }
-                t1 = now_ns(CLOCK_MONOTONIC);
+                t1 = bench_clock_ns(CLOCK_MONOTONIC);
                 if (t1 - t0 < best_ns)
                         best_ns = t1 - t0;
         }
@@ -201,10 +166,10 @@ static int measure_graph(double *ret_1hop_ns, double *ret_2hop_ns) {
         graph_refresh(&g, i_mono);
         graph_refresh(&g, i_boot);
 
-        r = time_graph_convert(&g, i_mono, g.hub, now_ns(CLOCK_MONOTONIC), ret_1hop_ns);
+        r = time_graph_convert(&g, i_mono, g.hub, bench_clock_ns(CLOCK_MONOTONIC), ret_1hop_ns);
         if (r < 0)
                 return r;
-        return time_graph_convert(&g, i_mono, i_boot, now_ns(CLOCK_MONOTONIC), ret_2hop_ns);
+        return time_graph_convert(&g, i_mono, i_boot, bench_clock_ns(CLOCK_MONOTONIC), ret_2hop_ns);
 }
 
 /* a-b-c with SNAPSHOTS_PER_EDGE snapshots per edge, interleaved so every domain stays monotonic
@@ -255,7 +220,7 @@ static int measure_nearest(double *ret_ns) {
                 values[i] = first - 1000000 + (int64_t) (rng_next(&rng) % span_ns);
 
         for (int round = 0; round < ROUNDS; round++) {
-                int64_t t0 = now_ns(CLOCK_MONOTONIC), t1;
+                int64_t t0 = bench_clock_ns(CLOCK_MONOTONIC), t1;
 
                 for (size_t i = 0; i < NEAREST_CONVERSIONS / ROUNDS; i++) {
                         int64_t out = 0, uncertainty_ns = 0;
@@ -266,7 +231,7 @@ static int measure_nearest(double *ret_ns) {
                                 goto finish;
                         acc += out ^ uncertainty_ns;
                 }
-                t1 = now_ns(CLOCK_MONOTONIC);
+                t1 = bench_clock_ns(CLOCK_MONOTONIC);
                 if (t1 - t0 < best_ns)
                         best_ns = t1 - t0;
         }
@@ -287,7 +252,7 @@ int main(void) {
         int r;
 
         stage = "floor";
-        r = measure_floor(&floor_ns, &floor_p50_ns);
+        r = bench_posix_floor(CLOCK_MONOTONIC, FLOOR_TRIES, &floor_ns, &floor_p50_ns);
         if (r < 0)
                 goto fail;
 
@@ -297,9 +262,9 @@ int main(void) {
                 if (r < 0)
                         goto fail;
                 memcpy(all + k * BURSTS, deviations[k], sizeof(deviations[k]));
-                domain_p50_ns[k] = p50(deviations[k], BURSTS);
+                domain_p50_ns[k] = bench_percentile(deviations[k], BURSTS, 0.5);
         }
-        deviation_p50_ns = p50(all, N_POSIX * BURSTS);
+        deviation_p50_ns = bench_percentile(all, N_POSIX * BURSTS, 0.5);
         ratio = (double) deviation_p50_ns / (double) (floor_ns > 0 ? floor_ns : 1);
 
         stage = "graph";

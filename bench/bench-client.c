@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench-util.h"
 #include "harness.h"
 #include "timeconv.h"
 
@@ -32,12 +33,6 @@
 extern char **environ;
 
 static volatile int64_t sink;
-
-static int cmp_i64(const void *a, const void *b) {
-        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
-
-        return (x > y) - (x < y);
-}
 
 static int fail(const char *stage, int r) {
         fprintf(stderr, "bench-client: %s: %s\n", stage, strerror(r < 0 ? -r : r));
@@ -163,8 +158,8 @@ static int bus_figures(const Harness *h, struct timeconv *tc, int64_t *ret_conve
         sd_bus_flush_close_unref(bus);
         if (r < 0)
                 return r;
-        qsort(convert_ns, BUS_CALLS, sizeof(int64_t), cmp_i64);
-        qsort(floor_ns, BUS_CALLS, sizeof(int64_t), cmp_i64);
+        qsort(convert_ns, BUS_CALLS, sizeof(int64_t), bench_cmp_i64);
+        qsort(floor_ns, BUS_CALLS, sizeof(int64_t), bench_cmp_i64);
         *ret_convert_ns = convert_ns[BUS_CALLS / 2];
         *ret_floor_ns = floor_ns[BUS_CALLS / 2];
         return 0;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench-util.h"
 #include "burst.h"
 #include "domain.h"
 #include "graph.h"
@@ -34,41 +35,6 @@
 #define CADENCE_NS INT64_C(100000000)
 #define CONVERSIONS 10000
 
-static int64_t now_ns(clockid_t id) {
-        struct timespec ts;
-
-        clock_gettime(id, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int cmp_int64(const void *a, const void *b) {
-        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
-
-        return (x > y) - (x < y);
-}
-
-static int64_t p50(int64_t *v, size_t n) {
-        qsort(v, n, sizeof(*v), cmp_int64);
-        return v[n / 2];
-}
-
-static int measure_floor(int64_t *ret_min_ns, int64_t *ret_p50_ns) {
-        int64_t *deltas = malloc(FLOOR_TRIES * sizeof(*deltas));
-
-        if (!deltas)
-                return -ENOMEM;
-        for (size_t i = 0; i < FLOOR_TRIES; i++) {
-                int64_t t0 = now_ns(CLOCK_MONOTONIC_RAW);
-                int64_t t1 = now_ns(CLOCK_MONOTONIC_RAW);
-
-                deltas[i] = t1 - t0;
-        }
-        *ret_p50_ns = p50(deltas, FLOOR_TRIES);
-        *ret_min_ns = deltas[0];
-        free(deltas);
-        return 0;
-}
-
 static int measure_sample(Domain *d, int64_t *ret_p50_ns) {
         int64_t *costs = malloc(SAMPLE_CALLS * sizeof(*costs));
         int r = 0;
@@ -78,19 +44,19 @@ static int measure_sample(Domain *d, int64_t *ret_p50_ns) {
         for (size_t i = 0; i < SAMPLE_CALLS && r >= 0; i++) {
                 Sample s;
                 size_t n;
-                int64_t t0 = now_ns(CLOCK_MONOTONIC);
+                int64_t t0 = bench_clock_ns(CLOCK_MONOTONIC);
 
                 r = domain_vulkan_ops.sample_burst(d, &s, 1, &n);
-                costs[i] = now_ns(CLOCK_MONOTONIC) - t0;
+                costs[i] = bench_clock_ns(CLOCK_MONOTONIC) - t0;
         }
         if (r >= 0)
-                *ret_p50_ns = p50(costs, SAMPLE_CALLS);
+                *ret_p50_ns = bench_percentile(costs, SAMPLE_CALLS, 0.5);
         free(costs);
         return r;
 }
 
 static int measure_burst_cpu(Domain *d, int64_t *ret_ns) {
-        int64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+        int64_t t0 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
         for (size_t i = 0; i < CPU_BURSTS; i++) {
                 Sample s[BURST_SAMPLES];
@@ -101,7 +67,7 @@ static int measure_burst_cpu(Domain *d, int64_t *ret_ns) {
                 if (r < 0)
                         return r;
         }
-        *ret_ns = (now_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / CPU_BURSTS;
+        *ret_ns = (bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / CPU_BURSTS;
         return 0;
 }
 
@@ -170,7 +136,7 @@ static int measure_conversions(Domain *gpu, const DomainInfo *gpu_info, Figures 
         if (r >= 0)
                 r = graph_add(g, "gpu0", &gpu_info->unit, h_gpu, &i_gpu);
 
-        start_ns = now_ns(CLOCK_MONOTONIC);
+        start_ns = bench_clock_ns(CLOCK_MONOTONIC);
         next_ns = start_ns;
         while (r >= 0 && next_ns <= start_ns + CALIBRATION_NS) {
                 struct timespec at = { .tv_sec = next_ns / 1000000000, .tv_nsec = next_ns % 1000000000 };
@@ -195,7 +161,7 @@ static int measure_conversions(Domain *gpu, const DomainInfo *gpu_info, Figures 
                 }
         }
         for (size_t i = 0; r >= 0 && i < CONVERSIONS; i++) {
-                int64_t v = now_ns(CLOCK_MONOTONIC), out, u, err;
+                int64_t v = bench_clock_ns(CLOCK_MONOTONIC), out, u, err;
 
                 r = graph_convert(g, i_gpu, i_mono, v, INT64_MIN, &out, &u);
                 if (r < 0)
@@ -234,7 +200,7 @@ int main(int argc, char **argv) {
         }
         r = domain_vulkan_ops.open("gpu0", NULL, &gpu);
         if (r >= 0)
-                r = measure_floor(&floor_min_ns, &floor_p50_ns);
+                r = bench_posix_floor(CLOCK_MONOTONIC_RAW, FLOOR_TRIES, &floor_min_ns, &floor_p50_ns);
         if (r >= 0)
                 r = measure_sample(gpu, &sample_ns);
         if (r >= 0)

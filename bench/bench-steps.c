@@ -26,6 +26,7 @@
 #include <sys/timex.h>
 #include <unistd.h>
 
+#include "bench-util.h"
 #include "steps.h"
 
 #define TRIALS 30
@@ -38,19 +39,6 @@ static const char *const args[] = {
 };
 
 static volatile int64_t sink;
-
-static int cmp_i64(const void *a, const void *b) {
-        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
-
-        return (x > y) - (x < y);
-}
-
-static int64_t percentile(int64_t *v, size_t n, double p) {
-        if (n == 0)
-                return -1;
-        qsort(v, n, sizeof(*v), cmp_i64);
-        return v[(size_t) (p * (double) (n - 1) + 0.5)];
-}
 
 static int arm_cancel_on_set(int fd) {
         const struct itimerspec its = { .it_value.tv_sec = INT32_MAX };
@@ -79,7 +67,7 @@ static int64_t bus_round_trip_ns(Steps *s) {
                 sink = v;
                 t[i] = harness_clock_ns(CLOCK_MONOTONIC) - t0;
         }
-        return percentile(t, ROUND_TRIPS, 0.5);
+        return bench_percentile(t, ROUND_TRIPS, 0.5);
 }
 
 /* One trial; *ret_latency_ns from the trigger to the signal's arrival, *ret_daemon_ns to the
@@ -191,17 +179,17 @@ int main(int argc, char **argv) {
                 return 1;
         }
 
-        shim_p50_ns = percentile(shim.latency_ns, shim.n, 0.5);
-        shim_max_ns = percentile(shim.latency_ns, shim.n, 1.0);
+        shim_p50_ns = bench_percentile(shim.latency_ns, shim.n, 0.5);
+        shim_max_ns = bench_percentile(shim.latency_ns, shim.n, 1.0);
         if (have_kernel) {
-                latency_p50_ns = percentile(kernel.latency_ns, kernel.n, 0.5);
-                latency_max_ns = percentile(kernel.latency_ns, kernel.n, 1.0);
-                daemon_p50_ns = percentile(kernel.daemon_ns, kernel.n, 0.5);
-                floor_p50_ns = percentile(kernel.floor_ns, kernel.n, 0.5);
+                latency_p50_ns = bench_percentile(kernel.latency_ns, kernel.n, 0.5);
+                latency_max_ns = bench_percentile(kernel.latency_ns, kernel.n, 1.0);
+                daemon_p50_ns = bench_percentile(kernel.daemon_ns, kernel.n, 0.5);
+                floor_p50_ns = bench_percentile(kernel.floor_ns, kernel.n, 0.5);
         } else {
                 latency_p50_ns = shim_p50_ns;
                 latency_max_ns = shim_max_ns;
-                daemon_p50_ns = percentile(shim.daemon_ns, shim.n, 0.5);
+                daemon_p50_ns = bench_percentile(shim.daemon_ns, shim.n, 0.5);
         }
 
         printf("{\"trigger\": \"%s\", \"trials\": %d, \"jump_ns\": %" PRIi64 ", "

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench-util.h"
 #include "fake.h"
 #include "shared-table.h"
 
@@ -24,13 +25,6 @@
 #define VALUES 4096             /* a power of two: inputs that stay in L1 */
 
 typedef enum Kind { KIND_GRAPH, KIND_TABLE, KIND_FROM_HUB, KIND_NOW, KIND_CLOCK } Kind;
-
-static int64_t now_ns(clockid_t id) {
-        struct timespec ts;
-
-        clock_gettime(id, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void calibrate_fake(const char *name, FakeConfig *config, History *h) {
         Domain *d = NULL;
@@ -57,7 +51,7 @@ static double timed(Kind kind, const ClockGraph *g, const void *mem, size_t size
         int64_t best_ns = INT64_MAX, acc = 0;
 
         for (int round = 0; round < ROUNDS; round++) {
-                int64_t t0 = now_ns(CLOCK_MONOTONIC);
+                int64_t t0 = bench_clock_ns(CLOCK_MONOTONIC);
 
                 for (size_t i = 0; i < PER_ROUND; i++) {
                         int64_t value = values[i & (VALUES - 1)], out = 0, unc = 0;
@@ -85,7 +79,7 @@ static double timed(Kind kind, const ClockGraph *g, const void *mem, size_t size
                         }
                         acc += out + unc;
                 }
-                int64_t dt = now_ns(CLOCK_MONOTONIC) - t0;
+                int64_t dt = bench_clock_ns(CLOCK_MONOTONIC) - t0;
                 if (dt < best_ns)
                         best_ns = dt;
         }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench-util.h"
 #include "clock-client.h"
 #include "harness.h"
 #include "x11-bus.h"
@@ -30,12 +31,6 @@ typedef struct Figures {
         int64_t identity_error_ns;
         size_t identity_conversions;
 } Figures;
-
-static int cmp_i64(const void *a, const void *b) {
-        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
-
-        return (x > y) - (x < y);
-}
 
 static int fail(const char *stage, int r) {
         fprintf(stderr, "bench-x11: %s: %s\n", stage, strerror(r < 0 ? -r : r));
@@ -65,7 +60,7 @@ static int measure_floor(const char *display, Figures *f) {
         x11_conn_close(&c);
         if (r < 0)
                 return r;
-        qsort(rtt, FLOOR_PROBES, sizeof(int64_t), cmp_i64);
+        qsort(rtt, FLOOR_PROBES, sizeof(int64_t), bench_cmp_i64);
         f->rtt_min_ns = rtt[0];
         f->rtt_p50_ns = rtt[FLOOR_PROBES / 2];
         f->cpu_floor_ns = cpu_ns / FLOOR_PROBES;
