@@ -53,24 +53,6 @@ static int read_usage(pid_t pid, Usage *ret) {
         return 0;
 }
 
-static int read_rss_kib(pid_t pid, int64_t *ret) {
-        _cleanup_free_ char *status = NULL;
-        char path[64];
-        const char *p;
-        long long kib;
-        int r;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-        r = proc_read_file(path, &status, NULL);
-        if (r < 0)
-                return r;
-        p = strstr(status, "\nVmRSS:");
-        if (!p || sscanf(p + 7, "%lld", &kib) != 1)
-                return -EBADMSG;
-        *ret = kib;
-        return 0;
-}
-
 static int get_id(sd_bus *bus) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *id;
@@ -185,7 +167,7 @@ int main(int argc, char *argv[]) {
         idle_ns = harness_clock_ns(CLOCK_MONOTONIC) - idle_ns;
         r = read_usage(h->daemon_pid, &after);
         if (r >= 0)
-                r = read_rss_kib(h->daemon_pid, &rss_kib);
+                r = proc_rss_kib(h->daemon_pid, &rss_kib);
         if (r < 0)
                 return fail("reading /proc/PID", r);
         cpu_pct = 100.0 * (double) (after.cpu_ticks - before.cpu_ticks) / (double) sysconf(_SC_CLK_TCK) /
@@ -205,7 +187,7 @@ int main(int argc, char *argv[]) {
         r = measure_many(bus, &many_best_ns, &many_median_ns);
         if (r < 0)
                 return fail("ConvertMany", r);
-        (void) read_rss_kib(h->daemon_pid, &rss_load_kib);
+        (void) proc_rss_kib(h->daemon_pid, &rss_load_kib);
 
         floor_p50 = bench_percentile(floor_ns, calls, 0.5);
         convert_p50 = bench_percentile(convert_ns, calls, 0.5);

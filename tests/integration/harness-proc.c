@@ -198,3 +198,22 @@ int proc_rm_rf(const char *path) {
                 return -errno;
         return 0;
 }
+
+int proc_rss_kib(pid_t pid, int64_t *ret) {
+        char path[64], *status = NULL;
+        const char *p;
+        long long kib;
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        r = proc_read_file(path, &status, NULL);
+        if (r < 0)
+                return r;
+        p = strstr(status, "\nVmRSS:");
+        r = p && sscanf(p + 7, "%lld", &kib) == 1 ? 0 : -EBADMSG;
+        free(status);
+        if (r < 0)
+                return r;
+        *ret = kib;
+        return 0;
+}

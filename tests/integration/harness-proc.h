@@ -35,6 +35,9 @@ int proc_ms_left(int64_t deadline_ns);
 
 /* The whole of a file (or of fd to its end), NUL-terminated, malloc'ed. */
 int proc_read_file(const char *path, char **ret, size_t *ret_size);
+
+/* The resident set of process pid, in KiB (VmRSS); -EBADMSG when /proc says nothing of it. */
+int proc_rss_kib(pid_t pid, int64_t *ret);
 int proc_read_fd(int fd, char **ret, size_t *ret_size);
 
 int proc_write_file(const char *path, const char *text);

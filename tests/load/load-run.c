@@ -336,24 +336,6 @@ static int count_fds(pid_t pid) {
         return n;
 }
 
-static int read_rss_kib(pid_t pid, int64_t *ret) {
-        _cleanup_free_ char *status = NULL;
-        char path[64];
-        const char *p;
-        long long kib;
-        int r;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-        r = proc_read_file(path, &status, NULL);
-        if (r < 0)
-                return r;
-        p = strstr(status, "\nVmRSS:");
-        if (!p || sscanf(p + 7, "%lld", &kib) != 1)
-                return -EBADMSG;
-        *ret = kib;
-        return 0;
-}
-
 int load_usage(LoadRun *run, LoadUsage *ret) {
         LoadUsage u;
         int r;
@@ -361,7 +343,7 @@ int load_usage(LoadRun *run, LoadUsage *ret) {
         r = load_check_alive(run);
         if (r < 0)
                 return r;
-        r = read_rss_kib(run->harness->daemon_pid, &u.rss_kib);
+        r = proc_rss_kib(run->harness->daemon_pid, &u.rss_kib);
         if (r < 0)
                 return r;
         u.n_fds = count_fds(run->harness->daemon_pid);
