@@ -129,12 +129,9 @@ static int report(Frames *c, bool json, const char *plot, int64_t refresh_ns) {
 }
 
 static int parse_hz(const char *s, int64_t *ret_refresh_ns) {
-        char *end;
         double hz;
 
-        errno = 0;
-        hz = strtod(s, &end);
-        if (errno != 0 || end == s || *end != '\0' || !(hz >= 1 && hz <= 10000))
+        if (cli_parse_double(s, 1, 10000, &hz) < 0)
                 return -EINVAL;
         *ret_refresh_ns = llround(1e9 / hz);
         return 0;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -163,4 +165,16 @@ int cli_lines_next(CliLines *l, const char **ret_line, size_t *ret_size) {
                         l->eof = true;
                 l->end += (size_t) k;
         }
+}
+
+int cli_parse_double(const char *s, double min, double max, double *ret) {
+        char *end = NULL;
+        double v;
+
+        errno = 0;
+        v = strtod(s, &end);
+        if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < min || v > max)
+                return -EINVAL;
+        *ret = v;
+        return 0;
 }

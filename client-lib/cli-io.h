@@ -32,6 +32,9 @@ int cli_out_flush(CliOut *o);
  * -ERANGE if it does not fit in int64_t. */
 int cli_parse_int64(const char *s, size_t n, int64_t *ret);
 
+/* A whole decimal number in [min, max] (an option's value); -EINVAL otherwise. */
+int cli_parse_double(const char *s, double min, double max, double *ret);
+
 /* s without the spaces, tabs and CR around it. */
 void cli_trim(const char **s, size_t *n);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli-io.h"
 #include "cli-table.h"
 #include "cli.h"
 
@@ -94,10 +95,9 @@ static int wait_until(struct timeconv *tc, Monitor *m, int64_t deadline_ns) {
 }
 
 static int parse_interval(const char *s, int64_t *ret_ns) {
-        char *end = NULL;
-        double seconds = strtod(s, &end);
+        double seconds;
 
-        if (end == s || *end || !isfinite(seconds) || seconds < 0.001 || seconds > 86400)
+        if (cli_parse_double(s, 0.001, 86400, &seconds) < 0)
                 return -EINVAL;
         *ret_ns = (int64_t) llround(seconds * 1e9);
         return 0;
