@@ -32,7 +32,6 @@ static const PosixClock posix_clocks[] = {
 struct Domain {
         DomainInfo info;
         clockid_t clock;
-        int64_t lag_ns;         /* width of the box: 0, or the worst lag of a coarse clock */
 };
 
 static inline int64_t timespec_ns(const struct timespec *ts) {
@@ -99,14 +98,13 @@ static int posix_open(const char *name, const void *config, Domain **ret) {
                 return -ENOMEM;
         d->info = info;
         d->clock = c->clock;
-        d->lag_ns = info.lag_ns;
         *ret = d;
         return 0;
 }
 
 /* One loop per clock: called with a constant clock so that nothing but the three
  * clock_gettime() calls sits between r0 and r1. */
-static inline __attribute__((always_inline)) int posix_burst_of(clockid_t clock, int64_t lag_ns, Sample *samples,
+static inline __attribute__((always_inline)) int posix_burst_of(clockid_t clock, Sample *samples,
                                                                 size_t n_max, size_t *ret_n) {
         for (size_t i = 0; i < n_max; i++) {
                 struct timespec a, x, b;
@@ -122,7 +120,7 @@ static inline __attribute__((always_inline)) int posix_burst_of(clockid_t clock,
                         .r0_ns = timespec_ns(&a),
                         .r1_ns = timespec_ns(&b),
                         .x_lo_ns = timespec_ns(&x),
-                        .x_hi_ns = timespec_ns(&x) + lag_ns,
+                        .x_hi_ns = timespec_ns(&x),
                 };
         }
         *ret_n = n_max;
@@ -173,19 +171,19 @@ static int posix_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *
 
         switch (d->clock) {
         case CLOCK_REALTIME:
-                return posix_burst_of(CLOCK_REALTIME, d->lag_ns, samples, n_max, ret_n);
+                return posix_burst_of(CLOCK_REALTIME, samples, n_max, ret_n);
         case CLOCK_REALTIME_COARSE:
                 return posix_burst_coarse(CLOCK_REALTIME_COARSE, CLOCK_REALTIME, samples, n_max, ret_n);
         case CLOCK_MONOTONIC:
-                return posix_burst_of(CLOCK_MONOTONIC, d->lag_ns, samples, n_max, ret_n);
+                return posix_burst_of(CLOCK_MONOTONIC, samples, n_max, ret_n);
         case CLOCK_MONOTONIC_COARSE:
                 return posix_burst_coarse(CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC, samples, n_max, ret_n);
         case CLOCK_MONOTONIC_RAW:
                 return posix_burst_raw(samples, n_max, ret_n);
         case CLOCK_BOOTTIME:
-                return posix_burst_of(CLOCK_BOOTTIME, d->lag_ns, samples, n_max, ret_n);
+                return posix_burst_of(CLOCK_BOOTTIME, samples, n_max, ret_n);
         case CLOCK_TAI:
-                return posix_burst_of(CLOCK_TAI, d->lag_ns, samples, n_max, ret_n);
+                return posix_burst_of(CLOCK_TAI, samples, n_max, ret_n);
         default:
                 return -EINVAL;
         }
