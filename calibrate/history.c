@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "history.h"
@@ -97,6 +98,26 @@ void history_restart(History *h) {
         if (current && current->end == SEGMENT_OPEN)
                 current->end = SEGMENT_RESTART;
         estimator_reset(&h->estimator);
+}
+
+int history_rate_changed(History *h, double rate_change, double margin) {
+        Segment *current = h->n > 0 ? segment_at(h, h->n - 1) : NULL;
+        double lo, hi;
+
+        if (!isfinite(rate_change) || !isfinite(margin) || margin < 0)
+                return -EINVAL;
+        if (!current || current->end != SEGMENT_OPEN || h->estimator.n == 0)
+                return -ENODATA;
+
+        lo = current->model.rate - current->model.rate_half + rate_change - margin;
+        hi = current->model.rate + current->model.rate_half + rate_change + margin;
+        current->end = SEGMENT_RATE_CHANGE;
+        current->step_ns = 0;
+        estimator_reset(&h->estimator);
+        /* Out of the configured range, or no width: the samples start from nothing, as after
+         * any other change of rate. */
+        (void) estimator_set_rate_prior(&h->estimator, lo, hi);
+        return 0;
 }
 
 const Segment *history_at_r(const History *h, int64_t r_ns) {

@@ -61,6 +61,12 @@ static inline EstimatorPrior history_rate_prior(const History *h) {
 /* The source says the clock restarted (X server restart, GPU reset): close the open segment. */
 void history_restart(History *h);
 
+/* The source says the clock's rate changed by rate_change (b - 1 units, e.g. 1e-6 for 1 ppm),
+ * give or take margin (>= 0): close the open segment, and start the next with the old rate
+ * range moved by it as a prior (estimator_set_rate_prior(): the samples overrule a wrong one).
+ * -ENODATA before the first model (nothing to move), -EINVAL for values that are not finite. */
+int history_rate_changed(History *h, double rate_change, double margin);
+
 /* The newest segment (the open one), or NULL before the first sample. */
 const Segment *history_current(const History *h);
 

@@ -56,6 +56,14 @@ typedef struct DomainStatus {
          * is a hypothesis the probes pin only to a window; a conversion through same_as adds this
          * to its bound. 0 without same_as. */
         int64_t same_as_uncertainty_ns;
+        /* Changes when the source knows the clock's rate changed (the kernel's NTP discipline,
+         * for the POSIX clocks it steers): the segment closes at once, not when the samples stop
+         * fitting, and the next one starts from the old rate moved by rate_change_ppb, give or
+         * take rate_change_margin_ppb, as a prior the samples may overrule. 0 when the source
+         * cannot tell. */
+        uint64_t rate_epoch;
+        int64_t rate_change_ppb;
+        int64_t rate_change_margin_ppb;
 } DomainStatus;
 
 typedef struct Domain Domain;

@@ -8,6 +8,7 @@
 
 #include "clock-id.h"
 #include "domain.h"
+#include "ntp-state.h"
 #include "units.h"
 
 typedef struct PosixClock {
@@ -32,6 +33,13 @@ static const PosixClock posix_clocks[] = {
 struct Domain {
         DomainInfo info;
         clockid_t clock;
+        bool steered;                   /* NTP steers its rate: all but monotonic_raw */
+        bool ntp_known;                 /* adjtimex() answers here */
+        NtpState ntp_epoch;             /* the discipline since the last change */
+        NtpState ntp_last;              /* at the last burst */
+        int64_t pll_peak_ppb;           /* the largest PLL correction since the last change */
+        uint64_t rate_epoch;
+        int64_t rate_change_ppb, rate_change_margin_ppb;
 };
 
 static inline int64_t timespec_ns(const struct timespec *ts) {
@@ -98,6 +106,7 @@ static int posix_open(const char *name, const void *config, Domain **ret) {
                 return -ENOMEM;
         d->info = info;
         d->clock = c->clock;
+        d->steered = c->clock != CLOCK_MONOTONIC_RAW;
         *ret = d;
         return 0;
 }
@@ -165,10 +174,7 @@ static int posix_burst_raw(Sample *samples, size_t n_max, size_t *ret_n) {
         return 0;
 }
 
-static int posix_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *ret_n) {
-        if (!d || (!samples && n_max > 0) || !ret_n)
-                return -EINVAL;
-
+static int posix_burst(Domain *d, Sample *samples, size_t n_max, size_t *ret_n) {
         switch (d->clock) {
         case CLOCK_REALTIME:
                 return posix_burst_of(CLOCK_REALTIME, samples, n_max, ret_n);
@@ -187,6 +193,62 @@ static int posix_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *
         default:
                 return -EINVAL;
         }
+}
+
+/* A new reading of the discipline, after a burst that ran wholly under it. */
+static void posix_note_ntp(Domain *d, const NtpState *now) {
+        if (!d->ntp_known) {
+                d->ntp_known = true;
+                d->ntp_epoch = d->ntp_last = *now;
+                d->pll_peak_ppb = llabs(now->pll_rate_ppb);
+                return;
+        }
+        if (ntp_state_changed(&d->ntp_last, now)) {
+                ntp_state_rate_change(&d->ntp_epoch, now, d->pll_peak_ppb, &d->rate_change_ppb,
+                                      &d->rate_change_margin_ppb);
+                d->rate_epoch++;
+                d->ntp_epoch = *now;
+                d->pll_peak_ppb = 0;
+        }
+        if (llabs(now->pll_rate_ppb) > d->pll_peak_ppb)
+                d->pll_peak_ppb = llabs(now->pll_rate_ppb);
+        d->ntp_last = *now;
+}
+
+static int posix_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *ret_n) {
+        NtpState before, after;
+        int r;
+
+        if (!d || (!samples && n_max > 0) || !ret_n)
+                return -EINVAL;
+        if (!d->steered || ntp_state_read(&before) < 0)
+                return posix_burst(d, samples, n_max, ret_n);
+
+        /* A burst that straddles a change of rate would mix two lines: take it again, once. */
+        for (int attempt = 0; attempt < 2; attempt++) {
+                r = posix_burst(d, samples, n_max, ret_n);
+                if (r < 0)
+                        return r;
+                if (ntp_state_read(&after) < 0)
+                        return 0;
+                if (!ntp_state_changed(&before, &after)) {
+                        posix_note_ntp(d, &after);
+                        return 0;
+                }
+                before = after;
+        }
+        return -EAGAIN;
+}
+
+static int posix_status(Domain *d, DomainStatus *ret) {
+        if (!d || !ret)
+                return -EINVAL;
+        *ret = (DomainStatus) {
+                .rate_epoch = d->rate_epoch,
+                .rate_change_ppb = d->rate_change_ppb,
+                .rate_change_margin_ppb = d->rate_change_margin_ppb,
+        };
+        return 0;
 }
 
 static int posix_watch_fd(Domain *d) {
@@ -208,6 +270,7 @@ const DomainOps domain_posix_ops = {
         .open = posix_open,
         .sample_burst = posix_sample_burst,
         .watch_fd = posix_watch_fd,
+        .status = posix_status,
         .info = posix_info,
         .close = posix_close,
 };

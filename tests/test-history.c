@@ -167,10 +167,81 @@ static void test_prior(void) {
         domain_fake_ops.close(d);
 }
 
+/* The clock on a new rate from r_ns on, continuous there (a slew moves no value). */
+static Domain *fake_after_rate_change(Domain *before, const FakeConfig *config, double rate_ppm, int64_t r_ns) {
+        FakeConfig after = *config;
+        Domain *d = NULL;
+
+        after.rate_ppm = rate_ppm;
+        after.r_start_ns = r_ns;
+        after.offset_ns = (int64_t) llround(fake_truth_ns(before, r_ns) - (double) r_ns * (1.0 + rate_ppm * 1e-6));
+        after.seed = config->seed + 1;
+        domain_fake_ops.open("f", &after, &d);
+        return d;
+}
+
+/* The kernel said its NTP frequency moved by 300 ppm: the segment closes, and the next one's
+ * first bounds are as tight as the last ones, not the 1000 ppm of a clock known from nothing. */
+static void test_rate_changed(void) {
+        FakeConfig config = { .rate_ppm = 12, .deviation_min_ns = 200, .deviation_max_ns = 2000,
+                              .interval_ns = 500, .seed = 5 };
+        Domain *before = NULL, *after = NULL;
+        int outside = 0, events = 0;
+        const Segment *old, *seg;
+        int64_t t_ns, x = 0, unc = 0;
+        History h;
+        int r;
+
+        history_init(&h, NULL);
+        is_int(history_rate_changed(&h, 300e-6, 20e-9), -ENODATA, "no model yet: nothing to move");
+        domain_fake_ops.open("f", &config, &before);
+        feed_bursts(&h, before, 20, &outside, &events);
+        t_ns = fake_now_ns(before);
+        old = history_current(&h);
+        is_int(history_rate_changed(&h, NAN, 0), -EINVAL, "a change that is not a number is refused");
+        ok(history_rate_changed(&h, 300e-6, 20e-9) == 0 && old->end == SEGMENT_RATE_CHANGE,
+           "the kernel's change of rate closes the segment");
+
+        after = fake_after_rate_change(before, &config, 312, t_ns);
+        feed_bursts(&h, after, 1, &outside, &events);
+        seg = history_current(&h);
+        ok(history_count(&h) == 2 && seg->r_begin_ns >= t_ns, "a new segment starts at the first burst after it");
+        ok(seg->model.rate_half <= old->model.rate_half + 20e-9 + 1e-12,
+           "its first rate bound is the old one plus the margin (%.3f ppm)", seg->model.rate_half * 1e6);
+        r = model_forward(&seg->model, t_ns + INT64_C(1000000000), 0, &x, &unc);
+        ok(r == 0 && unc < 1000 && fabs((double) x - fake_truth_ns(after, t_ns + INT64_C(1000000000))) <= (double) unc,
+           "a second ahead of that burst: the truth within %" PRId64 " ns", unc);
+        feed_bursts(&h, after, 20, &outside, &events);
+        is_int(outside, 0, "the truth inside the bound at every sample, before and after");
+        is_int(events, 0, "the samples saw nothing to report: the change was known");
+        ok(fabs(history_current(&h)->model.rate - 312e-6) <= history_current(&h)->model.rate_half,
+           "the new rate is found (%.3f ppm)", history_current(&h)->model.rate * 1e6);
+        ok(model_forward(&old->model, t_ns - INT64_C(2000000000), 0, &x, &unc) == 0 &&
+                   fabs((double) x - fake_truth_ns(before, t_ns - INT64_C(2000000000))) <= (double) unc,
+           "a value from before the change converts with the old model");
+        domain_fake_ops.close(before);
+        before = after;
+
+        /* Told the wrong size (0 instead of 300 ppm more): the samples overrule it. */
+        outside = events = 0;
+        t_ns = fake_now_ns(before);
+        is_int(history_rate_changed(&h, 0, 20e-9), 0, "a change of rate told with the wrong size");
+        after = fake_after_rate_change(before, &config, 612, t_ns);
+        feed_bursts(&h, after, 3, &outside, &events);
+        is_int(history_rate_prior(&h), ESTIMATOR_PRIOR_CONTRADICTED, "the samples contradict it");
+        feed_bursts(&h, after, 10, &outside, &events);
+        outside = 0;
+        feed_bursts(&h, after, 5, &outside, &events);
+        is_int(outside, 0, "once contradicted, the truth is inside the bound again");
+        domain_fake_ops.close(after);
+        domain_fake_ops.close(before);
+}
+
 int main(void) {
         test_segments();
         test_bounded();
         test_bad_sample();
         test_prior();
+        test_rate_changed();
         return done_testing();
 }
