@@ -73,7 +73,7 @@ static const sd_bus_vtable bus_api_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_ARGS("Discontinuity",
-                                SD_BUS_ARGS("s", domain, "x", monotonic_ns, "x", step_ns),
+                                SD_BUS_ARGS("s", domain, "x", monotonic_ns, "x", step_ns, "s", kind),
                                 0),
         SD_BUS_SIGNAL("DomainsChanged", "", 0),
 
@@ -219,12 +219,28 @@ BusApi *bus_api_free(BusApi *a) {
         return NULL;
 }
 
-int bus_api_emit_discontinuity(BusApi *a, const char *domain, int64_t monotonic_ns, int64_t step_ns) {
-        if (!a || !bus_domain_name_is_valid(domain))
+const char *bus_discontinuity_kind_to_string(BusDiscontinuityKind kind) {
+        switch (kind) {
+        case BUS_DISCONTINUITY_STEP:
+                return "step";
+        case BUS_DISCONTINUITY_RATE:
+                return "rate";
+        case BUS_DISCONTINUITY_RESTART:
+                return "restart";
+        default:
+                return NULL;
+        }
+}
+
+int bus_api_emit_discontinuity(BusApi *a, const char *domain, int64_t monotonic_ns, int64_t step_ns,
+                               BusDiscontinuityKind kind) {
+        const char *kind_str = bus_discontinuity_kind_to_string(kind);
+
+        if (!a || !bus_domain_name_is_valid(domain) || !kind_str)
                 return -EINVAL;
 
         return sd_bus_emit_signal(a->bus, BUS_API_OBJECT, BUS_API_INTERFACE, "Discontinuity",
-                                  "sxx", domain, monotonic_ns, step_ns);
+                                  "sxxs", domain, monotonic_ns, step_ns, kind_str);
 }
 
 int bus_api_emit_domains_changed(BusApi *a) {

@@ -104,8 +104,18 @@ int bus_api_new(sd_bus *bus, const BusCoreOps *ops, void *core, BusApi **ret);
 /* Removes the vtable. Accepts NULL; returns NULL. */
 BusApi *bus_api_free(BusApi *api);
 
+/* What closed a segment, as the Discontinuity signal names it. */
+typedef enum BusDiscontinuityKind {
+        BUS_DISCONTINUITY_STEP,         /* "step": the clock jumped (suspend, a clock set) */
+        BUS_DISCONTINUITY_RATE,         /* "rate": its rate changed (an NTP slew) */
+        BUS_DISCONTINUITY_RESTART,      /* "restart": a new clock (X server restart, GPU reset) */
+} BusDiscontinuityKind;
+
+const char *bus_discontinuity_kind_to_string(BusDiscontinuityKind kind);
+
 /* Emit the signals; return 0 or -errno. */
-int bus_api_emit_discontinuity(BusApi *api, const char *domain, int64_t monotonic_ns, int64_t step_ns);
+int bus_api_emit_discontinuity(BusApi *api, const char *domain, int64_t monotonic_ns, int64_t step_ns,
+                               BusDiscontinuityKind kind);
 int bus_api_emit_domains_changed(BusApi *api);
 
 static inline void bus_api_freep(BusApi **p) {

@@ -28,10 +28,12 @@ static void on_event(const struct timeconv_event *e, void *userdata) {
         Monitor *m = userdata;
 
         if (e->type == TIMECONV_EVENT_DISCONTINUITY) {
-                cli_marks_add(&m->marks, e->domain, e->monotonic_ns, e->step_ns);
+                cli_marks_add(&m->marks, e->domain, e->monotonic_ns, e->step_ns, e->kind);
                 if (!m->tty) {
                         cli_out_str(&m->out, "! discontinuity ");
                         cli_out_str(&m->out, e->domain);
+                        cli_out_str(&m->out, " kind=");
+                        cli_out_str(&m->out, e->kind ?: "step");
                         cli_out_str(&m->out, " step_ns=");
                         cli_out_int(&m->out, e->step_ns);
                         cli_out_str(&m->out, " monotonic_ns=");

@@ -28,7 +28,7 @@ int64_t cli_now_monotonic_ns(void) {
         return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-void cli_marks_add(CliMarks *m, const char *domain, int64_t monotonic_ns, int64_t step_ns) {
+void cli_marks_add(CliMarks *m, const char *domain, int64_t monotonic_ns, int64_t step_ns, const char *kind) {
         size_t i;
 
         for (i = 0; i < m->n; i++)
@@ -42,6 +42,7 @@ void cli_marks_add(CliMarks *m, const char *domain, int64_t monotonic_ns, int64_
         snprintf(m->marks[i].domain, sizeof(m->marks[i].domain), "%s", domain);
         m->marks[i].monotonic_ns = monotonic_ns;
         m->marks[i].step_ns = step_ns;
+        snprintf(m->marks[i].kind, sizeof(m->marks[i].kind), "%s", kind ?: "step");
 }
 
 static const struct timeconv_domain *find(struct timeconv_domain **domains, const char *name) {
@@ -125,8 +126,14 @@ void cli_table_text(CliOut *out, struct timeconv_domain **domains, const CliMark
                                 char when[32];
 
                                 format_age(when, sizeof(when), now_ns - marks->marks[i].monotonic_ns);
-                                snprintf(event, sizeof(event), " ! discontinuity %+" PRIi64 " ns, %s",
-                                         marks->marks[i].step_ns, when);
+                                if (strcmp(marks->marks[i].kind, "rate") == 0)
+                                        snprintf(event, sizeof(event), " ! rate changed, %s", when);
+                                else if (strcmp(marks->marks[i].kind, "restart") == 0)
+                                        snprintf(event, sizeof(event), " ! restarted %+" PRIi64 " ns, %s",
+                                                 marks->marks[i].step_ns, when);
+                                else
+                                        snprintf(event, sizeof(event), " ! discontinuity %+" PRIi64 " ns, %s",
+                                                 marks->marks[i].step_ns, when);
                         }
                 snprintf(line, sizeof(line), "%-18s %-4s %-11s %-28s %-20s %-12s %-13s%s\n", d->name, d->unit,
                          verdict, offset, rate, unc, age, event);

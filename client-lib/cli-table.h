@@ -17,10 +17,12 @@ typedef struct CliMarks {
                 char domain[64];
                 int64_t monotonic_ns;
                 int64_t step_ns;
+                char kind[8];           /* "step", "rate", "restart" */
         } marks[CLI_MARKS_MAX];
 } CliMarks;
 
-void cli_marks_add(CliMarks *m, const char *domain, int64_t monotonic_ns, int64_t step_ns);
+/* kind NULL: "step" (an older daemon does not say). */
+void cli_marks_add(CliMarks *m, const char *domain, int64_t monotonic_ns, int64_t step_ns, const char *kind);
 
 int64_t cli_now_monotonic_ns(void);
 

@@ -56,6 +56,9 @@ static int on_daemon_signal(sd_bus_message *m, void *userdata, sd_bus_error *err
         if (sd_bus_message_is_signal(m, BUS_API_INTERFACE, "Discontinuity")) {
                 if (sd_bus_message_read(m, "sxx", &domain, &event.monotonic_ns, &event.step_ns) < 0)
                         return 0;
+                /* An older daemon sent no kind. */
+                if (sd_bus_message_read(m, "s", &event.kind) <= 0)
+                        event.kind = NULL;
                 event.type = TIMECONV_EVENT_DISCONTINUITY;
                 event.domain = domain;
         } else if (sd_bus_message_is_signal(m, BUS_API_INTERFACE, "DomainsChanged")) {

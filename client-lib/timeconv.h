@@ -211,6 +211,9 @@ struct timeconv_event {
         int64_t monotonic_ns;
         int64_t step_ns;
         int daemon_running;             /* DAEMON_CHANGED: whether a daemon runs now */
+        /* DISCONTINUITY: "step" (the clock jumped), "rate" (its rate changed, step_ns is 0) or
+         * "restart" (a new X server, a GPU reset); NULL from a daemon that does not say. */
+        const char *kind;
 };
 
 typedef void (*timeconv_event_handler)(const struct timeconv_event *event, void *userdata);

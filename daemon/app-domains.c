@@ -134,7 +134,8 @@ int app_domain_feed(AppClocks *a, size_t index, const Sample *s) {
                 core_publish(c);
                 log_debug(c->log, "application clocks: domain '%s' stepped by %+" PRId64 " ns", d->info.name,
                           event.step_ns);
-                r = bus_api_emit_discontinuity(a->api, d->info.name, now_ns(CLOCK_MONOTONIC), event.step_ns);
+                r = bus_api_emit_discontinuity(a->api, d->info.name, now_ns(CLOCK_MONOTONIC), event.step_ns,
+                                               BUS_DISCONTINUITY_STEP);
                 if (r < 0)
                         log_warning_errno(c->log, r, "cannot emit Discontinuity: %m");
         }

@@ -294,17 +294,41 @@ static int verdict_rank(EstimatorVerdict v) {
         }
 }
 
-/* What the source says beyond its samples: a new generation of the clock closes the segment
- * before the new samples go in (true, with the closed segment's model in *ret_old_model);
- * same_as makes the node (and its views) follow that domain. */
-static bool core_apply_status(Core *c, size_t index, Model *ret_old_model) {
+typedef enum CoreStatusChange {
+        CORE_STATUS_SAME,
+        CORE_STATUS_RESTARTED,          /* a new clock: the old segment's model in *ret_old_model */
+        CORE_STATUS_RATE_CHANGED,       /* the source knows the rate changed, and by how much */
+} CoreStatusChange;
+
+/* A change of rate the source told of closes the segment now, and the old rate moved by the
+ * change is where the next one starts, so that its first bounds are as tight as the last. */
+static bool core_apply_rate_epoch(Core *c, CoreDomain *d, const DomainStatus *status) {
+        bool changed = status->rate_epoch != d->rate_epoch;
+        int r;
+
+        d->rate_epoch = status->rate_epoch;
+        if (!changed)
+                return false;
+        r = history_rate_changed(&d->history, (double) status->rate_change_ppb * 1e-9,
+                                 (double) status->rate_change_margin_ppb * 1e-9);
+        if (r < 0)
+                return false;
+        log_info(c->log, "domain '%s': the kernel's NTP discipline changed its rate by %+" PRId64 " +- %" PRId64
+                 " ppb; a new segment starts", d->info.name, status->rate_change_ppb, status->rate_change_margin_ppb);
+        return true;
+}
+
+/* What the source says beyond its samples, before the new samples go in: a new generation of
+ * the clock closes the segment, and so does a change of rate it knows of; same_as makes the
+ * node (and its views) follow that domain. */
+static CoreStatusChange core_apply_status(Core *c, size_t index, Model *ret_old_model) {
         CoreDomain *d = c->domains[index];
         DomainStatus status = {};
         size_t same_as = SIZE_MAX;
-        bool restarted = false;
+        CoreStatusChange change = CORE_STATUS_SAME;
 
         if (!d->ops->status || d->ops->status(d->domain, &status) < 0)
-                return false;
+                return CORE_STATUS_SAME;
 
         if (d->has_generation && status.generation != d->generation) {
                 const Segment *closed = history_current(&d->history);
@@ -313,12 +337,14 @@ static bool core_apply_status(Core *c, size_t index, Model *ret_old_model) {
                          d->info.name, status.generation);
                 if (closed) {
                         *ret_old_model = closed->model;
-                        restarted = true;
+                        change = CORE_STATUS_RESTARTED;
                 }
                 history_restart(&d->history);
-        }
+        } else if (core_apply_rate_epoch(c, d, &status))
+                change = CORE_STATUS_RATE_CHANGED;
         d->generation = status.generation;
         d->has_generation = true;
+        d->rate_epoch = status.rate_epoch;
 
         if (status.same_as && graph_find(&c->graph, status.same_as, &same_as) < 0) {
                 log_debug(c->log, "domain '%s': same as unknown domain '%s', ignored", d->info.name, status.same_as);
@@ -335,7 +361,7 @@ static bool core_apply_status(Core *c, size_t index, Model *ret_old_model) {
                                                                      status.same_as_uncertainty_ns > 0 ?
                                                                              status.same_as_uncertainty_ns : 0);
                 }
-        return restarted;
+        return change;
 }
 
 /* A restarted clock (a new X server, a GPU back after a loss) is a discontinuity like any step:
@@ -349,6 +375,7 @@ static CoreBurst core_restart_burst(const Model *old_model, const Sample *first)
                 predicted_ns = x_ns;
         return (CoreBurst) {
                 .verdict = ESTIMATOR_STEP,
+                .restarted = true,
                 .step_ns = x_ns - predicted_ns,
                 .at_r_ns = first->r0_ns,
         };
@@ -359,7 +386,7 @@ int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
         CoreBurst burst = { .verdict = ESTIMATOR_CONSISTENT };
         size_t n = 0, n_kept = 0, n_added = 0;
         Model old_model = {};
-        bool restarted;
+        CoreStatusChange change;
         EstimatorPrior prior;
         CoreDomain *d;
         int r;
@@ -387,7 +414,7 @@ int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
                 return r;
         }
         sort_by_reference(samples, n_kept);
-        restarted = core_apply_status(c, index, &old_model);
+        change = core_apply_status(c, index, &old_model);
         prior = history_rate_prior(&d->history);
 
         for (size_t i = 0; i < n_kept; i++) {
@@ -414,8 +441,10 @@ int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
         if (prior == ESTIMATOR_PRIOR_ACTIVE && history_rate_prior(&d->history) == ESTIMATOR_PRIOR_CONTRADICTED)
                 log_notice(c->log, "domain '%s': the remembered rate was wrong (it moved while the daemon was "
                            "down), calibrating from the samples alone", d->info.name);
-        if (restarted && burst.verdict == ESTIMATOR_CONSISTENT)
+        if (change == CORE_STATUS_RESTARTED && burst.verdict == ESTIMATOR_CONSISTENT)
                 burst = core_restart_burst(&old_model, &samples[0]);
+        else if (change == CORE_STATUS_RATE_CHANGED && burst.verdict == ESTIMATOR_CONSISTENT)
+                burst = (CoreBurst) { .verdict = ESTIMATOR_RATE_CHANGE, .at_r_ns = samples[0].r0_ns };
 
         core_set_available(c, index, true);
         graph_refresh(&c->graph, index);

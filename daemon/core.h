@@ -34,6 +34,7 @@ typedef struct CoreDomain {
         size_t view_of;                 /* a view: index of the domain it shows; else SIZE_MAX */
         uint64_t generation;            /* the source's, as of the latest burst */
         bool has_generation;
+        uint64_t rate_epoch;            /* the source's, as of the latest burst */
         int64_t last_calibrated_ns;     /* CLOCK_MONOTONIC of the latest burst; 0: never */
         /* An application's clock (app-clocks.c): no source, its history fed by PushSnapshot.
          * gone: its owner left; the node stays (indices never change) but names no domain. */
@@ -46,6 +47,7 @@ typedef struct CoreDomain {
  * rate beats consistent). */
 typedef struct CoreBurst {
         EstimatorVerdict verdict;
+        bool restarted;                 /* the source said the clock restarted (with ESTIMATOR_STEP) */
         int64_t step_ns;                /* for ESTIMATOR_STEP: the jump of the domain */
         int64_t at_r_ns;                /* reference time of the first sample after it */
 } CoreBurst;

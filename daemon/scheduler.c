@@ -23,12 +23,13 @@ static void scheduler_emit_domains_changed(Scheduler *s) {
                 log_warning_errno(s->log, r, "cannot emit DomainsChanged: %m");
 }
 
-static void scheduler_emit_discontinuity(Scheduler *s, const char *name, int64_t step_ns) {
+static void scheduler_emit_discontinuity(Scheduler *s, const char *name, int64_t step_ns,
+                                         BusDiscontinuityKind kind) {
         int r;
 
         if (!s->bus_api)
                 return;
-        r = bus_api_emit_discontinuity(s->bus_api, name, now_ns(CLOCK_MONOTONIC), step_ns);
+        r = bus_api_emit_discontinuity(s->bus_api, name, now_ns(CLOCK_MONOTONIC), step_ns, kind);
         if (r < 0)
                 log_warning_errno(s->log, r, "cannot emit Discontinuity for '%s': %m", name);
 }
@@ -104,12 +105,17 @@ static void scheduler_calibrate(Scheduler *s, size_t index, bool may_repeat) {
                 /* The new segment goes to the table first: a client that converts as soon as
                  * it hears of the step must not get the old model from its fast path. */
                 core_publish(s->core);
-                scheduler_emit_discontinuity(s, name, burst.step_ns);
+                scheduler_emit_discontinuity(s, name, burst.step_ns,
+                                             burst.restarted ? BUS_DISCONTINUITY_RESTART : BUS_DISCONTINUITY_STEP);
                 if (may_repeat)
                         scheduler_calibrate(s, index, false);
                 break;
         case ESTIMATOR_RATE_CHANGE:
+                /* A slew moves no value, but the old model is wrong from here on: clients that
+                 * cached a model or a conversion need to hear of it as of a step. */
                 log_info(s->log, "the rate of '%s' changed; a new segment starts", name);
+                core_publish(s->core);
+                scheduler_emit_discontinuity(s, name, 0, BUS_DISCONTINUITY_RATE);
                 break;
         default:
                 break;

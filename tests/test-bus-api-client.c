@@ -142,13 +142,14 @@ int convert_many(sd_bus *c, const char *from, const char *to, const int64_t *val
 
 static int on_discontinuity(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         SignalsSeen *seen = userdata;
-        const char *domain;
+        const char *domain, *kind;
         int r;
 
-        r = sd_bus_message_read(m, "sxx", &domain, &seen->monotonic_ns, &seen->step_ns);
+        r = sd_bus_message_read(m, "sxxs", &domain, &seen->monotonic_ns, &seen->step_ns, &kind);
         if (r < 0)
                 return r;
         snprintf(seen->domain, sizeof(seen->domain), "%s", domain);
+        snprintf(seen->kind, sizeof(seen->kind), "%s", kind);
         seen->discontinuity++;
         return 0;
 }

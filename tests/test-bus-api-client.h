@@ -31,6 +31,7 @@ typedef struct SignalsSeen {
         int discontinuity, domains_changed;
         char domain[64];                /* of the last Discontinuity */
         int64_t monotonic_ns, step_ns;
+        char kind[16];
         sd_bus_slot *slots[2];
 } SignalsSeen;
 

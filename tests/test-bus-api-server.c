@@ -187,8 +187,9 @@ static int on_command(sd_event_source *s, int fd, uint32_t revents, void *userda
         if (read(fd, &c, 1) != 1 || c == 'q')
                 return sd_event_exit(sd_event_source_get_event(s), 0);
         if (c == 'd') {
-                atomic_store(&srv->emit_bad_rc, bus_api_emit_discontinuity(srv->api, "Bad Name", 0, 0));
-                (void) bus_api_emit_discontinuity(srv->api, "beta", 1000, -2000);
+                atomic_store(&srv->emit_bad_rc,
+                             bus_api_emit_discontinuity(srv->api, "Bad Name", 0, 0, BUS_DISCONTINUITY_STEP));
+                (void) bus_api_emit_discontinuity(srv->api, "beta", 1000, -2000, BUS_DISCONTINUITY_STEP);
         } else if (c == 'c')
                 (void) bus_api_emit_domains_changed(srv->api);
         return 0;

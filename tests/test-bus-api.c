@@ -460,8 +460,9 @@ static void test_signals(sd_bus *c, Server *srv) {
         ok(write(srv->cmd_write, "dc", 2) == 2, "server is asked to emit");
         signals_wait(c, &seen, 5000);
         is_int(seen.discontinuity, 1, "Discontinuity received once");
-        ok(strcmp(seen.domain, "beta") == 0 && seen.monotonic_ns == 1000 && seen.step_ns == -2000,
-           "Discontinuity carries (beta, 1000, -2000)");
+        ok(strcmp(seen.domain, "beta") == 0 && seen.monotonic_ns == 1000 && seen.step_ns == -2000 &&
+                   strcmp(seen.kind, "step") == 0,
+           "Discontinuity carries (beta, 1000, -2000, step)");
         is_int(seen.domains_changed, 1, "DomainsChanged received once");
         is_int(atomic_load(&srv->emit_bad_rc), -EINVAL, "emitting for an invalid domain name fails");
         signals_unsubscribe(&seen);

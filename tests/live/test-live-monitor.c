@@ -138,7 +138,7 @@ int main(int argc, char *argv[]) {
         is_int(fake.calls, 2, "it asked for the domains twice");
 
         ok(out && strstr(out, "identity"), "the first table shows the X verdict");
-        ok(out && strstr(out, "! discontinuity x11 step_ns=5000000 monotonic_ns="),
+        ok(out && strstr(out, "! discontinuity x11 kind=step step_ns=5000000 monotonic_ns="),
            "off a terminal, the discontinuity is a line of its own");
         second = out ? strstr(out, "DOMAIN ") : NULL;
         second = second ? strstr(second + 1, "DOMAIN ") : NULL;

@@ -6,7 +6,8 @@
  *
  * It interposes the public clock_gettime() (glibc reaches the vDSO from inside it, so this is
  * the one door every caller outside libc goes through), gettimeofday(), time() and
- * timespec_get(). Each clock id has an offset and a rate: value' = value + offset_ns +
+ * timespec_get(); and adjtimex(), whose read-only form reports monotonic's rate in its
+ * frequency, as the kernel would of an NTP daemon's slew. Each clock id has an offset and a rate: value' = value + offset_ns +
  * (value - anchor_ns) * rate_ppb / 1e9. The coarse and alarm variants follow their clock.
  *
  * With TIMECONV_SHIM_SOCKET set, a thread listens there (SOCK_SEQPACKET, one text command per
@@ -29,6 +30,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
+#include <sys/timex.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,6 +56,7 @@ static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int (*real_clock_gettime)(clockid_t, struct timespec *);
 static int (*real_timerfd_settime)(int, int, const struct itimerspec *, struct itimerspec *);
+static int (*real_adjtimex)(struct timex *);
 
 static void resolve(void) {
         if (!real_clock_gettime)
@@ -61,6 +64,8 @@ static void resolve(void) {
         if (!real_timerfd_settime)
                 real_timerfd_settime = (int (*)(int, int, const struct itimerspec *, struct itimerspec *))
                         dlsym(RTLD_NEXT, "timerfd_settime");
+        if (!real_adjtimex)
+                real_adjtimex = (int (*)(struct timex *)) dlsym(RTLD_NEXT, "adjtimex");
 }
 
 /* The shift of clock id, consistent with itself. */
@@ -140,6 +145,21 @@ __attribute__((visibility("default"))) int timespec_get(struct timespec *ts, int
         if (base != TIME_UTC || clock_gettime(CLOCK_REALTIME, ts) < 0)
                 return 0;
         return base;
+}
+
+/* A read of the discipline: the kernel's frequency (ppm, 16 fractional bits) plus the slew the
+ * shim gives monotonic, which is what an NTP daemon's slew looks like from here. */
+__attribute__((visibility("default"))) int adjtimex(struct timex *tx) {
+        Shift s;
+        int r;
+
+        resolve();
+        r = real_adjtimex(tx);
+        if (r < 0 || tx->modes != 0)
+                return r;
+        s = shift_get(CLOCK_MONOTONIC);
+        tx->freq += (long) (s.rate_ppb * 65536 / 1000);
+        return r;
 }
 
 __attribute__((visibility("default"))) int timerfd_settime(int fd, int flags, const struct itimerspec *new_value,

@@ -27,11 +27,11 @@ static void diag(const char *fmt, ...) {
 
 static int on_discontinuity(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Steps *s = userdata;
-        const char *domain;
+        const char *domain, *kind;
         int64_t monotonic_ns, step_ns;
         StepEvent *e;
 
-        if (sd_bus_message_read(m, "sxx", &domain, &monotonic_ns, &step_ns) < 0)
+        if (sd_bus_message_read(m, "sxxs", &domain, &monotonic_ns, &step_ns, &kind) < 0)
                 return 0;
         if (s->n_events == STEPS_EVENTS_MAX) {
                 s->n_dropped++;
@@ -44,6 +44,7 @@ static int on_discontinuity(sd_bus_message *m, void *userdata, sd_bus_error *err
                 .received_ns = harness_clock_ns(CLOCK_MONOTONIC),
         };
         snprintf(e->domain, sizeof(e->domain), "%s", domain);
+        snprintf(e->kind, sizeof(e->kind), "%s", kind);
         return 0;
 }
 

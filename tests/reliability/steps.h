@@ -21,6 +21,7 @@ typedef struct StepEvent {
         char domain[64];
         int64_t monotonic_ns;           /* the daemon's CLOCK_MONOTONIC at the step, from the signal */
         int64_t step_ns;
+        char kind[16];                  /* "step", "rate", "restart" */
         int64_t received_ns;            /* our CLOCK_MONOTONIC when we read the signal */
 } StepEvent;
 

@@ -2,11 +2,13 @@
 
 /* An NTP slew under the real timeconvd: clockshift.so makes monotonic (and realtime, boottime,
  * tai, which NTP slews alike) run 300 ppm fast against monotonic_raw, the hub, from one instant
- * on. A change of rate closes a segment but is no discontinuity: nothing may be announced. The
- * daemon must learn the new rate (ListDomains), convert values from before the change with the
- * old model and values after it within their bounds. Between the change and the bursts that
- * reveal it the daemon cannot know: there the error may exceed the bound, by no more than the
- * slew gains over a few bursts; that allowance is asserted, and reported.
+ * on, and reports it in adjtimex()'s frequency, as the kernel does for an NTP daemon. The daemon
+ * must find it at its next burst, close the segments and announce a Discontinuity of kind "rate"
+ * for each steered clock (none for monotonic_raw), know the new rate at once (ListDomains),
+ * convert values from before the change with the old model, and every value after the
+ * announcement within its bound. Between the change and that burst the daemon cannot know:
+ * there the error may exceed the bound, by no more than the slew gains over a few bursts; that
+ * allowance is asserted, and reported.
  * usage: test-steps-slew TIMECONVD CLOCKSHIFT_SO */
 
 #include "bus-errors.h"
@@ -107,7 +109,10 @@ int main(int argc, char **argv) {
         Bracket start, end, before_raw, before_mono;
         ShimReply reply = {};
         int64_t t_change, learned_ns = -1, worst_miss_ns = INT64_MIN, rate_ppb = 0, expected_ppb = 0, expected_unc_ppb = 0;
+        int64_t announced_ns = -1;
         uint64_t rate_unc_ppb = 0;
+        int misses_after_announcement = 0, checks_after_announcement = 0;
+        size_t n_events_before, announcement;
         int r;
 
         if (argc < 3) {
@@ -128,6 +133,8 @@ int main(int argc, char **argv) {
         bracket_read(CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC, &before_raw);
         bracket_read(CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, &before_mono);
 
+        steps_drain(s);
+        n_events_before = steps_count(s, NULL, 0);
         t_change = harness_clock_ns(CLOCK_MONOTONIC);
         r = steps_shim(s, &reply, "rate %" PRIi64 " monotonic,realtime,boottime,tai", SLEW_PPB);
         for (size_t i = 0; i < reply.n_clocks; i++)
@@ -137,12 +144,24 @@ int main(int argc, char **argv) {
         if (!mono)
                 return done_testing();
 
-        /* Convert and check without pause until ListDomains shows the new rate. */
+        /* Convert and check without pause until the daemon announced the change and ListDomains
+         * shows the new rate. An answer read after the announcement must hold. */
         for (int i = 0; harness_clock_ns(CLOCK_MONOTONIC) - t_change < LEARN_TIMEOUT_NS; i++) {
                 int64_t m;
 
-                if (miss_ns(s, mono, &m) == 0 && m > worst_miss_ns)
-                        worst_miss_ns = m;
+                if (announced_ns < 0 && steps_drain(s) >= 0 &&
+                    steps_count(s, "monotonic", n_events_before) > 0)
+                        announced_ns = harness_clock_ns(CLOCK_MONOTONIC) - t_change;
+                if (miss_ns(s, mono, &m) == 0) {
+                        if (announced_ns < 0 && m > worst_miss_ns)
+                                worst_miss_ns = m;
+                        if (announced_ns >= 0) {
+                                checks_after_announcement++;
+                                misses_after_announcement += m > 0;
+                        }
+                }
+                if (announced_ns < 0)
+                        continue;
                 if (i % 16 != 15 || domain_rate(s->bus, "monotonic", &rate_ppb, &rate_unc_ppb) < 0)
                         continue;
                 bracket_read(CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, &end);
@@ -166,8 +185,13 @@ int main(int argc, char **argv) {
         diag("rate of monotonic: %+" PRIi64 " +- %" PRIu64 " ppb, expected %+" PRIi64 " ppb; worst miss of a "
              "bound during the change %+" PRIi64 " ns (allowed %" PRIi64 ")", rate_ppb, rate_unc_ppb, expected_ppb,
              worst_miss_ns, (int64_t) TRANSITION_ALLOWANCE_NS);
-        ok(learned_ns >= 0, "the daemon learned the new rate within 10 s (%.3f s), and its bound holds it",
-           (double) learned_ns / 1e9);
+        ok(announced_ns >= 0, "the daemon announced the change of monotonic's rate %.1f ms after it",
+           (double) announced_ns / 1e6);
+        ok(learned_ns >= 0, "ListDomains shows the new rate %.1f ms after it, and its bound holds it",
+           (double) learned_ns / 1e6);
+        ok(checks_after_announcement > 0 && misses_after_announcement == 0,
+           "every answer read after the announcement holds (%d of %d missed)", misses_after_announcement,
+           checks_after_announcement);
         ok(worst_miss_ns <= TRANSITION_ALLOWANCE_NS,
            "while it could not know yet, no answer was further off than the slew gains over three bursts");
 
@@ -185,9 +209,21 @@ int main(int argc, char **argv) {
         }
 
         steps_drain(s);
-        is_int(steps_count(s, NULL, 0), 0, "no Discontinuity: a change of rate is not announced");
-        ok(harness_daemon_log(s->harness, &log) >= 0 && strstr(log, "the rate of 'monotonic' changed"),
-           "the daemon closed monotonic's segment on the change of rate (its log says so)");
+        {
+                static const char *const steered[] = { "monotonic", "realtime", "boottime", "tai" };
+                bool all_rate = true;
+
+                for (size_t i = 0; i < sizeof(steered) / sizeof(steered[0]); i++) {
+                        r = steps_wait(s, steered[i], n_events_before, 5000, &announcement);
+                        all_rate = all_rate && r == 0 && strcmp(s->events[announcement].kind, "rate") == 0 &&
+                                   s->events[announcement].step_ns == 0;
+                }
+                ok(all_rate, "a Discontinuity of kind \"rate\", step 0, for monotonic, realtime, boottime and tai");
+                is_int(steps_count(s, "monotonic_raw", n_events_before), 0, "none for monotonic_raw, which NTP never steers");
+                is_int(steps_count(s, "monotonic", n_events_before), 1, "one for monotonic: one change, one announcement");
+        }
+        ok(harness_daemon_log(s->harness, &log) >= 0 && strstr(log, "the kernel's NTP discipline changed its rate"),
+           "the daemon found it in the kernel's discipline (its log says so)");
         ok(harness_daemon_alive(s->harness), "the daemon lives on");
         return done_testing();
 }
