@@ -122,7 +122,21 @@ static void scheduler_calibrate(Scheduler *s, size_t index, bool may_repeat) {
         }
 }
 
+/* The kernel's discipline as of now, and whether it changed since the last look. */
+static bool scheduler_discipline_changed(Scheduler *s) {
+        NtpState now;
+        bool changed;
+
+        if (ntp_state_read(&now) < 0)
+                return false;
+        changed = s->ntp_known && ntp_state_changed(&s->ntp, &now);
+        s->ntp = now;
+        s->ntp_known = true;
+        return changed;
+}
+
 static void scheduler_tick(Scheduler *s) {
+        (void) scheduler_discipline_changed(s);
         for (size_t i = 0; i < core_count(s->core); i++)
                 if (!core_domain_is_hub(s->core, i) && !core_domain_is_view(s->core, i))
                         scheduler_calibrate(s, i, true);
@@ -203,6 +217,14 @@ static void scheduler_on_activity(void *userdata) {
 
 void scheduler_client_activity(Scheduler *s) {
         int r;
+
+        /* An answer must not come from a model the kernel already said is wrong: when an NTP
+         * daemon changed the rate since the last burst, calibrate before the call is answered
+         * (one adjtimex() per call, against the some 100 us a call costs anyway). */
+        if (s->tick_source && scheduler_discipline_changed(s)) {
+                log_info(s->log, "the kernel's NTP discipline changed since the last burst: calibrating now");
+                scheduler_tick(s);
+        }
 
         s->last_activity_usec = scheduler_now_usec(s);
         if (!s->idle || !s->tick_source)

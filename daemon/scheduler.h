@@ -16,6 +16,7 @@
 #include "bus-api.h"
 #include "core.h"
 #include "log.h"
+#include "ntp-state.h"
 #include "realtime-watch.h"
 
 typedef struct SchedulerConfig {
@@ -44,6 +45,8 @@ struct Scheduler {
         uint64_t last_activity_usec;    /* CLOCK_MONOTONIC of the latest method call, or the start */
         uint64_t n_ticks;
         bool idle;
+        bool ntp_known;                 /* ntp holds the kernel's discipline as of the last check */
+        NtpState ntp;
         SchedulerWatch watches[CORE_DOMAINS_MAX];
 };
 

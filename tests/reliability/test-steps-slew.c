@@ -24,6 +24,10 @@
 static const char *const args[] = {
         "--no-x11", "--no-gpu", "--cadence", "0.05", "--idle-cadence", "0.05", NULL,
 };
+/* No burst during the test after the first ones: only a call can make the daemon look. */
+static const char *const args_rare[] = {
+        "--no-x11", "--no-gpu", "--cadence", "600", "--idle-cadence", "600", NULL,
+};
 
 /* ListDomains' rate of domain against the hub, and its bound. */
 static int domain_rate(sd_bus *bus, const char *domain, int64_t *ret_rate_ppb, uint64_t *ret_uncertainty_ppb) {
@@ -102,7 +106,8 @@ static int count_holding(Steps *s, const ShimClock *shift, int n) {
         return holding;
 }
 
-int main(int argc, char **argv) {
+/* At a 50 ms cadence: the bursts find the slew. */
+static void test_at_cadence(const char *daemon, const char *shim) {
         _cleanup_(steps_freep) Steps *s = NULL;
         _cleanup_free_ char *log = NULL;
         const ShimClock *mono = NULL;
@@ -115,17 +120,10 @@ int main(int argc, char **argv) {
         size_t n_events_before, announcement;
         int r;
 
-        if (argc < 3) {
-                fprintf(stderr, "usage: %s TIMECONVD CLOCKSHIFT_SO\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("no dbus-daemon");
-
-        r = steps_start(argv[1], argv[2], args, &s);
+        r = steps_start(daemon, shim, args, &s);
         ok(r == 0, "timeconvd with the shim on a private bus: %s", r < 0 ? strerror(-r) : "ready");
         if (r < 0)
-                return done_testing();
+                return;
 
         /* The machine's own rate of monotonic against monotonic_raw (its NTP), for the truth. */
         bracket_read(CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, &start);
@@ -142,7 +140,7 @@ int main(int argc, char **argv) {
                         mono = &reply.clocks[i];
         ok(r == 0 && mono, "monotonic, realtime, boottime and tai run %+" PRIi64 " ppb from now on", SLEW_PPB);
         if (!mono)
-                return done_testing();
+                return;
 
         /* Convert and check without pause until the daemon announced the change and ListDomains
          * shows the new rate. An answer read after the announcement must hold. */
@@ -225,5 +223,56 @@ int main(int argc, char **argv) {
         ok(harness_daemon_log(s->harness, &log) >= 0 && strstr(log, "the kernel's NTP discipline changed its rate"),
            "the daemon found it in the kernel's discipline (its log says so)");
         ok(harness_daemon_alive(s->harness), "the daemon lives on");
+}
+
+/* Bursts ten minutes apart: the first call after the slew makes the daemon look at the kernel's
+ * discipline, calibrate and announce before it answers, so no answer comes from the old rate. */
+static void test_between_bursts(const char *daemon, const char *shim) {
+        _cleanup_(steps_freep) Steps *s = NULL;
+        _cleanup_free_ char *log = NULL;
+        const ShimClock *mono = NULL;
+        ShimReply reply = {};
+        size_t n_events_before;
+        int64_t m = 0;
+        int r;
+
+        r = steps_start(daemon, shim, args_rare, &s);
+        ok(r == 0, "timeconvd with bursts 600 s apart: %s", r < 0 ? strerror(-r) : "ready");
+        if (r < 0)
+                return;
+        is_int(count_holding(s, NULL, CHECKS), CHECKS, "before the slew: monotonic_raw -> monotonic holds");
+        steps_drain(s);
+        n_events_before = steps_count(s, NULL, 0);
+
+        r = steps_shim(s, &reply, "rate %" PRIi64 " monotonic,realtime,boottime,tai", SLEW_PPB);
+        for (size_t i = 0; i < reply.n_clocks; i++)
+                if (strcmp(reply.clocks[i].name, "monotonic") == 0)
+                        mono = &reply.clocks[i];
+        ok(r == 0 && mono, "monotonic runs %+" PRIi64 " ppb from now on", SLEW_PPB);
+        if (!mono)
+                return;
+
+        r = miss_ns(s, mono, &m);
+        ok(r == 0 && m <= 0, "the first call after the slew already holds (%+" PRIi64 " ns from its bound)", m);
+        steps_drain(s);
+        ok(steps_count(s, "monotonic", n_events_before) == 1 &&
+                   strcmp(s->events[n_events_before].kind, "rate") == 0,
+           "its answer came after the Discontinuity of kind \"rate\"");
+        is_int(count_holding(s, mono, CHECKS), CHECKS, "and every later one holds");
+        ok(harness_daemon_log(s->harness, &log) >= 0 &&
+                   strstr(log, "the kernel's NTP discipline changed since the last burst"),
+           "the call made the daemon calibrate (its log says so)");
+}
+
+int main(int argc, char **argv) {
+        if (argc < 3) {
+                fprintf(stderr, "usage: %s TIMECONVD CLOCKSHIFT_SO\n", argv[0]);
+                return 2;
+        }
+        if (!harness_have_program("dbus-daemon"))
+                skip_all("no dbus-daemon");
+
+        test_at_cadence(argv[1], argv[2]);
+        test_between_bursts(argv[1], argv[2]);
         return done_testing();
 }
