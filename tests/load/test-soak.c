@@ -6,9 +6,9 @@
  * when idle). The week brings what weeks bring: suspends and clock sets (steps), NTP slews
  * (changes of rate: a piecewise script of fake domains, continuous at each change), the 32-bit
  * ms X server clock wrapping, a 36-bit GPU tick clock wrapping every 11 minutes. Checked:
- * every answer at thousands of points holds the truth within its bound, every step is
- * announced and no slew is, and memory stays flat: the heap in use (mallinfo2) is the same
- * after every simulated day as before the first, and every ring stays within its capacity. */
+ * every answer at thousands of points holds the truth within its bound, every step is found as
+ * one and no slew is taken for one, and memory stays flat: the heap in use (mallinfo2) is the
+ * same after every simulated day as before the first, and every ring stays within its capacity. */
 
 #include <malloc.h>
 #include <math.h>
