@@ -12,6 +12,9 @@
 /* The first ticks after start-up come quickly: a second burst 10 ms after the first bounds the
  * rates a hundred times tighter than the prior alone, before the first clients ask. */
 static const uint64_t warmup_usec[] = { 10 * 1000, 100 * 1000 };
+/* How often the kernel's NTP discipline is looked at between bursts (and calls): clients of the
+ * shared table never call, and an idle cadence of 30 s would leave a slew unseen that long. */
+#define DISCIPLINE_CHECK_USEC (UINT64_C(1) * 1000000)
 
 static void scheduler_emit_domains_changed(Scheduler *s) {
         int r;
@@ -211,6 +214,16 @@ static void scheduler_on_realtime_changed(void *userdata) {
         scheduler_tick(s);
 }
 
+static int scheduler_on_discipline_check(sd_event_source *source, uint64_t usec, void *userdata) {
+        Scheduler *s = userdata;
+
+        if (scheduler_discipline_changed(s)) {
+                log_info(s->log, "the kernel's NTP discipline changed: calibrating now");
+                scheduler_tick(s);
+        }
+        return sd_event_source_set_time_relative(source, DISCIPLINE_CHECK_USEC);
+}
+
 static void scheduler_on_activity(void *userdata) {
         scheduler_client_activity(userdata);
 }
@@ -264,6 +277,7 @@ Scheduler *scheduler_free(Scheduler *s) {
                 sd_event_source_disable_unref(s->watches[i].source);
         realtime_watch_free(s->realtime_watch);
         sd_event_source_disable_unref(s->tick_source);
+        sd_event_source_disable_unref(s->discipline_source);
         sd_event_unref(s->event);
         free(s);
         return NULL;
@@ -285,6 +299,17 @@ int scheduler_start(Scheduler *s) {
         r = scheduler_arm(s, scheduler_next_delay_usec(s));
         if (r < 0)
                 return log_error_errno(s->log, r, "cannot arm the calibration timer: %m");
+
+        /* The check needs no precision either: it may wait up to a tenth for other wake-ups. */
+        r = sd_event_add_time_relative(s->event, &s->discipline_source, CLOCK_MONOTONIC, DISCIPLINE_CHECK_USEC,
+                                       DISCIPLINE_CHECK_USEC / 10, scheduler_on_discipline_check, s);
+        if (r >= 0) {
+                (void) sd_event_source_set_description(s->discipline_source, "ntp-discipline-check");
+                r = sd_event_source_set_enabled(s->discipline_source, SD_EVENT_ON);
+        }
+        if (r < 0)
+                /* Slews are still found, at the next burst or call. */
+                log_warning_errno(s->log, r, "cannot watch the kernel's NTP discipline: %m");
 
         r = realtime_watch_new(s->event, scheduler_on_realtime_changed, s, &s->realtime_watch);
         if (r < 0)

@@ -41,6 +41,7 @@ struct Scheduler {
         const Log *log;
         SchedulerConfig config;
         sd_event_source *tick_source;
+        sd_event_source *discipline_source;     /* the NTP discipline's check between bursts */
         RealtimeWatch *realtime_watch;
         uint64_t last_activity_usec;    /* CLOCK_MONOTONIC of the latest method call, or the start */
         uint64_t n_ticks;

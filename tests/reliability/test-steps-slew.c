@@ -226,14 +226,15 @@ static void test_at_cadence(const char *daemon, const char *shim) {
 }
 
 /* Bursts ten minutes apart: the first call after the slew makes the daemon look at the kernel's
- * discipline, calibrate and announce before it answers, so no answer comes from the old rate. */
+ * discipline, calibrate and announce before it answers, so no answer comes from the old rate.
+ * Without calls (a client of the shared table makes none), its check once a second does. */
 static void test_between_bursts(const char *daemon, const char *shim) {
         _cleanup_(steps_freep) Steps *s = NULL;
         _cleanup_free_ char *log = NULL;
         const ShimClock *mono = NULL;
         ShimReply reply = {};
         size_t n_events_before;
-        int64_t m = 0;
+        int64_t m = 0, t_end_ns;
         int r;
 
         r = steps_start(daemon, shim, args_rare, &s);
@@ -262,6 +263,31 @@ static void test_between_bursts(const char *daemon, const char *shim) {
         ok(harness_daemon_log(s->harness, &log) >= 0 &&
                    strstr(log, "the kernel's NTP discipline changed since the last burst"),
            "the call made the daemon calibrate (its log says so)");
+
+        /* The slew ends; nobody calls. */
+        steps_drain(s);
+        n_events_before = steps_count(s, NULL, 0);
+        t_end_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        r = steps_shim(s, &reply, "rate 0 monotonic,realtime,boottime,tai");
+        mono = NULL;
+        for (size_t i = 0; i < reply.n_clocks; i++)
+                if (strcmp(reply.clocks[i].name, "monotonic") == 0)
+                        mono = &reply.clocks[i];
+        ok(r == 0 && mono, "the slew ends");
+        if (!mono)
+                return;
+        r = steps_wait(s, "monotonic", n_events_before, 5000, &n_events_before);
+        ok(r == 0 && strcmp(s->events[n_events_before].kind, "rate") == 0,
+           "with no call, the end of the slew is announced too (%.0f ms after it)",
+           r == 0 ? (double) (s->events[n_events_before].received_ns - t_end_ns) / 1e6 : -1.0);
+        is_int(count_holding(s, mono, CHECKS), CHECKS, "and every answer holds");
+        /* Found by the check once a second, or by the last warm-up burst (110 ms after the
+         * start) when this test got here before it. */
+        free(log);
+        log = NULL;
+        ok(harness_daemon_log(s->harness, &log) >= 0 &&
+                   strstr(strstr(log, "changed since the last burst") ?: log, "changed its rate by -300000"),
+           "the daemon found it without a call (its log says so)");
 }
 
 int main(int argc, char **argv) {
