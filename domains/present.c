@@ -2,8 +2,9 @@
 
 /* The vblank counter (domain msc) of the screen's CRTC. The source keeps two PresentNotifyMSC
  * requests for the next frames outstanding; their PresentCompleteNotify events come in through
- * the watched fd (dispatch) and become samples (present-box.c) that the next burst hands over,
- * so a burst waits for the server only when it has nothing yet (at most one frame). */
+ * the watched fd (dispatch) and become samples (present-vblank.c, present-box.c) that the next
+ * burst hands over, so a burst waits for the server only when it has nothing yet (at most one
+ * frame). */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,10 +15,8 @@
 #include <time.h>
 
 #include "clock-id.h"
-#include "present-box.h"
-#include "present-conn.h"
+#include "present-internal.h"
 #include "present.h"
-#include "source-time.h"
 
 /* A burst, connecting included, holds the caller at most this and a set-up, whatever the server
  * does; open() and enumerate() wait CONNECT_WAIT_NS for the server (a live one answers in a ms). */
@@ -30,44 +29,6 @@
 /* Present's fake CRTC runs at 60 Hz unless told otherwise: the nominal rate when the CRTC's
  * mode has no timing (Xvfb). */
 #define FAKE_INTERVAL_NS (1e9 / 60)
-/* An unanswered request is forgotten after this; its event, if it ever comes, is dropped. */
-#define PENDING_MAX_AGE_NS INT64_C(5000000000)
-#define PENDING_MAX 4
-#define RING_MAX 16
-/* Frames between the generation's first and latest samples before their UST interval is
- * believed over the nominal one. */
-#define INTERVAL_MIN_FRAMES 60
-#define EXTRAS 8
-#define EXTRA_VALUE_MAX 48
-
-typedef struct Pending {
-        uint32_t serial;
-        uint64_t target_msc;            /* 0: the current (ust, msc), not a sample */
-        int64_t sent_ns;
-} Pending;
-
-struct Domain {
-        DomainInfo info;
-        char *display;
-        PresentConn conn;
-        uint64_t generation;            /* +1 per new server connection */
-        Backoff backoff;                /* between connection attempts */
-        PresentJitter jitter;
-        /* The server's CRTC runs at a rate the unit's period cannot model (a new server, another
-         * mode): no samples until the core can re-make the domain. */
-        bool mismatch;
-        uint32_t next_serial;
-        Pending pending[PENDING_MAX];
-        size_t n_pending;
-        bool known;                     /* latest (ust, msc) of any kind, to aim the next targets */
-        PresentEvent latest;
-        bool have_samples;              /* first and last sample events of this generation */
-        PresentEvent first, last;
-        Sample ring[RING_MAX];
-        size_t n_ring;
-        uint64_t samples, missed;
-        char extra_values[EXTRAS][EXTRA_VALUE_MAX];
-};
 
 static const char *configured_display(const X11Config *config) {
         const char *display = config && config->display ? config->display : getenv("DISPLAY");
@@ -110,19 +71,6 @@ static void disconnect(Domain *d) {
         backoff_defer(&d->backoff, source_clock_ns(CLOCK_MONOTONIC));
 }
 
-static int send_notify(Domain *d, uint64_t target_msc) {
-        Pending p = { .serial = ++d->next_serial, .target_msc = target_msc, .sent_ns = source_clock_ns(CLOCK_MONOTONIC) };
-        int r;
-
-        if (d->n_pending == PENDING_MAX)
-                return -EBUSY;
-        r = present_conn_notify(&d->conn, p.serial, target_msc);
-        if (r < 0)
-                return r;
-        d->pending[d->n_pending++] = p;
-        return 0;
-}
-
 /* A new server: a new counter, whose rate the unit must be able to model. */
 static int on_connected(Domain *d) {
         double interval_ns = d->conn.mode_interval_ns > 0 ? d->conn.mode_interval_ns : FAKE_INTERVAL_NS;
@@ -136,7 +84,7 @@ static int on_connected(Domain *d) {
         d->mismatch = fabs(interval_ns / d->info.unit.period_ns - 1) > PRESENT_RATE_PRIOR / 2;
 
         /* Where the counter is now, to aim the first targets. */
-        r = send_notify(d, 0);
+        r = present_domain_send_notify(d, 0);
         if (r < 0) {
                 disconnect(d);
                 return r;
@@ -194,91 +142,6 @@ static int present_open(const char *name, const void *config, Domain **ret) {
         return 0;
 }
 
-static double interval_ns(const Domain *d) {
-        double measured_ns;
-
-        if (d->have_samples && d->last.msc - d->first.msc >= INTERVAL_MIN_FRAMES &&
-            present_interval_between(d->first.ust_us, d->first.msc, d->last.ust_us, d->last.msc, &measured_ns) >= 0)
-                return measured_ns;
-        return d->info.unit.period_ns;
-}
-
-static void push_sample(Domain *d, const Sample *s) {
-        if (d->n_ring == RING_MAX) {
-                memmove(d->ring, d->ring + 1, (RING_MAX - 1) * sizeof(Sample));
-                d->n_ring--;
-        }
-        d->ring[d->n_ring++] = *s;
-}
-
-static void handle_event(Domain *d, uint32_t serial, const PresentEvent *e) {
-        Sample s;
-        size_t i;
-
-        for (i = 0; i < d->n_pending && d->pending[i].serial != serial; i++)
-                ;
-        if (i == d->n_pending)
-                return;         /* forgotten, or of an earlier connection */
-        d->known = true;
-        d->latest = *e;
-
-        /* An answer about another frame than the one asked for (the target had passed) is the
-         * current state, not that vblank's time: the fake CRTC's UST is then not on its grid. */
-        if (d->pending[i].target_msc != 0 && e->msc != d->pending[i].target_msc)
-                d->missed++;
-        else if (d->pending[i].target_msc != 0 && present_event_sample(e, &d->info.unit, &d->jitter, &s) >= 0) {
-                push_sample(d, &s);
-                d->samples++;
-                if (!d->have_samples)
-                        d->first = *e;
-                d->last = *e;
-                d->have_samples = true;
-        }
-        d->pending[i] = d->pending[--d->n_pending];
-}
-
-/* Everything the connection has, without blocking. */
-static int drain(Domain *d) {
-        int64_t now_ns = source_clock_ns(CLOCK_MONOTONIC);
-
-        for (;;) {
-                PresentEvent e;
-                uint32_t serial;
-                int r;
-
-                r = present_conn_read(&d->conn, &serial, &e);
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        break;
-                handle_event(d, serial, &e);
-        }
-        for (size_t i = 0; i < d->n_pending;)
-                if (now_ns - d->pending[i].sent_ns > PENDING_MAX_AGE_NS)
-                        d->pending[i] = d->pending[--d->n_pending];
-                else
-                        i++;
-        return 0;
-}
-
-/* The next two frames, once the previous requests are answered. */
-static int queue_targets(Domain *d) {
-        uint64_t next_msc;
-        int64_t next_ns;
-        int r;
-
-        if (d->n_pending > 0 || !d->known)
-                return 0;
-        r = present_next_vblank(d->latest.ust_us, d->latest.msc, interval_ns(d), source_clock_ns(CLOCK_MONOTONIC),
-                                &next_ns, &next_msc);
-        if (r < 0)
-                return r;
-        r = send_notify(d, next_msc);
-        if (r >= 0)
-                r = send_notify(d, next_msc + 1);
-        return r;
-}
-
 static int present_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *ret_n) {
         int64_t deadline_ns;
         size_t n;
@@ -300,9 +163,9 @@ static int present_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t
 
         /* Nothing collected yet (the first bursts): wait for the next frame, within the budget. */
         for (;;) {
-                r = drain(d);
+                r = present_domain_drain(d);
                 if (r >= 0)
-                        r = queue_targets(d);
+                        r = present_domain_queue_targets(d);
                 if (r == -ENOTCONN) {
                         disconnect(d);
                         return r;
@@ -332,7 +195,7 @@ static int present_dispatch(Domain *d) {
 
         if (!d)
                 return -EINVAL;
-        r = drain(d);
+        r = present_domain_drain(d);
         if (r < 0 && present_conn_is_open(&d->conn))
                 disconnect(d);
         return r;
@@ -340,8 +203,9 @@ static int present_dispatch(Domain *d) {
 
 static int present_status(Domain *d, DomainStatus *ret) {
         /* Most wanted first: the bus may show only the first few. */
-        static const char *const keys[EXTRAS] = { "refresh_interval_ns", "next_vblank_ns", "next_vblank_msc",
-                                                  "crtc", "x11_display", "samples", "missed", "connected" };
+        static const char *const keys[PRESENT_EXTRAS] = { "refresh_interval_ns", "next_vblank_ns",
+                                                          "next_vblank_msc", "crtc", "x11_display", "samples",
+                                                          "missed", "connected" };
         DomainStatus s = {};
         uint64_t next_msc = 0;
         int64_t next_ns = 0;
@@ -350,22 +214,22 @@ static int present_status(Domain *d, DomainStatus *ret) {
                 return -EINVAL;
 
         if (d->have_samples)
-                (void) present_next_vblank(d->last.ust_us, d->last.msc, interval_ns(d), source_clock_ns(CLOCK_MONOTONIC),
-                                           &next_ns, &next_msc);
+                (void) present_next_vblank(d->last.ust_us, d->last.msc, present_domain_interval_ns(d),
+                                           source_clock_ns(CLOCK_MONOTONIC), &next_ns, &next_msc);
         s.generation = d->generation;
-        snprintf(d->extra_values[0], EXTRA_VALUE_MAX, "%.0f", interval_ns(d));
-        snprintf(d->extra_values[1], EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
-        snprintf(d->extra_values[2], EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
-        snprintf(d->extra_values[3], EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
-        snprintf(d->extra_values[4], EXTRA_VALUE_MAX, "%s", d->display);
-        snprintf(d->extra_values[5], EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
-        snprintf(d->extra_values[6], EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
-        snprintf(d->extra_values[7], EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
-        for (size_t i = 0; i < EXTRAS; i++) {
+        snprintf(d->extra_values[0], PRESENT_EXTRA_VALUE_MAX, "%.0f", present_domain_interval_ns(d));
+        snprintf(d->extra_values[1], PRESENT_EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
+        snprintf(d->extra_values[2], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
+        snprintf(d->extra_values[3], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
+        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%s", d->display);
+        snprintf(d->extra_values[5], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
+        snprintf(d->extra_values[6], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
+        snprintf(d->extra_values[7], PRESENT_EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
+        for (size_t i = 0; i < PRESENT_EXTRAS; i++) {
                 s.extras[i].key = keys[i];
                 s.extras[i].value = d->extra_values[i];
         }
-        s.n_extras = EXTRAS;
+        s.n_extras = PRESENT_EXTRAS;
         *ret = s;
         return 0;
 }
