@@ -271,6 +271,9 @@ int core_domain_dispatch(Core *c, size_t index) {
         return r;
 }
 
+/* Bursts in a row that may time out before a domain that was calibrated is called unavailable. */
+#define CORE_TIMEOUTS_UNAVAILABLE 3
+
 /* Samples go to the history oldest first; a burst keeps a handful, so insertion sort it is. */
 static void sort_by_reference(Sample *samples, size_t n) {
         for (size_t i = 1; i < n; i++) {
@@ -409,10 +412,15 @@ int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
         }
         if (r >= 0 && n_kept == 0)
                 r = -ENODATA;
+        if (r == -ETIMEDOUT && d->last_calibrated_ns > 0 && ++d->timeouts < CORE_TIMEOUTS_UNAVAILABLE)
+                /* A server slow to answer under load: the model holds, its bound grows with the
+                 * time since the last burst; only a server that stays silent is unavailable. */
+                return r;
         if (r < 0) {
                 core_set_available(c, index, false);
                 return r;
         }
+        d->timeouts = 0;
         sort_by_reference(samples, n_kept);
         change = core_apply_status(c, index, &old_model);
         prior = history_rate_prior(&d->history);

@@ -36,6 +36,7 @@ typedef struct CoreDomain {
         bool has_generation;
         uint64_t rate_epoch;            /* the source's, as of the latest burst */
         int64_t last_calibrated_ns;     /* CLOCK_MONOTONIC of the latest burst; 0: never */
+        unsigned timeouts;              /* bursts in a row that timed out */
         /* An application's clock (app-clocks.c): no source, its history fed by PushSnapshot.
          * gone: its owner left; the node stays (indices never change) but names no domain. */
         bool application;
