@@ -146,9 +146,22 @@ static void test_gpu0(const VulkanConfig *config) {
         }
         fake_state(&state);
         attempts = state.create_device_calls - calls_before;
-        is_int(n_fail, 0, "a lost device: every burst fails with -ENODEV");
-        ok(attempts >= 3 && attempts <= 14, "%u attempts to come back in 30 ms (backoff 1..4 ms)", attempts);
+        ok(attempts <= 14, "%u attempts to come back in 30 ms, no more (backoff 1..4 ms)", attempts);
         ok(n_calls > 10 * attempts, "most bursts do not touch the driver (%u bursts)", n_calls);
+        /* A loaded machine may not have run us for much of those 30 ms: keep going (5 s at most)
+         * until the third attempt, which only a source that keeps retrying makes. */
+        until_ns = raw_ns() + 5 * INT64_C(1000000000);
+        while (attempts < 3 && raw_ns() < until_ns) {
+                size_t n = 0;
+                Sample s[BURST_SAMPLES];
+
+                if (domain_vulkan_ops.sample_burst(d, s, BURST_SAMPLES, &n) != -ENODEV)
+                        n_fail++;
+                fake_state(&state);
+                attempts = state.create_device_calls - calls_before;
+        }
+        ok(attempts >= 3, "and it keeps trying (%u attempts)", attempts);
+        is_int(n_fail, 0, "a lost device: every burst fails with -ENODEV");
         is_int(state.devices, 0, "the lost device was destroyed");
         is_int(state.instances, 0, "and its instance");
 
