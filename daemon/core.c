@@ -64,11 +64,12 @@ int core_new(const Log *log, Core **ret) {
         if (!c)
                 return -ENOMEM;
         c->log = log;
-        /* calloc() of this size maps fresh zero pages: write them, so they are resident now. */
+        /* calloc() of this size maps fresh zero pages: write them, so they are resident now.
+         * Not memset(): GCC folds malloc + memset(0) into calloc, which leaves them unwritten. */
         c->slots = malloc(CORE_DOMAINS_MAX * sizeof(CoreDomain));
         if (!c->slots)
                 return -ENOMEM;
-        memset(c->slots, 0, CORE_DOMAINS_MAX * sizeof(CoreDomain));
+        explicit_bzero(c->slots, CORE_DOMAINS_MAX * sizeof(CoreDomain));
 
         r = core_add_hub(c);
         if (r < 0)

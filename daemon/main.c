@@ -122,6 +122,10 @@ static int run(int argc, char *argv[]) {
          * (ConvertMany of a million values) would leave the next ones on the heap for good: keep
          * large buffers in their own mappings, returned to the system when freed. */
         (void) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        /* One arena: the X connect threads (domains/xcb-connect.c) are short and rare, but two
+         * at once (x11's and msc's, after an X server restart) made glibc create a second
+         * arena, 64-132 KiB resident for good, at random. Nothing here is malloc-bound. */
+        (void) mallopt(M_ARENA_MAX, 1);
 
         r = daemon_new(&log, &options, &d);
         if (r < 0)

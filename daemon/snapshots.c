@@ -25,8 +25,9 @@ int snapshot_ring_new(size_t capacity, SnapshotRing **ret) {
                 return -ENOMEM;
         }
         /* Written now, so that the ring is resident from the start: memory that only grows
-         * while the ring fills would look like a leak to whoever watches the daemon's RSS. */
-        memset(ring->entries, 0, capacity * sizeof(SnapshotEntry));
+         * while the ring fills would look like a leak to whoever watches the daemon's RSS.
+         * Not memset(): GCC folds malloc + memset(0) into calloc, which leaves them unwritten. */
+        explicit_bzero(ring->entries, capacity * sizeof(SnapshotEntry));
         ring->capacity = capacity;
         *ret = ring;
         return 0;
