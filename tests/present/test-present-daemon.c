@@ -119,7 +119,7 @@ static int wait_calibrated(sd_bus *bus, const char *name, BusDomain *ret) {
 static void test_msc(sd_bus *bus, const char *display) {
         BusDomain d = {}, mono = {};
         PresentClient client;
-        unsigned n_holds = 0;
+        unsigned n_holds = 0, n_tried = 0;
         double hz, hz_bound;
         int64_t now;
 
@@ -141,7 +141,9 @@ static void test_msc(sd_bus *bus, const char *display) {
            "next_vblank_ns, when shown, is near");
 
         ok(present_client_open(&client, display) == 0, "a Present client of our own");
-        for (int i = 0; i < 5 && client.xcb; i++) {
+        /* A notify the loaded server answers late or for another frame tells nothing: up to 20
+         * tries for 5 predictions, and every one made must hold. */
+        for (int i = 0; i < 20 && n_tried < 5 && client.xcb; i++) {
                 uint64_t ust, msc, ust10, msc10, unc;
                 int64_t v;
 
@@ -149,12 +151,14 @@ static void test_msc(sd_bus *bus, const char *display) {
                     clock_convert(bus, "msc", "monotonic", (int64_t) msc + 10, NULL, &v, &unc) < 0 ||
                     present_client_notify(&client, msc + 10, 2000, &ust10, &msc10) < 0 || msc10 != msc + 10)
                         continue;
+                n_tried++;
                 n_holds += (uint64_t) llabs((int64_t) ust10 * 1000 + 500 - v) <= unc + 500;
                 diag("Convert(msc, monotonic, %llu) = %lld +- %llu; Present reported %llu us",
                      (unsigned long long) msc + 10, (long long) v, (unsigned long long) unc,
                      (unsigned long long) ust10);
         }
-        is_int(n_holds, 5, "5 of 5 vblanks 10 frames ahead: the reported UST within Convert's bound");
+        ok(n_tried == 5 && n_holds == n_tried, "%u of %u vblanks 10 frames ahead: the reported UST within Convert's bound",
+           n_holds, n_tried);
         present_client_close(&client);
 }
 
