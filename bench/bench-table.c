@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "bench-util.h"
+#include "fake-history.h"
 #include "fake.h"
 #include "shared-table.h"
 
@@ -25,24 +26,6 @@
 #define VALUES 4096             /* a power of two: inputs that stay in L1 */
 
 typedef enum Kind { KIND_GRAPH, KIND_TABLE, KIND_FROM_HUB, KIND_NOW, KIND_CLOCK } Kind;
-
-static void calibrate_fake(const char *name, FakeConfig *config, History *h) {
-        Domain *d = NULL;
-
-        history_init(h, NULL);
-        if (domain_fake_ops.open(name, config, &d) < 0)
-                return;
-        for (int i = 0; i < 300; i++) {
-                Sample s[8];
-                size_t n = 0;
-
-                domain_fake_ops.sample_burst(d, s, 8, &n);
-                for (size_t k = 0; k < n; k++)
-                        history_add(h, &s[k], NULL);
-                fake_advance(d, 100000000);
-        }
-        domain_fake_ops.close(d);
-}
 
 /* ns per operation, the fastest round. */
 static double timed(Kind kind, const ClockGraph *g, const void *mem, size_t size, size_t from, size_t to,
@@ -105,9 +88,9 @@ int main(void) {
         uint64_t state = 88172645463325252ULL;
         int64_t check_v, check_unc;
 
-        calibrate_fake("monotonic", &c_mono, &h_mono);
-        calibrate_fake("boottime", &c_boot, &h_boot);
-        calibrate_fake("x11", &c_x11, &h_x11);
+        fake_history_calibrate("monotonic", &c_mono, &h_mono);
+        fake_history_calibrate("boottime", &c_boot, &h_boot);
+        fake_history_calibrate("x11", &c_x11, &h_x11);
         graph_init(&g, "monotonic_raw");
         if (!mem || graph_add(&g, "monotonic", &UNIT_NS, &h_mono, &mono) < 0 ||
             graph_add(&g, "boottime", &UNIT_NS, &h_boot, &boot) < 0 ||

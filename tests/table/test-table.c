@@ -10,29 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake-history.h"
 #include "fake.h"
 #include "shared-table.h"
 #include "tap.h"
 
 #define CAPACITY 8
-
-static void calibrate_fake(const char *name, FakeConfig *config, History *h) {
-        Domain *d = NULL;
-
-        history_init(h, NULL);
-        if (domain_fake_ops.open(name, config, &d) < 0)
-                return;
-        for (int i = 0; i < 300; i++) {
-                Sample s[8];
-                size_t n = 0;
-
-                domain_fake_ops.sample_burst(d, s, 8, &n);
-                for (size_t k = 0; k < n; k++)
-                        history_add(h, &s[k], NULL);
-                fake_advance(d, 100000000);
-        }
-        domain_fake_ops.close(d);
-}
 
 typedef struct Fixture {
         History h_mono, h_boot, h_step, h_x11;
@@ -53,10 +36,10 @@ static void fixture_init(Fixture *f) {
                              .rate_ppm = 30, .deviation_min_ns = 5000, .deviation_max_ns = 20000,
                              .interval_ns = 300000, .seed = 4 };
 
-        calibrate_fake("monotonic", &c_mono, &f->h_mono);
-        calibrate_fake("boottime", &c_boot, &f->h_boot);
-        calibrate_fake("stepper", &c_step, &f->h_step);
-        calibrate_fake("x11", &c_x11, &f->h_x11);
+        fake_history_calibrate("monotonic", &c_mono, &f->h_mono);
+        fake_history_calibrate("boottime", &c_boot, &f->h_boot);
+        fake_history_calibrate("stepper", &c_step, &f->h_step);
+        fake_history_calibrate("x11", &c_x11, &f->h_x11);
         graph_init(&f->g, "monotonic_raw");
         graph_add(&f->g, "monotonic", &UNIT_NS, &f->h_mono, &f->mono);
         graph_add(&f->g, "boottime", &UNIT_NS, &f->h_boot, &f->boot);
