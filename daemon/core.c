@@ -307,11 +307,9 @@ typedef enum CoreStatusChange {
 /* A change of rate the source told of closes the segment now, and the old rate moved by the
  * change is where the next one starts, so that its first bounds are as tight as the last. */
 static bool core_apply_rate_epoch(Core *c, CoreDomain *d, const DomainStatus *status) {
-        bool changed = status->rate_epoch != d->rate_epoch;
         int r;
 
-        d->rate_epoch = status->rate_epoch;
-        if (!changed)
+        if (status->rate_epoch == d->rate_epoch)
                 return false;
         r = history_rate_changed(&d->history, (double) status->rate_change_ppb * 1e-9,
                                  (double) status->rate_change_margin_ppb * 1e-9);

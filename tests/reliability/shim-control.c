@@ -86,6 +86,13 @@ int shim_command(int fd, const char *command, ShimReply *ret) {
         return 0;
 }
 
+const ShimClock *shim_reply_clock(const ShimReply *reply, const char *name) {
+        for (size_t i = 0; i < reply->n_clocks; i++)
+                if (strcmp(reply->clocks[i].name, name) == 0)
+                        return &reply->clocks[i];
+        return NULL;
+}
+
 int64_t shim_shifted_ns(const ShimClock *c, int64_t value_ns) {
         return value_ns + c->offset_ns + (int64_t) ((__int128) (value_ns - c->anchor_ns) * c->rate_ppb / 1000000000);
 }

@@ -30,5 +30,8 @@ int shim_connect(const char *path, int *ret_fd);
  * reads the reply. -EIO when the shim refused it, -EBADMSG for a reply we cannot read. */
 int shim_command(int fd, const char *command, ShimReply *ret);
 
+/* The group of a reply that holds the clock called name, or NULL. */
+const ShimClock *shim_reply_clock(const ShimReply *reply, const char *name);
+
 /* The shifted value of a clock that reads value_ns (exactly what the shim computes). */
 int64_t shim_shifted_ns(const ShimClock *c, int64_t value_ns);

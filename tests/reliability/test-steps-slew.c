@@ -135,9 +135,7 @@ static void test_at_cadence(const char *daemon, const char *shim) {
         n_events_before = steps_count(s, NULL, 0);
         t_change = harness_clock_ns(CLOCK_MONOTONIC);
         r = steps_shim(s, &reply, "rate %" PRIi64 " monotonic,realtime,boottime,tai", SLEW_PPB);
-        for (size_t i = 0; i < reply.n_clocks; i++)
-                if (strcmp(reply.clocks[i].name, "monotonic") == 0)
-                        mono = &reply.clocks[i];
+        mono = shim_reply_clock(&reply, "monotonic");
         ok(r == 0 && mono, "monotonic, realtime, boottime and tai run %+" PRIi64 " ppb from now on", SLEW_PPB);
         if (!mono)
                 return;
@@ -246,9 +244,7 @@ static void test_between_bursts(const char *daemon, const char *shim) {
         n_events_before = steps_count(s, NULL, 0);
 
         r = steps_shim(s, &reply, "rate %" PRIi64 " monotonic,realtime,boottime,tai", SLEW_PPB);
-        for (size_t i = 0; i < reply.n_clocks; i++)
-                if (strcmp(reply.clocks[i].name, "monotonic") == 0)
-                        mono = &reply.clocks[i];
+        mono = shim_reply_clock(&reply, "monotonic");
         ok(r == 0 && mono, "monotonic runs %+" PRIi64 " ppb from now on", SLEW_PPB);
         if (!mono)
                 return;
@@ -269,10 +265,7 @@ static void test_between_bursts(const char *daemon, const char *shim) {
         n_events_before = steps_count(s, NULL, 0);
         t_end_ns = harness_clock_ns(CLOCK_MONOTONIC);
         r = steps_shim(s, &reply, "rate 0 monotonic,realtime,boottime,tai");
-        mono = NULL;
-        for (size_t i = 0; i < reply.n_clocks; i++)
-                if (strcmp(reply.clocks[i].name, "monotonic") == 0)
-                        mono = &reply.clocks[i];
+        mono = shim_reply_clock(&reply, "monotonic");
         ok(r == 0 && mono, "the slew ends");
         if (!mono)
                 return;
@@ -286,7 +279,7 @@ static void test_between_bursts(const char *daemon, const char *shim) {
         free(log);
         log = NULL;
         ok(harness_daemon_log(s->harness, &log) >= 0 &&
-                   strstr(strstr(log, "changed since the last burst") ?: log, "changed its rate by -300000"),
+                   strstr(log, "changed its rate by -300000"),
            "the daemon found it without a call (its log says so)");
 }
 
