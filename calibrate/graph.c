@@ -315,7 +315,7 @@ static int node_inverse(const GraphNode *node, int64_t x_ns, int64_t x_unc_ns, i
                 return prepared_inverse(&node->current, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
         if (!node->history)
                 return -ESTALE;
-        return model_inverse(&history_at_x(node->history, x_ns)->model, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
+        return history_inverse(node->history, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
 }
 
 static int node_forward(const GraphNode *node, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns) {
@@ -323,7 +323,7 @@ static int node_forward(const GraphNode *node, int64_t r_ns, int64_t r_unc_ns, i
                 return prepared_forward(&node->current, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
         if (!node->history)
                 return -ESTALE;
-        return model_forward(&history_at_r(node->history, r_ns)->model, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
+        return history_forward(node->history, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
 }
 
 static bool unit_equal(const DomainUnit *a, const DomainUnit *b) {

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "arith.h"
 #include "history.h"
 
 void history_init(History *h, const EstimatorConfig *config) {
@@ -127,6 +128,75 @@ const Segment *history_at_r(const History *h, int64_t r_ns) {
                         return s;
         }
         return history_get(h, 0);
+}
+
+/* The segment that follows s when s was closed by a change of rate, else NULL. */
+static const Segment *segment_after_rate_change(const History *h, const Segment *s) {
+        if (s->end != SEGMENT_RATE_CHANGE)
+                return NULL;
+        for (size_t i = 0; i + 1 < h->n; i++)
+                if (history_get(h, i) == s)
+                        return history_get(h, i + 1);
+        return NULL;
+}
+
+/* The smallest interval that holds both [v - u, v + u] and [w - t, w + t]. */
+static int interval_union(int64_t v, int64_t u, int64_t w, int64_t t, int64_t *ret_mid, int64_t *ret_half) {
+        int64_t lo_a, hi_a, lo_b, hi_b, lo, hi, width;
+        int r;
+
+        if ((r = arith_sub(v, u, &lo_a)) < 0 || (r = arith_add(v, u, &hi_a)) < 0 ||
+            (r = arith_sub(w, t, &lo_b)) < 0 || (r = arith_add(w, t, &hi_b)) < 0)
+                return r;
+        lo = lo_a < lo_b ? lo_a : lo_b;
+        hi = hi_a > hi_b ? hi_a : hi_b;
+        if ((r = arith_sub(hi, lo, &width)) < 0)
+                return r;
+        *ret_mid = lo + width / 2;
+        *ret_half = width - width / 2;
+        return 0;
+}
+
+int history_forward(const History *h, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns) {
+        const Segment *s, *next;
+        int64_t x, unc, x_next, unc_next;
+        int r;
+
+        if (h->n == 0)
+                return -ENODATA;
+        s = history_at_r(h, r_ns);
+        r = model_forward(&s->model, r_ns, r_unc_ns, &x, &unc);
+        if (r < 0)
+                return r;
+        next = segment_after_rate_change(h, s);
+        if (next && r_ns > s->r_end_ns &&
+            model_forward(&next->model, r_ns, r_unc_ns, &x_next, &unc_next) >= 0 &&
+            interval_union(x, unc, x_next, unc_next, &x, &unc) < 0)
+                return -ERANGE;
+        *ret_x_ns = x;
+        *ret_unc_ns = unc;
+        return 0;
+}
+
+int history_inverse(const History *h, int64_t x_ns, int64_t x_unc_ns, int64_t *ret_r_ns, int64_t *ret_unc_ns) {
+        const Segment *s, *next;
+        int64_t r_val, unc, r_next, unc_next, x_end, unc_end;
+        int r;
+
+        if (h->n == 0)
+                return -ENODATA;
+        s = history_at_x(h, x_ns);
+        r = model_inverse(&s->model, x_ns, x_unc_ns, &r_val, &unc);
+        if (r < 0)
+                return r;
+        next = segment_after_rate_change(h, s);
+        if (next && model_forward(&s->model, s->r_end_ns, 0, &x_end, &unc_end) >= 0 && x_ns > x_end &&
+            model_inverse(&next->model, x_ns, x_unc_ns, &r_next, &unc_next) >= 0 &&
+            interval_union(r_val, unc, r_next, unc_next, &r_val, &unc) < 0)
+                return -ERANGE;
+        *ret_r_ns = r_val;
+        *ret_unc_ns = unc;
+        return 0;
 }
 
 const Segment *history_at_x(const History *h, int64_t x_ns) {

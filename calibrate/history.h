@@ -77,5 +77,12 @@ const Segment *history_at_r(const History *h, int64_t r_ns);
  * (after a backward step this prefers the newest), else the oldest. */
 const Segment *history_at_x(const History *h, int64_t x_ns);
 
+/* A conversion with the segment of its time (history_at_r(), history_at_x()). A time between a
+ * segment closed by a change of rate and the next one's first sample gets the union of both
+ * models' intervals: the rate changed somewhere in between, so the truth there lies on one line
+ * or the other. The same errors as model_forward() and model_inverse(); -ENODATA when empty. */
+int history_forward(const History *h, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns);
+int history_inverse(const History *h, int64_t x_ns, int64_t x_unc_ns, int64_t *ret_r_ns, int64_t *ret_unc_ns);
+
 size_t history_count(const History *h);
 const Segment *history_get(const History *h, size_t i);     /* 0 = oldest */

@@ -237,11 +237,59 @@ static void test_rate_changed(void) {
         domain_fake_ops.close(before);
 }
 
+/* The rate changed 1 ms after the last sample of the old segment and the next burst came a second
+ * later: between the two, the old model is 300 us off by the end. Told of the change or not, a
+ * time in that gap converts with both models' intervals together, and holds the truth. */
+static void test_rate_change_gap(void) {
+        FakeConfig config = { .rate_ppm = 12, .deviation_min_ns = 200, .deviation_max_ns = 2000,
+                              .interval_ns = 500, .seed = 9 };
+        Domain *before = NULL, *after = NULL;
+        int outside = 0, events = 0, missed = 0, checked = 0;
+        const Segment *old;
+        int64_t r_end_ns, t_change_ns, r_begin_ns;
+        History h;
+
+        for (int told = 0; told < 2; told++) {
+                history_init(&h, NULL);
+                domain_fake_ops.open("f", &config, &before);
+                feed_bursts(&h, before, 10, &outside, &events);
+                old = history_current(&h);
+                r_end_ns = old->r_end_ns;
+                t_change_ns = r_end_ns + INT64_C(1000000);
+                if (told)
+                        history_rate_changed(&h, 300e-6, 20e-9);
+                after = fake_after_rate_change(before, &config, 312, t_change_ns);
+                fake_advance(after, INT64_C(1000000000));
+                feed_bursts(&h, after, 3, &outside, &events);
+                r_begin_ns = history_get(&h, 1) ? history_get(&h, 1)->r_begin_ns : 0;
+                ok(history_count(&h) == 2 && r_begin_ns > t_change_ns,
+                   "%s: a new segment, its first sample a second after the change",
+                   told ? "told of the change" : "found by the samples");
+                for (int64_t r_ns = r_end_ns + 1; r_ns < r_begin_ns; r_ns += (r_begin_ns - r_end_ns) / 64) {
+                        double truth = fake_truth_ns(r_ns < t_change_ns ? before : after, r_ns);
+                        int64_t x, unc, x_back, unc_back;
+
+                        checked++;
+                        if (history_forward(&h, r_ns, 0, &x, &unc) < 0 || fabs((double) x - truth) > (double) unc)
+                                missed++;
+                        else if (history_inverse(&h, (int64_t) llround(truth), 0, &x_back, &unc_back) < 0 ||
+                                 llabs(x_back - r_ns) > unc_back + 1)
+                                missed++;
+                }
+                domain_fake_ops.close(after);
+                domain_fake_ops.close(before);
+        }
+        ok(checked > 100 && missed == 0, "every time in the gap converts within its bound, both ways (%d of %d missed)",
+           missed, checked);
+        is_int(outside, 0, "and at every sample");
+}
+
 int main(void) {
         test_segments();
         test_bounded();
         test_bad_sample();
         test_prior();
         test_rate_changed();
+        test_rate_change_gap();
         return done_testing();
 }
