@@ -141,14 +141,23 @@ static void test_live(const char *display) {
 
         /* Ten frames ahead, five times: our own PresentNotifyMSC reports the vblank's UST. */
         if (present_client_open(&client, display) == 0) {
-                for (int i = 0; i < 5; i++) {
+                for (int i = 0; i < 20 && n_done < 5; i++) {
                         uint64_t ust, msc, ust10, msc10;
-                        int64_t pred_ns, bound_ns, err_ns;
+                        int64_t pred_ns, bound_ns, err_ns, late_ns;
 
                         if (present_client_notify(&client, 0, 2000, &ust, &msc) < 0 ||
                             present_client_predict(&m, &infos[0].unit, msc + 10, &pred_ns, &bound_ns) < 0 ||
                             present_client_notify(&client, msc + 10, 2000, &ust10, &msc10) < 0 || msc10 != msc + 10)
                                 continue;
+                        /* Xvfb's frames are exactly FAKE_INTERVAL_NS apart; a UST that is not was
+                         * stamped by a timer the loaded machine ran late: the report of a vblank, not
+                         * its time, which is what the bound is about. */
+                        late_ns = llabs((int64_t) (ust10 - ust) * 1000 - (int64_t) (10 * FAKE_INTERVAL_NS));
+                        if (late_ns > 1000000) {
+                                diag("vblank %llu: Xvfb's timer ran %lld us late, not judged",
+                                     (unsigned long long) msc10, (long long) late_ns / 1000);
+                                continue;
+                        }
                         err_ns = llabs((int64_t) ust10 * 1000 + 500 - pred_ns);
                         n_done++;
                         n_holds += err_ns <= bound_ns + 500;
