@@ -118,7 +118,7 @@ static int time_graph_convert(const ClockGraph *g, size_t from, size_t to, int64
                 values[i] = centre_ns + (int64_t) (rng_next(&rng) % 2000000000u) - 1000000000;
 
         for (int round = 0; round < ROUNDS; round++) {
-                int64_t t0 = bench_clock_ns(CLOCK_MONOTONIC), t1;
+                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC), t1;
 
                 for (size_t i = 0; i < CONVERSIONS / ROUNDS; i++) {
                         int64_t out = 0, uncertainty_ns = 0;
@@ -130,7 +130,7 @@ static int time_graph_convert(const ClockGraph *g, size_t from, size_t to, int64
                                 return r;
                         acc += out ^ uncertainty_ns;
                 }
-                t1 = bench_clock_ns(CLOCK_MONOTONIC);
+                t1 = clock_now_ns(CLOCK_MONOTONIC);
                 if (t1 - t0 < best_ns)
                         best_ns = t1 - t0;
         }
@@ -166,10 +166,10 @@ static int measure_graph(double *ret_1hop_ns, double *ret_2hop_ns) {
         graph_refresh(&g, i_mono);
         graph_refresh(&g, i_boot);
 
-        r = time_graph_convert(&g, i_mono, g.hub, bench_clock_ns(CLOCK_MONOTONIC), ret_1hop_ns);
+        r = time_graph_convert(&g, i_mono, g.hub, clock_now_ns(CLOCK_MONOTONIC), ret_1hop_ns);
         if (r < 0)
                 return r;
-        return time_graph_convert(&g, i_mono, i_boot, bench_clock_ns(CLOCK_MONOTONIC), ret_2hop_ns);
+        return time_graph_convert(&g, i_mono, i_boot, clock_now_ns(CLOCK_MONOTONIC), ret_2hop_ns);
 }
 
 /* a-b-c with SNAPSHOTS_PER_EDGE snapshots per edge, interleaved so every domain stays monotonic
@@ -220,7 +220,7 @@ static int measure_nearest(double *ret_ns) {
                 values[i] = first - 1000000 + (int64_t) (rng_next(&rng) % span_ns);
 
         for (int round = 0; round < ROUNDS; round++) {
-                int64_t t0 = bench_clock_ns(CLOCK_MONOTONIC), t1;
+                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC), t1;
 
                 for (size_t i = 0; i < NEAREST_CONVERSIONS / ROUNDS; i++) {
                         int64_t out = 0, uncertainty_ns = 0;
@@ -231,7 +231,7 @@ static int measure_nearest(double *ret_ns) {
                                 goto finish;
                         acc += out ^ uncertainty_ns;
                 }
-                t1 = bench_clock_ns(CLOCK_MONOTONIC);
+                t1 = clock_now_ns(CLOCK_MONOTONIC);
                 if (t1 - t0 < best_ns)
                         best_ns = t1 - t0;
         }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "frames-stats.h"
+#include "time-util.h"
 
 #define ROWS_MIN 5000000
 #define ROWS_PER_DUMP 127
@@ -28,13 +29,6 @@
 #define RUNS 3
 
 static volatile uint64_t sink;
-
-static int64_t now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Writes the dump; the number of rows. */
 static uint64_t write_dump(FILE *f) {
@@ -63,7 +57,7 @@ static uint64_t write_dump(FILE *f) {
 /* read() the file and count its lines, as the CLI's reader must at least. */
 static int64_t floor_ns(const char *path) {
         static char buf[1 << 20];
-        int64_t t0 = now_ns();
+        int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
         uint64_t lines = 0;
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         ssize_t k;
@@ -75,11 +69,11 @@ static int64_t floor_ns(const char *path) {
                         lines++;
         close(fd);
         sink += lines;
-        return now_ns() - t0;
+        return clock_now_ns(CLOCK_MONOTONIC) - t0;
 }
 
 static int64_t cli_ns(const char *timeconv, const char *path) {
-        int64_t t0 = now_ns();
+        int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
         int status;
         pid_t pid = fork();
 
@@ -93,7 +87,7 @@ static int64_t cli_ns(const char *timeconv, const char *path) {
         }
         if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 return -1;
-        return now_ns() - t0;
+        return clock_now_ns(CLOCK_MONOTONIC) - t0;
 }
 
 static int64_t lib_ns(const char *path, size_t *ret_frames) {
@@ -111,13 +105,13 @@ static int64_t lib_ns(const char *path, size_t *ret_frames) {
         close(fd);
         if (text == MAP_FAILED)
                 return -1;
-        t0 = now_ns();
+        t0 = clock_now_ns(CLOCK_MONOTONIC);
         r = frames_log_new(&log);
         if (r >= 0)
                 r = frames_parse_text(log, text, (size_t) st.st_size, &error);
         if (r >= 0)
                 r = frames_stats_compute(log->frames, log->n_frames, 0, &s);
-        t0 = now_ns() - t0;
+        t0 = clock_now_ns(CLOCK_MONOTONIC) - t0;
         if (r >= 0) {
                 *ret_frames = log->n_frames;
                 sink += (uint64_t) s.perfdog_jank;

@@ -44,10 +44,10 @@ static int measure_sample(Domain *d, int64_t *ret_p50_ns) {
         for (size_t i = 0; i < SAMPLE_CALLS && r >= 0; i++) {
                 Sample s;
                 size_t n;
-                int64_t t0 = bench_clock_ns(CLOCK_MONOTONIC);
+                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
                 r = domain_vulkan_ops.sample_burst(d, &s, 1, &n);
-                costs[i] = bench_clock_ns(CLOCK_MONOTONIC) - t0;
+                costs[i] = clock_now_ns(CLOCK_MONOTONIC) - t0;
         }
         if (r >= 0)
                 *ret_p50_ns = bench_percentile(costs, SAMPLE_CALLS, 0.5);
@@ -56,7 +56,7 @@ static int measure_sample(Domain *d, int64_t *ret_p50_ns) {
 }
 
 static int measure_burst_cpu(Domain *d, int64_t *ret_ns) {
-        int64_t t0 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        int64_t t0 = clock_now_ns(CLOCK_THREAD_CPUTIME_ID);
 
         for (size_t i = 0; i < CPU_BURSTS; i++) {
                 Sample s[BURST_SAMPLES];
@@ -67,7 +67,7 @@ static int measure_burst_cpu(Domain *d, int64_t *ret_ns) {
                 if (r < 0)
                         return r;
         }
-        *ret_ns = (bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / CPU_BURSTS;
+        *ret_ns = (clock_now_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / CPU_BURSTS;
         return 0;
 }
 
@@ -136,7 +136,7 @@ static int measure_conversions(Domain *gpu, const DomainInfo *gpu_info, Figures 
         if (r >= 0)
                 r = graph_add(g, "gpu0", &gpu_info->unit, h_gpu, &i_gpu);
 
-        start_ns = bench_clock_ns(CLOCK_MONOTONIC);
+        start_ns = clock_now_ns(CLOCK_MONOTONIC);
         next_ns = start_ns;
         while (r >= 0 && next_ns <= start_ns + CALIBRATION_NS) {
                 struct timespec at = { .tv_sec = next_ns / 1000000000, .tv_nsec = next_ns % 1000000000 };
@@ -161,7 +161,7 @@ static int measure_conversions(Domain *gpu, const DomainInfo *gpu_info, Figures 
                 }
         }
         for (size_t i = 0; r >= 0 && i < CONVERSIONS; i++) {
-                int64_t v = bench_clock_ns(CLOCK_MONOTONIC), out, u, err;
+                int64_t v = clock_now_ns(CLOCK_MONOTONIC), out, u, err;
 
                 r = graph_convert(g, i_gpu, i_mono, v, INT64_MIN, &out, &u);
                 if (r < 0)

@@ -39,7 +39,7 @@ static int64_t percentile(int64_t *v, size_t n, double p) {
 
 static void dispatch_until(Domain *d, int64_t until_ns) {
         for (;;) {
-                int64_t left_ns = until_ns - bench_clock_ns(CLOCK_MONOTONIC);
+                int64_t left_ns = until_ns - clock_now_ns(CLOCK_MONOTONIC);
                 struct pollfd pfd = { .fd = domain_present_ops.watch_fd(d), .events = POLLIN };
 
                 if (left_ns <= 0)
@@ -55,11 +55,11 @@ static int64_t floor_rtt_ns(PresentClient *client) {
         size_t n = 0;
 
         for (int i = 0; i < FLOOR_ROUNDS; i++) {
-                int64_t t0 = bench_clock_ns(CLOCK_MONOTONIC);
+                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
                 uint64_t ust, msc;
 
                 if (present_client_notify(client, 0, 1000, &ust, &msc) == 0)
-                        rtt[n++] = bench_clock_ns(CLOCK_MONOTONIC) - t0;
+                        rtt[n++] = clock_now_ns(CLOCK_MONOTONIC) - t0;
         }
         return percentile(rtt, n, 0.5);
 }
@@ -89,8 +89,8 @@ int main(void) {
         history_init(&h, NULL);
         floor_ns = floor_rtt_ns(&client);
 
-        start = bench_clock_ns(CLOCK_MONOTONIC);
-        for (int k = 0; bench_clock_ns(CLOCK_MONOTONIC) - start < RUN_NS; k++) {
+        start = clock_now_ns(CLOCK_MONOTONIC);
+        for (int k = 0; clock_now_ns(CLOCK_MONOTONIC) - start < RUN_NS; k++) {
                 Sample s[8];
                 size_t n_s = 0;
                 uint64_t ust, msc, ust10, msc10;
@@ -107,7 +107,7 @@ int main(void) {
                 if (history_current(&h))
                         m = history_current(&h)->model;
 
-                if (bench_clock_ns(CLOCK_MONOTONIC) - start >= WARMUP_NS && n < MAX_PREDICTIONS && history_current(&h) &&
+                if (clock_now_ns(CLOCK_MONOTONIC) - start >= WARMUP_NS && n < MAX_PREDICTIONS && history_current(&h) &&
                     present_client_notify(&client, 0, 1000, &ust, &msc) == 0 &&
                     present_client_predict(&m, &domain_present_ops.info(d)->unit, msc + 10, &pred_ns, &bound_ns) == 0 &&
                     present_client_notify(&client, msc + 10, 1000, &ust10, &msc10) == 0 && msc10 == msc + 10) {

@@ -9,12 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static inline int64_t bench_clock_ns(clockid_t id) {
-        struct timespec ts;
-
-        clock_gettime(id, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+#include "time-util.h"
 
 static inline int bench_cmp_i64(const void *a, const void *b) {
         int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
@@ -41,8 +36,8 @@ static inline int bench_posix_floor(clockid_t clock, size_t tries, int64_t *ret_
                 return -ENOMEM;
         }
         for (size_t i = 0; i < tries; i++) {
-                int64_t t0 = bench_clock_ns(clock);
-                int64_t t1 = bench_clock_ns(clock);
+                int64_t t0 = clock_now_ns(clock);
+                int64_t t1 = clock_now_ns(clock);
 
                 gaps[i] = t1 - t0;
         }

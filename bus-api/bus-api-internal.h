@@ -6,12 +6,7 @@
 #include <stdlib.h>
 
 #include "bus-api.h"
-
-#define _cleanup_(f) __attribute__((cleanup(f)))
-
-static inline void freep(void *p) {
-        free(*(void **) p);
-}
+#include "cleanup.h"
 
 struct BusApi {
         sd_bus *bus;

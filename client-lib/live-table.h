@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "time-util.h"
 #include "live-internal.h"
 #include "shared-table.h"
 
@@ -20,12 +21,6 @@ bool live_table_refresh(struct timeconv *tc);
 /* After -ESTALE: drops the table if its daemon retired it. */
 void live_table_check_retired(struct timeconv *tc);
 
-static inline int64_t live_reference_now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static inline int live_table_ready_(struct timeconv *tc) {
         if (__builtin_expect(tc->table.state != LIVE_TABLE_MAPPED || !tc->table.resolved, 0))
@@ -46,7 +41,7 @@ static inline int live_table_convert(struct timeconv *tc, unsigned from, unsigne
                 return -ENOENT;
         /* Reading the clock costs as much as the conversion: only for values that wrap. */
         r = shared_table_convert(tc->table.mem, tc->table.size, src->table_index, dst->table_index, value,
-                                 src->needs_hint ? live_reference_now_ns() : INT64_MIN, ret_value, ret_uncertainty_ns);
+                                 src->needs_hint ? clock_now_ns(CLOCK_MONOTONIC_RAW) : INT64_MIN, ret_value, ret_uncertainty_ns);
         if (__builtin_expect(r == -ESTALE, 0))
                 live_table_check_retired(tc);
         return r;
@@ -66,7 +61,7 @@ static inline int live_table_now(struct timeconv *tc, unsigned domain, int64_t *
         if (__builtin_expect(dst->table_index == SIZE_MAX, 0) &&
             (!live_table_refresh(tc) || dst->table_index == SIZE_MAX))
                 return -ENOENT;
-        r = shared_table_from_hub(tc->table.mem, tc->table.size, dst->table_index, live_reference_now_ns(),
+        r = shared_table_from_hub(tc->table.mem, tc->table.size, dst->table_index, clock_now_ns(CLOCK_MONOTONIC_RAW),
                                   ret_value, ret_uncertainty_ns);
         if (__builtin_expect(r == -ESTALE, 0))
                 live_table_check_retired(tc);

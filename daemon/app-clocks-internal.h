@@ -8,7 +8,8 @@
 
 #include "app-clocks.h"
 #include "core.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 #define SNAPSHOT_INTERVAL_NS (NSEC_PER_SEC / BUS_API_SNAPSHOTS_PER_S)
 

@@ -12,7 +12,8 @@
 
 #include "app-clocks-internal.h"
 #include "arith.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 /* The limits go into the error messages as text. */
 #define STRINGIFY_(x) #x
@@ -210,7 +211,7 @@ static int classify(AppClocks *a, const AppClient *cl, const BusClockReading *cl
 static int snapshot_span(AppClocks *a, const BusClockReading *clocks, const Entry *entries, size_t n,
                          int64_t *ret_lo_ns, int64_t *ret_hi_ns, BusPushFailure *f) {
         const ClockGraph *g = &a->core->graph;
-        int64_t lo_ns = INT64_MAX, hi_ns = INT64_MIN, hint_ns = now_ns(CLOCK_MONOTONIC_RAW), spread_ns;
+        int64_t lo_ns = INT64_MAX, hi_ns = INT64_MIN, hint_ns = clock_now_ns(CLOCK_MONOTONIC_RAW), spread_ns;
 
         for (size_t i = 0; i < n; i++) {
                 int64_t r_ns, u_ns, r_lo_ns, r_hi_ns;
@@ -240,7 +241,7 @@ static int snapshot_span(AppClocks *a, const BusClockReading *clocks, const Entr
 int app_clocks_push(AppClocks *a, const char *sender, const BusClockReading *clocks, size_t n,
                     BusPushFailure *ret_failure) {
         Entry entries[BUS_API_SNAPSHOT_CLOCKS_MAX];
-        int64_t lo_ns, hi_ns, now = now_ns(CLOCK_MONOTONIC);
+        int64_t lo_ns, hi_ns, now = clock_now_ns(CLOCK_MONOTONIC);
         BusPushFailure *f = ret_failure;
         size_t n_new = 0;
         AppClient *cl;

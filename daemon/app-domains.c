@@ -127,14 +127,14 @@ int app_domain_feed(AppClocks *a, size_t index, const Sample *s) {
         node->has_last = true;
         node->last_r_lo_ns = s->r0_ns;
         node->last_x_ns = s->x_lo_ns;
-        d->last_calibrated_ns = now_ns(CLOCK_MONOTONIC);
+        d->last_calibrated_ns = clock_now_ns(CLOCK_MONOTONIC);
         graph_refresh(&c->graph, index);
         if (event.verdict == ESTIMATOR_STEP && a->api) {
                 /* After the table has it, as for the daemon's own steps. */
                 core_publish(c);
                 log_debug(c->log, "application clocks: domain '%s' stepped by %+" PRId64 " ns", d->info.name,
                           event.step_ns);
-                r = bus_api_emit_discontinuity(a->api, d->info.name, now_ns(CLOCK_MONOTONIC), event.step_ns,
+                r = bus_api_emit_discontinuity(a->api, d->info.name, clock_now_ns(CLOCK_MONOTONIC), event.step_ns,
                                                BUS_DISCONTINUITY_STEP);
                 if (r < 0)
                         log_warning_errno(c->log, r, "cannot emit Discontinuity: %m");

@@ -11,7 +11,8 @@
 #include "arith.h"
 #include "config.h"
 #include "core.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 static size_t core_bus_count_domains(void *userdata) {
         Core *c = userdata;
@@ -151,7 +152,7 @@ static int core_bus_convert(void *userdata, const char *from, const char *to, in
                 return -ENOENT;
 
         /* A wrapping value is unwrapped to the occurrence nearest to now. */
-        r = graph_convert(&c->graph, i, j, value, now_ns(CLOCK_MONOTONIC_RAW), &result, &uncertainty_ns);
+        r = graph_convert(&c->graph, i, j, value, clock_now_ns(CLOCK_MONOTONIC_RAW), &result, &uncertainty_ns);
         if (r < 0)
                 return r;
         if (uncertainty_ns < 0)
@@ -171,7 +172,7 @@ static int core_bus_now(void *userdata, const char *domain, int64_t *ret_value, 
         if (!domain || core_find(c, domain, &i) < 0)
                 return -ENOENT;
 
-        r_ns = now_ns(CLOCK_MONOTONIC_RAW);
+        r_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
         r = graph_convert(&c->graph, c->graph.hub, i, r_ns, r_ns, &result, &uncertainty_ns);
         if (r < 0)
                 return r;

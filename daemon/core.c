@@ -8,7 +8,8 @@
 #include "burst.h"
 #include "clock-id.h"
 #include "core.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 CoreDomain *core_domain_alloc(Core *c) {
         for (size_t i = 0; i < CORE_DOMAINS_MAX; i++)
@@ -458,19 +459,19 @@ int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
         for (size_t i = 0; i < c->n_domains; i++)
                 if (c->domains[i]->view_of == index) {
                         graph_refresh(&c->graph, i);
-                        c->domains[i]->last_calibrated_ns = now_ns(CLOCK_MONOTONIC);
+                        c->domains[i]->last_calibrated_ns = clock_now_ns(CLOCK_MONOTONIC);
                 }
-        d->last_calibrated_ns = now_ns(CLOCK_MONOTONIC);
+        d->last_calibrated_ns = clock_now_ns(CLOCK_MONOTONIC);
         *ret = burst;
         return 0;
 }
 
 void core_snapshot(Core *c) {
-        int64_t r_ns = now_ns(CLOCK_MONOTONIC_RAW);
+        int64_t r_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
 
         snapshot_ring_take(c->snapshots, &c->graph, r_ns);
         c->last_tick_r_ns = r_ns;
-        c->last_tick_ns = now_ns(CLOCK_MONOTONIC);
+        c->last_tick_ns = clock_now_ns(CLOCK_MONOTONIC);
         /* The hub needs no burst: it is calibrated by definition, as of every tick. */
         c->domains[c->graph.hub]->last_calibrated_ns = c->last_tick_ns;
 }

@@ -10,7 +10,8 @@
 #include "daemon.h"
 #include "sources.h"
 #include "state.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 static int daemon_on_signal(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata) {
         Daemon *d = userdata;

@@ -10,7 +10,8 @@
 #include "daemon.h"
 #include "log.h"
 #include "options.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 static void help(void) {
         printf("NAME\n"

@@ -7,7 +7,8 @@
 #include <sys/timerfd.h>
 
 #include "realtime-watch.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 #define TIME_T_MAX ((time_t) ((UINTMAX_C(1) << (sizeof(time_t) * 8 - 1)) - 1))
 

@@ -7,7 +7,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "scheduler.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 /* The first ticks after start-up come quickly: a second burst 10 ms after the first bounds the
  * rates a hundred times tighter than the prior alone, before the first clients ask. */
@@ -32,7 +33,7 @@ static void scheduler_emit_discontinuity(Scheduler *s, const char *name, int64_t
 
         if (!s->bus_api)
                 return;
-        r = bus_api_emit_discontinuity(s->bus_api, name, now_ns(CLOCK_MONOTONIC), step_ns, kind);
+        r = bus_api_emit_discontinuity(s->bus_api, name, clock_now_ns(CLOCK_MONOTONIC), step_ns, kind);
         if (r < 0)
                 log_warning_errno(s->log, r, "cannot emit Discontinuity for '%s': %m", name);
 }

@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "snapshots.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 /* present is a 64-bit mask of nodes. */
 _Static_assert(GRAPH_NODES_MAX <= 64, "SnapshotEntry.present has one bit per graph node");

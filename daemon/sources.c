@@ -11,7 +11,8 @@
 
 #include "present.h"
 #include "sources.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 #include "vulkan.h"
 #include "x11.h"
 

@@ -24,7 +24,8 @@
 #include <string.h>
 
 #include "state.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 #define STATE_MARGIN_SAME_BOOT_PPB 50000
 #define STATE_MARGIN_REBOOT_PPB 200000

@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "state.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 int state_directory(char **ret) {
         const char *e;

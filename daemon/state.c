@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "state.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 static int fail(StateError *error, int r, const char *code, const char *format, ...)
         __attribute__((format(printf, 4, 5)));
@@ -89,7 +90,7 @@ static int parse_unit(json_t *obj, DomainUnit *ret, const char *where, StateErro
         static const char *const keys[] = { "period_ns", "wrap_bits", "truncates", "encoding" };
         DomainUnit u = {};
         char encoding[8];
-        int64_t wrap_bits;
+        int64_t wrap_bits = 0;
         json_t *v;
         int r;
 
@@ -157,7 +158,7 @@ int state_parse(const char *buf, size_t size, State *ret, StateError *ret_error)
         _cleanup_(freep) State *s = NULL;
         json_error_t jerror;
         json_t *domains;
-        int64_t version;
+        int64_t version = 0;
         int r;
 
         if (!buf || !ret)

@@ -15,7 +15,8 @@
 
 #include "shared-table.h"
 #include "table-publish.h"
-#include "util.h"
+#include "cleanup.h"
+#include "time-util.h"
 
 /* Linux 5.1; older C libraries lack the name. */
 #ifndef F_SEAL_FUTURE_WRITE
@@ -129,7 +130,7 @@ int table_publisher_update(TablePublisher *p, const ClockGraph *g) {
         if (r < 0)
                 return r;
 
-        shared_table_heartbeat(p->mem, now_ns(CLOCK_MONOTONIC), p->max_gap_ns);
+        shared_table_heartbeat(p->mem, clock_now_ns(CLOCK_MONOTONIC), p->max_gap_ns);
         return 0;
 }
 

@@ -12,17 +12,13 @@
 #include <xcb/randr.h>
 #include <xcb/xcbext.h>
 
+#include "cleanup.h"
 #include "present-conn.h"
 #include "source-time.h"
 
-static void freep(void *p) {
-        free(*(void **) p);
-}
-#define _cleanup_free_ __attribute__((cleanup(freep)))
-
 int present_conn_wait(PresentConn *c, int64_t deadline_ns) {
         struct pollfd pfd;
-        int64_t left_ns = deadline_ns - source_clock_ns(CLOCK_MONOTONIC);
+        int64_t left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
         struct timespec ts;
         int r;
 
@@ -218,7 +214,7 @@ int present_conn_connect(PresentConn *c, const char *display, int64_t wait_until
         c->connecting = NULL;
         if (r < 0)
                 return r;
-        return setup(c, xcb, screen, source_clock_ns(CLOCK_MONOTONIC) + setup_budget_ns);
+        return setup(c, xcb, screen, clock_now_ns(CLOCK_MONOTONIC) + setup_budget_ns);
 }
 
 void present_conn_close(PresentConn *c) {
@@ -262,9 +258,9 @@ int present_conn_read(PresentConn *c, uint32_t *ret_serial, PresentEvent *ret) {
                 if (!ev)
                         return xcb_connection_has_error(c->xcb) ? -ENOTCONN : 0;
                 /* The bracket that relates CLOCK_MONOTONIC (the UST's clock) to the reference. */
-                raw0_ns = source_clock_ns(CLOCK_MONOTONIC_RAW);
-                mono_ns = source_clock_ns(CLOCK_MONOTONIC);
-                raw1_ns = source_clock_ns(CLOCK_MONOTONIC_RAW);
+                raw0_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
+                mono_ns = clock_now_ns(CLOCK_MONOTONIC);
+                raw1_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
                 if (!is_our_notify(c, ev)) {
                         free(ev);
                         continue;

@@ -18,7 +18,7 @@
 
 int present_domain_send_notify(Domain *d, uint64_t target_msc) {
         Pending p = { .serial = ++d->next_serial, .target_msc = target_msc,
-                      .sent_ns = source_clock_ns(CLOCK_MONOTONIC) };
+                      .sent_ns = clock_now_ns(CLOCK_MONOTONIC) };
         int r;
 
         if (d->n_pending == PRESENT_PENDING_MAX)
@@ -75,7 +75,7 @@ static void handle_event(Domain *d, uint32_t serial, const PresentEvent *e) {
 
 /* Everything the connection has, without blocking. */
 int present_domain_drain(Domain *d) {
-        int64_t now_ns = source_clock_ns(CLOCK_MONOTONIC);
+        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
 
         for (;;) {
                 PresentEvent e;
@@ -106,7 +106,7 @@ int present_domain_queue_targets(Domain *d) {
         if (d->n_pending > 0 || !d->known)
                 return 0;
         r = present_next_vblank(d->latest.ust_us, d->latest.msc, present_domain_interval_ns(d),
-                                source_clock_ns(CLOCK_MONOTONIC), &next_ns, &next_msc);
+                                clock_now_ns(CLOCK_MONOTONIC), &next_ns, &next_msc);
         if (r < 0)
                 return r;
         r = present_domain_send_notify(d, next_msc);

@@ -57,7 +57,7 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
 
         /* Only a server that answers in time and has Present and a CRTC: unlike X time, a vblank
          * counter needs the display hardware, which a server found later may not have. */
-        if (display && present_conn_connect(&conn, display, source_clock_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS,
+        if (display && present_conn_connect(&conn, display, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS,
                                             SETUP_BUDGET_NS) >= 0 && n < n_max)
                 ret_infos[n++] = present_info_for(conn.mode_interval_ns > 0 ? conn.mode_interval_ns :
                                                                               FAKE_INTERVAL_NS);
@@ -68,7 +68,7 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
 
 static void disconnect(Domain *d) {
         present_conn_close(&d->conn);
-        backoff_defer(&d->backoff, source_clock_ns(CLOCK_MONOTONIC));
+        backoff_defer(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
 }
 
 /* A new server: a new counter, whose rate the unit must be able to model. */
@@ -98,11 +98,11 @@ static int on_connected(Domain *d) {
 static int connect_step(Domain *d, int64_t wait_until_ns) {
         int r;
 
-        if (!present_conn_is_connecting(&d->conn) && !backoff_due(&d->backoff, source_clock_ns(CLOCK_MONOTONIC)))
+        if (!present_conn_is_connecting(&d->conn) && !backoff_due(&d->backoff, clock_now_ns(CLOCK_MONOTONIC)))
                 return -ENOTCONN;
         r = present_conn_connect(&d->conn, d->display, wait_until_ns, SETUP_BUDGET_NS);
         if (r < 0 && r != -EINPROGRESS)
-                backoff_failed(&d->backoff, source_clock_ns(CLOCK_MONOTONIC));
+                backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
         return r < 0 ? -ENOTCONN : 0;
 }
 
@@ -132,7 +132,7 @@ static int present_open(const char *name, const void *config, Domain **ret) {
         /* The unit is fixed for the domain's life: its period is the CRTC's as found now. Not
          * reachable (or answering) now is not a failure: the domain starts unavailable, at the
          * fake's rate; a later burst finishes an attempt still under way. */
-        r = connect_step(d, source_clock_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS);
+        r = connect_step(d, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS);
         interval_ns = r >= 0 && d->conn.mode_interval_ns > 0 ? d->conn.mode_interval_ns : FAKE_INTERVAL_NS;
         d->info = present_info_for(interval_ns);
         (void) present_jitter_for_interval(interval_ns, &d->jitter);
@@ -150,7 +150,7 @@ static int present_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t
         if (!d || (!samples && n_max > 0) || !ret_n)
                 return -EINVAL;
 
-        deadline_ns = source_clock_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
+        deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
         if (!present_conn_is_open(&d->conn)) {
                 r = connect_step(d, deadline_ns);
                 if (r >= 0)
@@ -215,7 +215,7 @@ static int present_status(Domain *d, DomainStatus *ret) {
 
         if (d->have_samples)
                 (void) present_next_vblank(d->last.ust_us, d->last.msc, present_domain_interval_ns(d),
-                                           source_clock_ns(CLOCK_MONOTONIC), &next_ns, &next_msc);
+                                           clock_now_ns(CLOCK_MONOTONIC), &next_ns, &next_msc);
         s.generation = d->generation;
         snprintf(d->extra_values[0], PRESENT_EXTRA_VALUE_MAX, "%.0f", present_domain_interval_ns(d));
         snprintf(d->extra_values[1], PRESENT_EXTRA_VALUE_MAX, "%" PRIi64, next_ns);

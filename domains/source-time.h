@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "time-util.h"
+
 typedef struct Backoff {
         int64_t min_ns, max_ns;
         int64_t wait_ns;                /* before the attempt after the next failure */
@@ -39,10 +41,3 @@ static inline void backoff_failed(Backoff *b, int64_t now_ns) {
         b->wait_ns = b->wait_ns > b->max_ns / 2 ? b->max_ns : 2 * b->wait_ns;
 }
 
-/* A clock read for deadlines and backoffs (the clocks the sources read cannot fail). */
-static inline int64_t source_clock_ns(clockid_t id) {
-        struct timespec ts;
-
-        clock_gettime(id, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "time-util.h"
 #include "vulkan-device.h"
 
 VulkanDevice *vulkan_device_free(VulkanDevice *vd) {
@@ -76,12 +77,6 @@ int vulkan_device_new(VulkanInstance *vi, const GpuDeviceInfo *info, VulkanDevic
         return 0;
 }
 
-static inline int64_t raw_now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int vulkan_device_read(VulkanDevice *vd, GpuReading *ret) {
         uint64_t timestamps[2] = {}, max_deviation_ns = 0;
@@ -91,9 +86,9 @@ int vulkan_device_read(VulkanDevice *vd, GpuReading *ret) {
         if (!vd || !ret)
                 return -EINVAL;
 
-        r0_ns = raw_now_ns();
+        r0_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
         result = vd->get_calibrated_timestamps(vd->device, vd->n_infos, vd->infos, timestamps, &max_deviation_ns);
-        r1_ns = raw_now_ns();
+        r1_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
         if (result != VK_SUCCESS)
                 return -ENODEV;
 

@@ -6,18 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "vulkan-loader.h"
 
 #define EXTENSIONS_MAX 1024
 #define QUEUE_FAMILIES_MAX 64
 #define TIME_DOMAINS_MAX 16
 #define PHYSICAL_DEVICES_MAX 32
-
-static inline void freep(void *p) {
-        free(*(void **) p);
-}
-
-#define _cleanup_free_ __attribute__((cleanup(freep)))
 
 VulkanInstance *vulkan_instance_free(VulkanInstance *vi) {
         if (!vi)

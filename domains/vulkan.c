@@ -262,7 +262,7 @@ static int vulkan_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t 
         }
 
         if (!d->device) {
-                now_ns = source_clock_ns(CLOCK_MONOTONIC_RAW);
+                now_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
                 if (!backoff_due(&d->retry, now_ns))
                         return -ENODEV;
                 r = gpu_connect(d);
@@ -276,7 +276,7 @@ static int vulkan_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t 
         d->read_error = 0;
         r = burst_collect(gpu_read_sample, d, max_tries, gpu_threshold_good_ns(&d->threshold), samples, n_max, &n);
         if (r < 0 || d->read_error < 0 || n == 0) {
-                gpu_disconnect(d, source_clock_ns(CLOCK_MONOTONIC_RAW));
+                gpu_disconnect(d, clock_now_ns(CLOCK_MONOTONIC_RAW));
                 return -ENODEV;
         }
 

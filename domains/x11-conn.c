@@ -15,7 +15,7 @@
 /* Waits until the connection's fd is readable or deadline_ns passes: 0, -ETIMEDOUT, -errno. */
 static int wait_readable(xcb_connection_t *xcb, int64_t deadline_ns) {
         struct pollfd pfd = { .fd = xcb_get_file_descriptor(xcb), .events = POLLIN };
-        int64_t left_ns = deadline_ns - source_clock_ns(CLOCK_MONOTONIC);
+        int64_t left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
         struct timespec ts;
         int r;
 
@@ -174,9 +174,9 @@ int x11_conn_probe(X11Conn *c, int64_t deadline_ns, X11Probe *ret) {
 
         /* Innermost last before the flush and first after the event: each pair brackets the
          * server's stamp, the raw pair (the estimator's reference) outermost. */
-        p.raw0_ns = source_clock_ns(CLOCK_MONOTONIC_RAW);
-        p.mono0_ns = source_clock_ns(CLOCK_MONOTONIC);
-        p.coarse0_ns = source_clock_ns(CLOCK_MONOTONIC_COARSE);
+        p.raw0_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
+        p.mono0_ns = clock_now_ns(CLOCK_MONOTONIC);
+        p.coarse0_ns = clock_now_ns(CLOCK_MONOTONIC_COARSE);
         if (xcb_flush(c->xcb) <= 0)
                 return -ENOTCONN;
 
@@ -192,9 +192,9 @@ int x11_conn_probe(X11Conn *c, int64_t deadline_ns, X11Probe *ret) {
                         ev = xcb_poll_for_event(c->xcb);
                 }
                 if (ev) {
-                        int64_t coarse1_ns = source_clock_ns(CLOCK_MONOTONIC_COARSE);
-                        int64_t mono1_ns = source_clock_ns(CLOCK_MONOTONIC);
-                        int64_t raw1_ns = source_clock_ns(CLOCK_MONOTONIC_RAW);
+                        int64_t coarse1_ns = clock_now_ns(CLOCK_MONOTONIC_COARSE);
+                        int64_t mono1_ns = clock_now_ns(CLOCK_MONOTONIC);
+                        int64_t raw1_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
 
                         r = probe_answer(c, ev);
                         if (r <= 0) {

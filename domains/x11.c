@@ -102,11 +102,11 @@ static int x11_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max
 static void disconnect(Domain *d) {
         x11_conn_close(&d->conn);
         d->failed_bursts = 0;
-        backoff_defer(&d->backoff, source_clock_ns(CLOCK_MONOTONIC));
+        backoff_defer(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
 }
 
 static void connect_failed(Domain *d) {
-        backoff_failed(&d->backoff, source_clock_ns(CLOCK_MONOTONIC));
+        backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
 }
 
 /* Connecting never blocks beyond deadline_ns: an attempt runs in a thread (x11-conn.h). The call
@@ -119,7 +119,7 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
         int screen, r;
 
         if (!d->connecting) {
-                if (!backoff_due(&d->backoff, source_clock_ns(CLOCK_MONOTONIC)))
+                if (!backoff_due(&d->backoff, clock_now_ns(CLOCK_MONOTONIC)))
                         return -ENOTCONN;
                 r = x11_connect_start(d->display, &d->connecting);
                 if (r < 0) {
@@ -182,12 +182,12 @@ static int x11_open(const char *name, const void *config, Domain **ret) {
         backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
         d->coarse_res_ns = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 ?
                 (int64_t) res.tv_sec * 1000000000 + res.tv_nsec : 0;
-        d->rng = (uint64_t) source_clock_ns(CLOCK_MONOTONIC_RAW) ^ ((uint64_t) getpid() << 32) ^ (uintptr_t) d;
+        d->rng = (uint64_t) clock_now_ns(CLOCK_MONOTONIC_RAW) ^ ((uint64_t) getpid() << 32) ^ (uintptr_t) d;
         x11_verdict_init(&d->verdict, d->coarse_res_ns);
         x11_planner_init(&d->planner);
 
         /* Not reachable now is not a failure: the domain starts unavailable. */
-        (void) try_connect(d, source_clock_ns(CLOCK_MONOTONIC) + CONNECT_BUDGET_NS);
+        (void) try_connect(d, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_BUDGET_NS);
         *ret = d;
         return 0;
 }
@@ -196,7 +196,7 @@ static int x11_open(const char *name, const void *config, Domain **ret) {
  * wake-up so late that the probe would miss its edge plans once more. */
 static void wait_for_phase(Domain *d) {
         for (int attempt = 0; attempt < 2; attempt++) {
-                int64_t now_ns = source_clock_ns(CLOCK_MONOTONIC), wake_ns, target_ns;
+                int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC), wake_ns, target_ns;
                 struct timespec ts;
 
                 target_ns = x11_planner_next(&d->planner, now_ns, rng_next(d), &wake_ns);
@@ -205,7 +205,7 @@ static void wait_for_phase(Domain *d) {
                 ts = (struct timespec) { .tv_sec = wake_ns / 1000000000, .tv_nsec = wake_ns % 1000000000 };
                 while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
                         ;
-                if (x11_planner_woke(&d->planner, wake_ns, target_ns, source_clock_ns(CLOCK_MONOTONIC)))
+                if (x11_planner_woke(&d->planner, wake_ns, target_ns, clock_now_ns(CLOCK_MONOTONIC)))
                         return;
         }
 }
@@ -237,7 +237,7 @@ static int x11_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *re
         if (!d || (!samples && n_max > 0) || !ret_n)
                 return -EINVAL;
 
-        deadline_ns = source_clock_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
+        deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
         if (!x11_conn_is_open(&d->conn)) {
                 r = try_connect(d, deadline_ns);
                 if (r < 0)
@@ -260,11 +260,11 @@ static int x11_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *re
 
                 wait_for_phase(d);
                 /* A probe sent past the deadline could only time out and stay pending. */
-                if (source_clock_ns(CLOCK_MONOTONIC) >= deadline_ns) {
+                if (clock_now_ns(CLOCK_MONOTONIC) >= deadline_ns) {
                         r = -ETIMEDOUT;
                         break;
                 }
-                cpu0_ns = source_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+                cpu0_ns = clock_now_ns(CLOCK_THREAD_CPUTIME_ID);
                 r = x11_conn_probe(&d->conn, deadline_ns, &p);
                 if (r == -ENOTCONN) {
                         disconnect(d);
@@ -277,7 +277,7 @@ static int x11_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *re
                 }
                 if (r < 0)
                         break;
-                take_probe(d, &p, source_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0_ns, &samples[n++]);
+                take_probe(d, &p, clock_now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0_ns, &samples[n++]);
         }
         if (n == 0) {
                 /* Silent or refusing for several bursts: maybe a fresh connection fares better. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* The statistics of timeconv frames (client-lib/frames-stats.c, frames-janks.c) against answers
+/* The statistics of timeconv frames (frames/frames-stats.c, frames-janks.c) against answers
  * worked out by hand: on the dumps of tests/frames/data (their rows are in the comments of
  * test-frames-parse.c and in the files) and on series built here.
  * usage: test-frames-stats DATA_DIR */

@@ -95,8 +95,8 @@ static void convert_one(Convert *c, const char *in, size_t in_size, bool too_lon
         int64_t value = 0, out = 0, uncertainty_ns = 0;
         int r;
 
-        cli_trim(&in, &in_size);
-        r = too_long ? -E2BIG : cli_parse_int64(in, in_size, &value);
+        parse_trim(&in, &in_size);
+        r = too_long ? -E2BIG : parse_int64(in, in_size, &value);
         if (r < 0) {
                 flush_batch(c);         /* keep the order */
                 emit(c, 0, in, in_size, too_long, r == -E2BIG ? "line too long" :

@@ -131,7 +131,7 @@ static int report(Frames *c, bool json, const char *plot, int64_t refresh_ns) {
 static int parse_hz(const char *s, int64_t *ret_refresh_ns) {
         double hz;
 
-        if (cli_parse_double(s, 1, 10000, &hz) < 0)
+        if (parse_double(s, 1, 10000, &hz) < 0)
                 return -EINVAL;
         *ret_refresh_ns = llround(1e9 / hz);
         return 0;

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse-util.h"
+
 #define CLI_OUT_SIZE (64 * 1024)
 #define CLI_IN_SIZE (1024 * 1024)
 
@@ -27,16 +29,6 @@ void cli_out_int(CliOut *o, int64_t v);
 void cli_out_json_string(CliOut *o, const char *s, size_t n);
 /* Writes what is buffered; 0 or the first write error. */
 int cli_out_flush(CliOut *o);
-
-/* Spaces, tabs and a CR around the number are allowed. -EINVAL if s is not a decimal integer,
- * -ERANGE if it does not fit in int64_t. */
-int cli_parse_int64(const char *s, size_t n, int64_t *ret);
-
-/* A whole decimal number in [min, max] (an option's value); -EINVAL otherwise. */
-int cli_parse_double(const char *s, double min, double max, double *ret);
-
-/* s without the spaces, tabs and CR around it. */
-void cli_trim(const char **s, size_t *n);
 
 typedef struct CliLines {
         int fd;

@@ -99,7 +99,7 @@ static int wait_until(struct timeconv *tc, Monitor *m, int64_t deadline_ns) {
 static int parse_interval(const char *s, int64_t *ret_ns) {
         double seconds;
 
-        if (cli_parse_double(s, 0.001, 86400, &seconds) < 0)
+        if (parse_double(s, 0.001, 86400, &seconds) < 0)
                 return -EINVAL;
         *ret_ns = (int64_t) llround(seconds * 1e9);
         return 0;
