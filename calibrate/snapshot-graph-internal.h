@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The snapshot graph's layout, shared by its two halves: building (snapshot-graph.c: the
+ * snapshots, the series per pair, Perfetto's path search) and converting along the paths
+ * (snapshot-graph-convert.c). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapshot-graph.h"
+
+#define SNAPSHOT_MAX_DOMAINS 256
+#define SNAPSHOT_MAX_HOPS 4
+#define SNAPSHOT_MAX_RATE_ERROR_PPM 1000
+#define RATE_DIVISOR (1000000 / SNAPSHOT_MAX_RATE_ERROR_PPM)   /* error = distance / this */
+#define NO_HOP UINT32_MAX
+
+typedef struct Domain {
+        char *name;
+        DomainUnit unit;
+        int64_t slack_ns;       /* error of one reading converted to ns */
+        uint32_t clock_id;      /* Perfetto's, for its tie-breaking between equal paths */
+        bool non_monotonic;
+} Domain;
+
+typedef struct Reading {        /* one clock of one snapshot, as added */
+        size_t snapshot;
+        int64_t ns;
+        uint16_t domain;
+} Reading;
+
+typedef struct Pair {
+        uint16_t domain[2];     /* domain[0] < domain[1] */
+        size_t n;
+        int64_t *ns[2];         /* each side's reading in every common snapshot, file order */
+        double *slope[2];       /* per interval: d(other)/d(this) - 1, or NAN if implausible */
+} Pair;
+
+typedef struct Hop {            /* first step of the path from one domain to another */
+        uint32_t next;
+        uint32_t pair;
+} Hop;
+
+struct SnapshotGraph {
+        Domain domains[SNAPSHOT_MAX_DOMAINS];
+        size_t n_domains;
+        Reading *readings;
+        size_t n_readings, allocated_readings, n_snapshots;
+        Pair *pairs;            /* built by finalize, like the rest below */
+        size_t n_pairs;
+        void *series;           /* every pair's ns[] and slope[] */
+        Hop *hops;              /* [from * n_domains + to] */
+        bool finalized;
+};
