@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "cleanup.h"
 #include "time-util.h"
 #include "vulkan-device.h"
 
@@ -19,9 +20,9 @@ VulkanDevice *vulkan_device_free(VulkanDevice *vd) {
 int vulkan_device_new(VulkanInstance *vi, const GpuDeviceInfo *info, VulkanDevice **ret) {
         static const float priority = 1.0f;
         const char *extensions[] = { info->extension };
-        VulkanDevice *vd;
-        VkResult result;
+        _cleanup_(vulkan_device_freep) VulkanDevice *vd = NULL;
         bool khr;
+        int r;
 
         if (!vi || !info || !info->extension || !ret)
                 return -EINVAL;
@@ -43,23 +44,20 @@ int vulkan_device_new(VulkanInstance *vi, const GpuDeviceInfo *info, VulkanDevic
                 .enabledExtensionCount = 1,
                 .ppEnabledExtensionNames = extensions,
         };
-        result = vi->create_device(info->physical, &create_info, NULL, &vd->device);
-        if (result != VK_SUCCESS) {
+        r = vulkan_result_to_errno(vi->create_device(info->physical, &create_info, NULL, &vd->device));
+        if (r < 0) {
                 vd->device = VK_NULL_HANDLE;
-                vulkan_device_free(vd);
-                return -ENODEV;
+                return r;
         }
 
         khr = info->extension[3] == 'K';        /* "VK_KHR_..." */
         vd->destroy_device = (PFN_vkDestroyDevice) vi->get_device_proc_addr(vd->device, "vkDestroyDevice");
         vd->get_calibrated_timestamps = (PFN_vkGetCalibratedTimestampsEXT) vi->get_device_proc_addr(
                 vd->device, khr ? "vkGetCalibratedTimestampsKHR" : "vkGetCalibratedTimestampsEXT");
-        if (!vd->destroy_device || !vd->get_calibrated_timestamps) {
-                if (!vd->destroy_device)
-                        vd->device = VK_NULL_HANDLE;    /* leaks it rather than crash */
-                vulkan_device_free(vd);
-                return -ENODEV;
-        }
+        if (!vd->destroy_device)
+                vd->device = VK_NULL_HANDLE;    /* leaks it rather than crash */
+        if (!vd->destroy_device || !vd->get_calibrated_timestamps)
+                return -EOPNOTSUPP;     /* the driver lacks what it said it had */
 
         /* The KHR structure type has the EXT's value (a promotion keeps it). */
         vd->infos[vd->n_infos++] = (VkCalibratedTimestampInfoEXT) {
@@ -73,15 +71,15 @@ int vulkan_device_new(VulkanInstance *vi, const GpuDeviceInfo *info, VulkanDevic
                                                         : VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT,
                 };
 
-        *ret = vd;
+        *ret = TAKE_PTR(vd);
         return 0;
 }
-
 
 int vulkan_device_read(VulkanDevice *vd, GpuReading *ret) {
         uint64_t timestamps[2] = {}, max_deviation_ns = 0;
         int64_t r0_ns, r1_ns;
         VkResult result;
+        int r;
 
         if (!vd || !ret)
                 return -EINVAL;
@@ -89,8 +87,9 @@ int vulkan_device_read(VulkanDevice *vd, GpuReading *ret) {
         r0_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
         result = vd->get_calibrated_timestamps(vd->device, vd->n_infos, vd->infos, timestamps, &max_deviation_ns);
         r1_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
-        if (result != VK_SUCCESS)
-                return -ENODEV;
+        r = vulkan_result_to_errno(result);
+        if (r < 0)
+                return r;
 
         *ret = (GpuReading) {
                 .r0_ns = r0_ns,

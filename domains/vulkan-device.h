@@ -26,9 +26,15 @@ typedef struct GpuReading {
         uint64_t max_deviation_ns;
 } GpuReading;
 
-/* -ENODEV when the device cannot be created (lost, out of memory, ...). */
+/* The driver's error (vulkan_result_to_errno()) when the device cannot be created: -ENODEV
+ * lost or not initialised, -ENOMEM, ...; -EOPNOTSUPP when it lacks the functions we call. */
 int vulkan_device_new(VulkanInstance *vi, const GpuDeviceInfo *info, VulkanDevice **ret);
 VulkanDevice *vulkan_device_free(VulkanDevice *vd);
 
-/* -ENODEV on VK_ERROR_DEVICE_LOST or any other failure: the device is no use any more. */
+static inline void vulkan_device_freep(VulkanDevice **vd) {
+        vulkan_device_free(*vd);
+}
+
+/* The driver's error (vulkan_result_to_errno(): -ENODEV for VK_ERROR_DEVICE_LOST) when the call
+ * fails: whatever it was, the device is no use any more. */
 int vulkan_device_read(VulkanDevice *vd, GpuReading *ret);

@@ -25,6 +25,27 @@ VulkanInstance *vulkan_instance_free(VulkanInstance *vi) {
         return NULL;
 }
 
+int vulkan_result_to_errno(VkResult result) {
+        switch (result) {
+        case VK_SUCCESS:
+        case VK_INCOMPLETE:
+                return 0;
+        case VK_ERROR_OUT_OF_HOST_MEMORY:
+        case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+                return -ENOMEM;
+        case VK_ERROR_INCOMPATIBLE_DRIVER:
+        case VK_ERROR_INITIALIZATION_FAILED:
+        case VK_ERROR_DEVICE_LOST:
+                return -ENODEV;
+        case VK_ERROR_EXTENSION_NOT_PRESENT:
+        case VK_ERROR_FEATURE_NOT_PRESENT:
+        case VK_ERROR_LAYER_NOT_PRESENT:
+                return -EOPNOTSUPP;
+        default:
+                return -EIO;
+        }
+}
+
 #define LOAD(vi, field, name)                                                                   \
         ((vi)->field = (__typeof__((vi)->field)) (vi)->get_instance_proc_addr((vi)->instance, name))
 
@@ -33,7 +54,7 @@ int vulkan_instance_new(const char *path, VulkanInstance **ret) {
         PFN_vkEnumerateInstanceVersion enumerate_version;
         PFN_vkCreateInstance create_instance;
         uint32_t api_version = VK_API_VERSION_1_0;
-        VkResult result;
+        int r;
 
         if (!ret)
                 return -EINVAL;
@@ -71,10 +92,10 @@ int vulkan_instance_new(const char *path, VulkanInstance **ret) {
                 .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                 .pApplicationInfo = &app,
         };
-        result = create_instance(&create_info, NULL, &vi->instance);
-        if (result != VK_SUCCESS) {
+        r = vulkan_result_to_errno(create_instance(&create_info, NULL, &vi->instance));
+        if (r < 0) {
                 vi->instance = VK_NULL_HANDLE;
-                return result == VK_ERROR_INCOMPATIBLE_DRIVER ? -ENODEV : -EIO;
+                return r;
         }
 
         LOAD(vi, destroy_instance, "vkDestroyInstance");
@@ -177,11 +198,11 @@ static int probe_time_domains(VulkanInstance *vi, GpuDeviceInfo *info) {
         VkTimeDomainEXT domains[TIME_DOMAINS_MAX];
         uint32_t n = TIME_DOMAINS_MAX;
         bool device = false, raw = false, mono = false;
-        VkResult result;
+        int r;
 
-        result = info->get_time_domains(info->physical, &n, domains);
-        if (result != VK_SUCCESS && result != VK_INCOMPLETE)
-                return -EIO;
+        r = vulkan_result_to_errno(info->get_time_domains(info->physical, &n, domains));
+        if (r < 0)
+                return r;
         for (uint32_t i = 0; i < n; i++) {
                 device = device || domains[i] == VK_TIME_DOMAIN_DEVICE_EXT;
                 raw = raw || domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
@@ -214,15 +235,14 @@ static int probe_device(VulkanInstance *vi, VkPhysicalDevice physical, GpuDevice
         VkPhysicalDeviceProperties props;
         GpuDeviceInfo info = { .physical = physical };
         uint32_t n_extensions = EXTENSIONS_MAX;
-        VkResult result;
         int r;
 
         extensions = calloc(EXTENSIONS_MAX, sizeof(VkExtensionProperties));
         if (!extensions)
                 return -ENOMEM;
-        result = vi->enumerate_device_extensions(physical, NULL, &n_extensions, extensions);
-        if (result != VK_SUCCESS && result != VK_INCOMPLETE)
-                return -EIO;
+        r = vulkan_result_to_errno(vi->enumerate_device_extensions(physical, NULL, &n_extensions, extensions));
+        if (r < 0)
+                return r;
 
         if (has_extension(extensions, n_extensions, VULKAN_KHR_CALIBRATED_TIMESTAMPS)) {
                 info.extension = VULKAN_KHR_CALIBRATED_TIMESTAMPS;
@@ -261,15 +281,15 @@ static int probe_device(VulkanInstance *vi, VkPhysicalDevice physical, GpuDevice
 int vulkan_instance_list(VulkanInstance *vi, GpuDeviceInfo *ret_infos, size_t n_max, size_t *ret_n) {
         VkPhysicalDevice physical[PHYSICAL_DEVICES_MAX];
         uint32_t n_physical = PHYSICAL_DEVICES_MAX;
-        VkResult result;
         size_t n = 0;
+        int r;
 
         if (!vi || (!ret_infos && n_max > 0) || !ret_n)
                 return -EINVAL;
 
-        result = vi->enumerate_physical_devices(vi->instance, &n_physical, physical);
-        if (result != VK_SUCCESS && result != VK_INCOMPLETE)
-                return result == VK_ERROR_INITIALIZATION_FAILED ? -ENODEV : -EIO;
+        r = vulkan_result_to_errno(vi->enumerate_physical_devices(vi->instance, &n_physical, physical));
+        if (r < 0)
+                return r;
 
         /* A device that cannot be calibrated (or fails to say) is left out; the others stay. */
         for (uint32_t i = 0; i < n_physical && n < n_max; i++)

@@ -53,8 +53,15 @@ typedef struct GpuDeviceInfo {
         bool have_host;                                 /* false: DEVICE only, our bracket alone */
 } GpuDeviceInfo;
 
+/* The errno of a VkResult, the one place a driver's answer becomes ours: 0 for VK_SUCCESS and
+ * VK_INCOMPLETE (a full array is not a failure); -ENOMEM out of memory, -ENODEV no driver or no
+ * device (incompatible, not initialised, lost), -EOPNOTSUPP an extension or feature missing,
+ * -EIO anything else. */
+int vulkan_result_to_errno(VkResult result);
+
 /* Opens the loader (path NULL: VULKAN_LOADER_DEFAULT) and creates an instance. -ENOENT when there
- * is no loader, -ENODEV when it has no driver (no ICD), -EIO for other failures. */
+ * is no loader, -EIO when it lacks an entry point, else the driver's error
+ * (vulkan_result_to_errno(): -ENODEV when it has no driver, no ICD). */
 int vulkan_instance_new(const char *path, VulkanInstance **ret);
 VulkanInstance *vulkan_instance_free(VulkanInstance *vi);
 
@@ -65,7 +72,8 @@ static inline void vulkan_instance_freep(VulkanInstance **vi) {
 #define _cleanup_vulkan_instance_ __attribute__((cleanup(vulkan_instance_freep)))
 
 /* The physical devices that can be calibrated (the extension, a DEVICE time domain, a queue
- * with timestamps), in enumeration order, up to n_max. */
+ * with timestamps), in enumeration order, up to n_max. Fails with the driver's error only when
+ * it cannot enumerate at all. */
 int vulkan_instance_list(VulkanInstance *vi, GpuDeviceInfo *ret_infos, size_t n_max, size_t *ret_n);
 
 /* The stable name of a device: "gpu-pci-DDDD-BB-DD.F" from its PCI address, else "gpu-" and its

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "burst.h"
+#include "cleanup.h"
 #include "domain.h"
 #include "source-time.h"
 #include "vulkan-describe.h"
@@ -100,35 +101,43 @@ static bool same_device(const Domain *d, const GpuDeviceInfo *dev, size_t positi
         return position == d->index;
 }
 
-/* A new instance and device for this domain: its index the first time (generation 0), the same
- * hardware (UUID, PCI address) after. -ENODEV when it is not there or cannot be used. */
+/* This domain's device among those listed: the first time the one at its index (-ENOENT: the
+ * name gpuN names no device), after that the same hardware (-ENODEV: the device went away). */
+static int gpu_find(const Domain *d, const GpuDeviceInfo *devices, size_t n, const GpuDeviceInfo **ret) {
+        for (size_t i = 0; i < n; i++)
+                if (d->generation == 0 ? i == d->index : same_device(d, &devices[i], i)) {
+                        *ret = &devices[i];
+                        return 0;
+                }
+        return d->generation == 0 ? -ENOENT : -ENODEV;
+}
+
+/* A new instance and device for this domain (gpu_find()). Errors travel up as the loader, the
+ * driver or gpu_find() named them. */
 static int gpu_connect(Domain *d) {
         _cleanup_vulkan_instance_ VulkanInstance *vi = NULL;
+        _cleanup_(vulkan_device_freep) VulkanDevice *vd = NULL;
         GpuDeviceInfo devices[GPU_DEVICES_MAX];
-        const GpuDeviceInfo *dev = NULL;
-        VulkanDevice *vd = NULL;
+        const GpuDeviceInfo *dev;
         DomainUnit unit;
         size_t n = 0;
         int r;
 
         r = vulkan_instance_new(d->loader, &vi);
         if (r < 0)
-                return r == -ENOMEM ? r : -ENODEV;
+                return r;
         r = vulkan_instance_list(vi, devices, GPU_DEVICES_MAX, &n);
         if (r < 0)
-                return r == -ENOMEM ? r : -ENODEV;
+                return r;
+        r = gpu_find(d, devices, n, &dev);
+        if (r < 0)
+                return r;
 
-        for (size_t i = 0; i < n && !dev; i++)
-                if (d->generation == 0 ? i == d->index : same_device(d, &devices[i], i))
-                        dev = &devices[i];
-        if (!dev)
-                return -ENODEV;
-
-        /* The daemon keeps the unit it was told at enumeration: a device that changed it is not
-         * the one we know. */
         r = gpu_device_unit(dev, &unit);
         if (r < 0)
-                return -ENODEV;
+                return r;
+        /* The daemon keeps the unit it was told at enumeration: a device that changed it is not
+         * the one we know. */
         if (d->generation > 0 && (unit.period_ns != d->info.unit.period_ns || unit.wrap_bits != d->info.unit.wrap_bits))
                 return -ENODEV;
 
@@ -138,9 +147,8 @@ static int gpu_connect(Domain *d) {
 
         d->device = vulkan_device_free(d->device);
         d->instance = vulkan_instance_free(d->instance);
-        d->instance = vi;
-        vi = NULL;
-        d->device = vd;
+        d->instance = TAKE_PTR(vi);
+        d->device = TAKE_PTR(vd);
         d->device_info = *dev;
         d->info.unit = unit;
         (void) gpu_ticks_init(&d->ticks, dev->period_ns, dev->valid_bits);
@@ -173,11 +181,15 @@ static int parse_gpu_name(const char *name, unsigned *ret) {
 
 static Domain *vulkan_close(Domain *d);
 
+static inline void vulkan_closep(Domain **d) {
+        vulkan_close(*d);
+}
+
 static int vulkan_open(const char *name, const void *config, Domain **ret) {
         const VulkanConfig *c = config;
+        _cleanup_(vulkan_closep) Domain *d = NULL;
         DomainInfo infos[2];
         unsigned index;
-        Domain *d;
         int r;
 
         if (!name || !ret)
@@ -195,24 +207,18 @@ static int vulkan_open(const char *name, const void *config, Domain **ret) {
                      c && c->retry_max_ns > 0 ? c->retry_max_ns : GPU_RETRY_MAX_NS);
         if (c && c->loader) {
                 d->loader = strdup(c->loader);
-                if (!d->loader) {
-                        vulkan_close(d);
+                if (!d->loader)
                         return -ENOMEM;
-                }
         }
 
         r = gpu_connect(d);
-        if (r < 0) {
-                vulkan_close(d);
-                return r == -ENODEV ? -ENOENT : r;
-        }
-        if (gpu_device_infos(index, &d->device_info, infos, 1) != 1) {
-                vulkan_close(d);
+        if (r < 0)
+                return r;
+        if (gpu_device_infos(index, &d->device_info, infos, 1) != 1)
                 return -EIO;
-        }
         d->info = infos[0];
 
-        *ret = d;
+        *ret = TAKE_PTR(d);
         return 0;
 }
 
@@ -268,16 +274,19 @@ static int vulkan_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t 
                 r = gpu_connect(d);
                 if (r < 0) {
                         gpu_disconnect(d, now_ns);
-                        return r == -ENOMEM ? r : -ENODEV;
+                        return r;
                 }
         }
 
         max_tries = n_max > UINT_MAX / GPU_TRIES_PER_SAMPLE ? UINT_MAX : (unsigned) n_max * GPU_TRIES_PER_SAMPLE;
         d->read_error = 0;
         r = burst_collect(gpu_read_sample, d, max_tries, gpu_threshold_good_ns(&d->threshold), samples, n_max, &n);
-        if (r < 0 || d->read_error < 0 || n == 0) {
+        /* A call that failed (device lost) condemns the device even when earlier reads were good. */
+        if (d->read_error < 0)
+                r = d->read_error;
+        if (r < 0) {
                 gpu_disconnect(d, clock_now_ns(CLOCK_MONOTONIC_RAW));
-                return -ENODEV;
+                return r;
         }
 
         gpu_threshold_update(&d->threshold, sample_deviation_ns(&samples[0]));
