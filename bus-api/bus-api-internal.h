@@ -21,11 +21,21 @@ void bus_api_touch(BusApi *a);
 /* 0 when name is a valid domain name, else InvalidArgument naming the argument arg. */
 int bus_api_validate_domain(const char *arg, const char *name, sd_bus_error *error);
 
-/* Turns the core's error r for a conversion (to == NULL: for reading from) into our named
- * error with a message saying which domain or value is at fault; where ("" or "values[3]: ")
- * prefixes it. Returns the negative errno. */
-int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *where,
-                         const char *from, const char *to, int64_t value);
+/* The domains of one conversion, each looked up once: from and to (to NULL for a reading of
+ * from alone, Now) with their core indices. */
+typedef struct BusPair {
+        const char *from, *to;
+        size_t from_index, to_index;
+} BusPair;
+
+/* Looks up from, then to (may be NULL): UnknownDomain naming the first that is not there. */
+int bus_api_resolve(BusApi *a, const char *from, const char *to, BusPair *ret, sd_bus_error *error);
+
+/* Turns the core's error r for a conversion of value over p (p->to NULL: for reading p->from)
+ * into our named error with a message saying which domain or value is at fault; where ("" or
+ * "values[3]: ") prefixes it. Returns the negative errno. */
+int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *where, const BusPair *p,
+                         int64_t value);
 
 int bus_api_method_list_domains(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_api_method_convert(sd_bus_message *m, void *userdata, sd_bus_error *error);

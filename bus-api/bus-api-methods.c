@@ -95,6 +95,7 @@ int bus_api_method_convert(sd_bus_message *m, void *userdata, sd_bus_error *erro
         const char *from, *to;
         int64_t value, result;
         uint64_t uncertainty_ns;
+        BusPair p;
         int r;
 
         bus_api_touch(a);
@@ -109,10 +110,13 @@ int bus_api_method_convert(sd_bus_message *m, void *userdata, sd_bus_error *erro
         r = bus_api_validate_domain("to", to, error);
         if (r < 0)
                 return r;
-
-        r = a->ops->convert(a->core, from, to, value, &result, &uncertainty_ns);
+        r = bus_api_resolve(a, from, to, &p, error);
         if (r < 0)
-                return bus_api_domain_error(a, error, r, "", from, to, value);
+                return r;
+
+        r = a->ops->convert(a->core, p.from_index, p.to_index, value, &result, &uncertainty_ns);
+        if (r < 0)
+                return bus_api_domain_error(a, error, r, "", &p, value);
 
         return sd_bus_reply_method_return(m, "xt", result, uncertainty_ns);
 }
@@ -125,6 +129,7 @@ int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error 
         const char *from, *to;
         const void *values;
         size_t size, n;
+        BusPair p = {};
         int r;
 
         bus_api_touch(a);
@@ -146,6 +151,13 @@ int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error 
         if (n > BUS_API_CONVERT_MANY_MAX)
                 return bus_timeconv_error_setf(error, -EINVAL, "argument 'values': %zu values, at most %d",
                                                n, BUS_API_CONVERT_MANY_MAX);
+        /* The pair is looked up once for all values. An empty batch asks the core nothing, as it
+         * always has: it answers empty arrays whatever the names. */
+        if (n > 0) {
+                r = bus_api_resolve(a, from, to, &p, error);
+                if (r < 0)
+                        return r;
+        }
 
         /* calloc(0) may return NULL: allocate at least one element. */
         results = calloc(n ? n : 1, sizeof(int64_t));
@@ -158,12 +170,12 @@ int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error 
 
                 /* The message body is not promised to be aligned for int64_t. */
                 memcpy(&value, (const char *) values + i * sizeof(int64_t), sizeof(value));
-                r = a->ops->convert(a->core, from, to, value, &results[i], &uncertainties_ns[i]);
+                r = a->ops->convert(a->core, p.from_index, p.to_index, value, &results[i], &uncertainties_ns[i]);
                 if (r < 0) {
                         char where[48];
 
                         (void) snprintf(where, sizeof(where), "values[%zu]: ", i);
-                        return bus_api_domain_error(a, error, r, where, from, to, value);
+                        return bus_api_domain_error(a, error, r, where, &p, value);
                 }
         }
 
@@ -183,6 +195,7 @@ int bus_api_method_now(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         const char *domain;
         int64_t value;
         uint64_t uncertainty_ns;
+        BusPair p;
         int r;
 
         bus_api_touch(a);
@@ -195,9 +208,13 @@ int bus_api_method_now(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         if (r < 0)
                 return r;
 
-        r = a->ops->now(a->core, domain, &value, &uncertainty_ns);
+        r = bus_api_resolve(a, domain, NULL, &p, error);
         if (r < 0)
-                return bus_api_domain_error(a, error, r, "", domain, NULL, 0);
+                return r;
+
+        r = a->ops->now(a->core, p.from_index, &value, &uncertainty_ns);
+        if (r < 0)
+                return bus_api_domain_error(a, error, r, "", &p, 0);
 
         return sd_bus_reply_method_return(m, "xt", value, uncertainty_ns);
 }

@@ -106,47 +106,39 @@ int bus_api_validate_domain(const char *arg, const char *name, sd_bus_error *err
         }
 }
 
-/* For error messages only: 1 and *ret_available when a domain called name exists, else 0. */
-static int find_domain(BusApi *a, const char *name, bool *ret_available) {
-        size_t n = a->ops->count_domains(a->core);
+int bus_api_resolve(BusApi *a, const char *from, const char *to, BusPair *ret, sd_bus_error *error) {
+        BusPair p = { .from = from, .to = to };
+        int r;
 
-        for (size_t i = 0; i < n; i++) {
-                BusDomainInfo info = {};
-
-                if (a->ops->get_domain(a->core, i, &info) < 0 || !info.name)
-                        continue;
-                if (strcmp(info.name, name) == 0) {
-                        *ret_available = info.available;
-                        return 1;
-                }
+        r = a->ops->resolve(a->core, from, &p.from_index);
+        if (r == -ENOENT)
+                return bus_timeconv_error_setf(error, r, "unknown domain '%s'", from);
+        if (r < 0)
+                return bus_timeconv_error_setf(error, r, "cannot look up domain '%s'", from);
+        if (to) {
+                r = a->ops->resolve(a->core, to, &p.to_index);
+                if (r == -ENOENT)
+                        return bus_timeconv_error_setf(error, r, "unknown domain '%s'", to);
+                if (r < 0)
+                        return bus_timeconv_error_setf(error, r, "cannot look up domain '%s'", to);
         }
+
+        *ret = p;
         return 0;
 }
 
-/* The first of from, to (to may be NULL) that is missing (want_missing) or unavailable. */
-static const char *culprit(BusApi *a, const char *from, const char *to, bool want_missing) {
-        const char *names[] = { from, to };
+/* For error messages only: whether the domain at index is there but unavailable. */
+static bool unavailable(BusApi *a, size_t index) {
+        BusDomainInfo info = {};
 
-        for (size_t i = 0; i < 2 && names[i]; i++) {
-                bool available = false;
-                int found = find_domain(a, names[i], &available);
-
-                if (want_missing ? !found : (found && !available))
-                        return names[i];
-        }
-        return NULL;
+        return a->ops->get_domain(a->core, index, &info) >= 0 && !info.available;
 }
 
-int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *where,
-                         const char *from, const char *to, int64_t value) {
-        const char *who;
+int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *where, const BusPair *p,
+                         int64_t value) {
+        const char *from = p->from, *to = p->to, *who;
 
         switch (r) {
-        case -ENOENT:
-                who = culprit(a, from, to, true);
-                if (who)
-                        return bus_timeconv_error_setf(error, r, "%sunknown domain '%s'", where, who);
-                break;
         case -ENOLINK:
                 if (to)
                         return bus_timeconv_error_setf(error, r, "%sno conversion path from '%s' to '%s'",
@@ -154,7 +146,8 @@ int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *wher
                 break;
         case -ENODEV:
         case -ENODATA:
-                who = culprit(a, from, to, false);
+                /* The core says the conversion cannot be made, not which side stops it. */
+                who = unavailable(a, p->from_index) ? from : to && unavailable(a, p->to_index) ? to : NULL;
                 if (!who && !to)
                         who = from;
                 if (who)
@@ -188,7 +181,7 @@ int bus_api_new(sd_bus *bus, const BusCoreOps *ops, void *core, BusApi **ret) {
 
         if (!bus || !ops || !ret)
                 return -EINVAL;
-        if (!ops->count_domains || !ops->get_domain || !ops->convert || !ops->now ||
+        if (!ops->count_domains || !ops->get_domain || !ops->resolve || !ops->convert || !ops->now ||
             !ops->export_snapshots || !ops->version || !ops->reference_domain)
                 return -EINVAL;
 

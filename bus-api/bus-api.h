@@ -73,9 +73,13 @@ typedef struct BusCoreOps {
         /* index < count_domains(); writes *ret (zeroed by the caller first). -ESRCH: no domain
          * at this index now (a departed client's): ListDomains skips it. */
         int (*get_domain)(void *core, size_t index, BusDomainInfo *ret);
-        int (*convert)(void *core, const char *from, const char *to, int64_t value,
+        /* The index (as get_domain()'s) of the domain called name; -ENOENT when there is none.
+         * A handler looks each name up once, so an unknown name is known to be that one. */
+        int (*resolve)(void *core, const char *name, size_t *ret_index);
+        /* from, to, domain: indices resolve() gave in the same method call. */
+        int (*convert)(void *core, size_t from, size_t to, int64_t value,
                        int64_t *ret_value, uint64_t *ret_uncertainty_ns);
-        int (*now)(void *core, const char *domain, int64_t *ret_value, uint64_t *ret_uncertainty_ns);
+        int (*now)(void *core, size_t domain, int64_t *ret_value, uint64_t *ret_uncertainty_ns);
         /* *ret_json is malloc'ed; the caller frees it. */
         int (*export_snapshots)(void *core, char **ret_json);
         /* Constant for the life of the object (the properties say EmitsChangedSignal=const). */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 
 /* The core's answers to the bus (BusCoreOps). The bus-api has validated the arguments; names
- * may still name no domain. Errors: -ENOENT unknown domain, -ENODEV unavailable or not yet
- * calibrated, -ERANGE a value or answer out of range. Nothing here may abort on client input. */
+ * may still name no domain, which resolve() says once per name, so that the bus names the one
+ * that failed; conversions then go by index. Errors: -ENOENT unknown domain, -ENODEV unavailable
+ * or not yet calibrated, -ERANGE a value or answer out of range. Nothing here may abort on client
+ * input. */
 
 #include <errno.h>
 #include <stdint.h>
@@ -141,18 +143,30 @@ static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret)
         return 0;
 }
 
-static int core_bus_convert(void *userdata, const char *from, const char *to, int64_t value,
+static int core_bus_resolve(void *userdata, const char *name, size_t *ret_index) {
+        Core *c = userdata;
+
+        if (!name)
+                return -ENOENT;
+        return core_find(c, name, ret_index);
+}
+
+/* Whether index (from core_bus_resolve() in this method call) still names a domain. */
+static bool core_bus_names_domain(const Core *c, size_t index) {
+        return index < c->n_domains && !core_domain_gone(c, index);
+}
+
+static int core_bus_convert(void *userdata, size_t from, size_t to, int64_t value,
                             int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
         Core *c = userdata;
         int64_t result, uncertainty_ns;
-        size_t i, j;
         int r;
 
-        if (!from || !to || core_find(c, from, &i) < 0 || core_find(c, to, &j) < 0)
+        if (!core_bus_names_domain(c, from) || !core_bus_names_domain(c, to))
                 return -ENOENT;
 
         /* A wrapping value is unwrapped to the occurrence nearest to now. */
-        r = graph_convert(&c->graph, i, j, value, clock_now_ns(CLOCK_MONOTONIC_RAW), &result, &uncertainty_ns);
+        r = graph_convert(&c->graph, from, to, value, clock_now_ns(CLOCK_MONOTONIC_RAW), &result, &uncertainty_ns);
         if (r < 0)
                 return r;
         if (uncertainty_ns < 0)
@@ -163,17 +177,16 @@ static int core_bus_convert(void *userdata, const char *from, const char *to, in
         return 0;
 }
 
-static int core_bus_now(void *userdata, const char *domain, int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
+static int core_bus_now(void *userdata, size_t domain, int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
         Core *c = userdata;
         int64_t r_ns, result, uncertainty_ns;
-        size_t i;
         int r;
 
-        if (!domain || core_find(c, domain, &i) < 0)
+        if (!core_bus_names_domain(c, domain))
                 return -ENOENT;
 
         r_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
-        r = graph_convert(&c->graph, c->graph.hub, i, r_ns, r_ns, &result, &uncertainty_ns);
+        r = graph_convert(&c->graph, c->graph.hub, domain, r_ns, r_ns, &result, &uncertainty_ns);
         if (r < 0)
                 return r;
         if (uncertainty_ns < 0)
@@ -221,6 +234,7 @@ static int core_bus_push_snapshot(void *userdata, const char *sender, const BusC
 const BusCoreOps core_bus_ops = {
         .count_domains = core_bus_count_domains,
         .get_domain = core_bus_get_domain,
+        .resolve = core_bus_resolve,
         .convert = core_bus_convert,
         .now = core_bus_now,
         .export_snapshots = core_bus_export_snapshots,

@@ -33,11 +33,13 @@ static const BusDomainInfo stub_domains[] = {
 };
 #define N_STUB (sizeof(stub_domains) / sizeof(stub_domains[0]))
 
-static const BusDomainInfo *stub_find(const char *name) {
+static int stub_resolve(void *core, const char *name, size_t *ret_index) {
         for (size_t i = 0; i < N_STUB; i++)
-                if (strcmp(stub_domains[i].name, name) == 0)
-                        return &stub_domains[i];
-        return NULL;
+                if (strcmp(stub_domains[i].name, name) == 0) {
+                        *ret_index = i;
+                        return 0;
+                }
+        return -ENOENT;
 }
 
 static size_t stub_count_domains(void *core) {
@@ -53,12 +55,17 @@ static int stub_get_domain(void *core, size_t index, BusDomainInfo *ret) {
 
 /* alpha (ns) <-> beta (ms, offset 7 ms; beta 0 has no calibration, beta < 0 is invalid); island
  * links to nothing; gpu0 is unavailable. */
-static int stub_convert(void *core, const char *from, const char *to, int64_t value,
+static int stub_convert(void *core, size_t from_index, size_t to_index, int64_t value,
                         int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
-        const BusDomainInfo *f = stub_find(from), *t = stub_find(to);
+        const BusDomainInfo *f, *t;
+        const char *from, *to;
 
-        if (!f || !t)
+        if (from_index >= N_STUB || to_index >= N_STUB)
                 return -ENOENT;
+        f = &stub_domains[from_index];
+        t = &stub_domains[to_index];
+        from = f->name;
+        to = t->name;
         if (!f->available || !t->available)
                 return -ENODEV;
         if (value > STUB_VALUE_MAX || value < -STUB_VALUE_MAX)
@@ -79,11 +86,14 @@ static int stub_convert(void *core, const char *from, const char *to, int64_t va
         return 0;
 }
 
-static int stub_now(void *core, const char *domain, int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
-        const BusDomainInfo *d = stub_find(domain);
+static int stub_now(void *core, size_t index, int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
+        const BusDomainInfo *d;
+        const char *domain;
 
-        if (!d)
+        if (index >= N_STUB)
                 return -ENOENT;
+        d = &stub_domains[index];
+        domain = d->name;
         if (!d->available)
                 return -ENODEV;
         if (strcmp(domain, "island") == 0)
@@ -168,6 +178,7 @@ static int stub_table_new(void) {
 const BusCoreOps stub_ops = {
         .count_domains = stub_count_domains,
         .get_domain = stub_get_domain,
+        .resolve = stub_resolve,
         .convert = stub_convert,
         .now = stub_now,
         .export_snapshots = stub_export_snapshots,
