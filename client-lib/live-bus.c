@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bus-errors.h"
+#include "cleanup.h"
 #include "live-internal.h"
 
 int live_bus_errno(const sd_bus_error *error, int r) {
@@ -33,8 +34,8 @@ int live_bus_errno(const sd_bus_error *error, int r) {
 
 /* Calls method; the reply stays in *ret. Signals that came in meanwhile are handled after. */
 static int call(struct timeconv *tc, const char *method, sd_bus_message **ret, const char *types, ...) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *m = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         va_list ap;
         int r;
 
@@ -49,8 +50,6 @@ static int call(struct timeconv *tc, const char *method, sd_bus_message **ret, c
                 r = sd_bus_call(tc->bus, m, LIVE_CALL_TIMEOUT_USEC, &error, ret);
         if (r < 0)
                 r = live_bus_errno(&error, r);
-        sd_bus_error_free(&error);
-        sd_bus_message_unref(m);
         (void) live_dispatch(tc);
         return r < 0 ? r : 0;
 }
@@ -65,37 +64,39 @@ static int take_uncertainty(uint64_t u, int64_t *ret) {
 
 int live_bus_convert(struct timeconv *tc, const char *from, const char *to, int64_t value,
                      int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int64_t result;
         uint64_t u;
         int r;
 
         r = call(tc, "Convert", &reply, "ssx", from, to, value);
-        if (r >= 0)
-                r = sd_bus_message_read(reply, "xt", &result, &u) < 0 ? -EPROTO : 0;
-        if (r >= 0)
-                r = take_uncertainty(u, ret_uncertainty_ns);
-        if (r >= 0)
-                *ret_value = result;
-        sd_bus_message_unref(reply);
-        return r;
+        if (r < 0)
+                return r;
+        if (sd_bus_message_read(reply, "xt", &result, &u) < 0)
+                return -EPROTO;
+        r = take_uncertainty(u, ret_uncertainty_ns);
+        if (r < 0)
+                return r;
+        *ret_value = result;
+        return 0;
 }
 
 int live_bus_now(struct timeconv *tc, const char *domain, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int64_t result;
         uint64_t u;
         int r;
 
         r = call(tc, "Now", &reply, "s", domain);
-        if (r >= 0)
-                r = sd_bus_message_read(reply, "xt", &result, &u) < 0 ? -EPROTO : 0;
-        if (r >= 0)
-                r = take_uncertainty(u, ret_uncertainty_ns);
-        if (r >= 0)
-                *ret_value = result;
-        sd_bus_message_unref(reply);
-        return r;
+        if (r < 0)
+                return r;
+        if (sd_bus_message_read(reply, "xt", &result, &u) < 0)
+                return -EPROTO;
+        r = take_uncertainty(u, ret_uncertainty_ns);
+        if (r < 0)
+                return r;
+        *ret_value = result;
+        return 0;
 }
 
 static int read_array(sd_bus_message *reply, char type, size_t n, const void **ret) {
@@ -110,9 +111,9 @@ static int read_array(sd_bus_message *reply, char type, size_t n, const void **r
 
 int live_bus_convert_many(struct timeconv *tc, const char *from, const char *to, const int64_t *values,
                           size_t n, int64_t *out_values, int64_t *out_uncertainty_ns) {
-        sd_bus_message *m = NULL, *reply = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        const void *results = NULL, *uncertainties = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        const void *results, *uncertainties;
         int r;
 
         if (n > BUS_API_CONVERT_MANY_MAX)
@@ -127,59 +128,57 @@ int live_bus_convert_many(struct timeconv *tc, const char *from, const char *to,
                 r = sd_bus_call(tc->bus, m, LIVE_CALL_TIMEOUT_USEC, &error, &reply);
         if (r < 0)
                 r = live_bus_errno(&error, r);
-        sd_bus_error_free(&error);
-        sd_bus_message_unref(m);
         (void) live_dispatch(tc);
+        if (r < 0)
+                return r;
 
-        if (r >= 0)
-                r = read_array(reply, 'x', n, &results);
-        if (r >= 0)
-                r = read_array(reply, 't', n, &uncertainties);
-        for (size_t i = 0; r >= 0 && i < n; i++)
+        r = read_array(reply, 'x', n, &results);
+        if (r < 0)
+                return r;
+        r = read_array(reply, 't', n, &uncertainties);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
                 if (((const uint64_t *) uncertainties)[i] > (uint64_t) INT64_MAX)
-                        r = -ERANGE;
-        if (r >= 0) {
-                memmove(out_values, results, n * sizeof(int64_t));
-                if (out_uncertainty_ns)
-                        memcpy(out_uncertainty_ns, uncertainties, n * sizeof(int64_t));
-        }
-        sd_bus_message_unref(reply);
-        return r < 0 ? r : 0;
+                        return -ERANGE;
+
+        memmove(out_values, results, n * sizeof(int64_t));
+        if (out_uncertainty_ns)
+                memcpy(out_uncertainty_ns, uncertainties, n * sizeof(int64_t));
+        return 0;
 }
 
 int live_bus_export(struct timeconv *tc, char **ret_json) {
-        sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *json;
-        char *copy = NULL;
+        char *copy;
         int r;
 
         r = call(tc, "ExportSnapshots", &reply, NULL);
-        if (r >= 0)
-                r = sd_bus_message_read(reply, "s", &json) < 0 ? -EPROTO : 0;
-        if (r >= 0) {
-                copy = strdup(json);
-                r = copy ? 0 : -ENOMEM;
-        }
-        if (r >= 0)
-                *ret_json = copy;
-        sd_bus_message_unref(reply);
-        return r;
+        if (r < 0)
+                return r;
+        if (sd_bus_message_read(reply, "s", &json) < 0)
+                return -EPROTO;
+        copy = strdup(json);
+        if (!copy)
+                return -ENOMEM;
+        *ret_json = copy;
+        return 0;
 }
 
 int live_bus_get_shared_table(struct timeconv *tc, int *ret_fd) {
-        sd_bus_message *reply = NULL;
-        int fd = -1, r;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int fd, r;
 
         r = call(tc, "GetSharedTable", &reply, NULL);
-        if (r >= 0)
-                r = sd_bus_message_read(reply, "h", &fd) < 0 ? -EPROTO : 0;
-        if (r >= 0) {
-                /* The message owns its fd and closes it with the message. */
-                fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-                r = fd < 0 ? -errno : 0;
-        }
-        if (r >= 0)
-                *ret_fd = fd;
-        sd_bus_message_unref(reply);
-        return r;
+        if (r < 0)
+                return r;
+        if (sd_bus_message_read(reply, "h", &fd) < 0)
+                return -EPROTO;
+        /* The message owns its fd and closes it with the message. */
+        fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
 }

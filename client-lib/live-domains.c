@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bus-errors.h"
+#include "cleanup.h"
 #include "live-internal.h"
 #include "timeconv-internal.h"
 
@@ -139,41 +140,30 @@ TIMECONV_EXPORT struct timeconv_domain **timeconv_domains_free(struct timeconv_d
         return NULL;
 }
 
-int live_bus_list_domains(struct timeconv *tc, struct timeconv_domain ***ret) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
-        struct timeconv_domain **list = NULL;
-        bool called;
+static void domains_freep(struct timeconv_domain ***domains) {
+        timeconv_domains_free(*domains);
+}
+
+/* The entries of a ListDomains reply into a NULL-terminated list. */
+static int read_domains(sd_bus_message *reply, struct timeconv_domain ***ret) {
+        _cleanup_(domains_freep) struct timeconv_domain **list = NULL;
         size_t n = 0;
         int r;
 
-        r = sd_bus_call_method(tc->bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains",
-                               &error, &reply, "");
-        if (r < 0)
-                r = live_bus_errno(&error, r);
-        sd_bus_error_free(&error);
-        (void) live_dispatch(tc);
-        called = r >= 0;
-
-        list = r >= 0 ? calloc(1, sizeof(*list)) : NULL;
-        if (r >= 0 && !list)
-                r = -ENOMEM;
-        if (r >= 0)
-                r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
+        list = calloc(1, sizeof(*list));
+        if (!list)
+                return -ENOMEM;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
         while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
                 struct timeconv_domain **bigger = realloc(list, (n + 2) * sizeof(*list));
 
-                if (!bigger) {
-                        r = -ENOMEM;
-                        break;
-                }
+                if (!bigger)
+                        return -ENOMEM;
                 list = bigger;
                 list[n + 1] = NULL;
                 list[n] = calloc(1, sizeof(**list));
-                if (!list[n]) {
-                        r = -ENOMEM;
-                        break;
-                }
+                if (!list[n])
+                        return -ENOMEM;
                 n++;
                 r = read_domain(reply, list[n - 1]);
                 if (r >= 0)
@@ -181,12 +171,29 @@ int live_bus_list_domains(struct timeconv *tc, struct timeconv_domain ***ret) {
         }
         if (r >= 0)
                 r = sd_bus_message_exit_container(reply);
-        sd_bus_message_unref(reply);
-        if (r < 0) {
-                timeconv_domains_free(list);
-                /* Past the call itself, a failure is a reply we cannot read. */
-                return !called || r == -ENOMEM ? r : -EPROTO;
-        }
-        *ret = list;
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(list);
         return 0;
+}
+
+int live_bus_list_domains(struct timeconv *tc, struct timeconv_domain ***ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(tc->bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains",
+                               &error, &reply, "");
+        if (r < 0)
+                r = live_bus_errno(&error, r);
+        (void) live_dispatch(tc);
+        if (r < 0)
+                return r;
+
+        r = read_domains(reply, ret);
+        /* Past the call itself, a failure is a reply we cannot read. */
+        if (r < 0 && r != -ENOMEM)
+                return -EPROTO;
+        return r;
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "live-table.h"
 
 #define HUB_NAME "monotonic_raw"
@@ -83,16 +84,15 @@ static void resolve(struct timeconv *tc) {
 
 static int map_table(struct timeconv *tc) {
         unsigned owner_changes = tc->owner_changes;
+        _cleanup_close_ int fd = -1;
         struct stat st;
         void *mem;
-        int fd, r;
+        int r;
 
         r = live_bus_get_shared_table(tc, &fd);
         /* The owner changed while we asked: the fd may be the old daemon's. Ask again later. */
-        if (r >= 0 && owner_changes != tc->owner_changes) {
-                close(fd);
+        if (r >= 0 && owner_changes != tc->owner_changes)
                 return -EAGAIN;
-        }
         /* An older daemon (no such method) or one without a table (Unavailable): D-Bus it is,
          * until another daemon takes over. */
         if (r == -EOPNOTSUPP || r == -ENODEV) {
@@ -105,20 +105,16 @@ static int map_table(struct timeconv *tc) {
          * daemon. */
         r = check_sealed(fd);
         if (r < 0) {
-                close(fd);
                 tc->table.state = LIVE_TABLE_NONE;
                 return r;
         }
-        r = fstat(fd, &st) < 0 ? -errno : st.st_size <= 0 ? -EBADMSG : 0;
-        if (r < 0) {
-                close(fd);
-                return r;
-        }
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (st.st_size <= 0)
+                return -EBADMSG;
         mem = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-        r = mem == MAP_FAILED ? -errno : 0;
-        close(fd);
-        if (r < 0)
-                return r;
+        if (mem == MAP_FAILED)
+                return -errno;
         r = shared_table_validate(mem, (size_t) st.st_size);
         if (r < 0) {
                 /* Not a table we can read (another layout version): D-Bus it is, for this daemon. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bus-errors.h"
+#include "cleanup.h"
 #include "live-internal.h"
 #include "timeconv-internal.h"
 
@@ -35,9 +36,12 @@ int live_dispatch(struct timeconv *tc) {
 
 static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct timeconv *tc = userdata;
-        const char *name, *old_owner, *new_owner;
+        const char *name, *old_owner, *new_owner, *sender = sd_bus_message_get_sender(m);
 
-        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
+        /* sd-bus lets any unique name match sender='org.freedesktop.DBus', and a client can send
+         * us this signal unicast: believe the driver only. */
+        if (!sender || strcmp(sender, "org.freedesktop.DBus") != 0 ||
+            sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
             strcmp(name, BUS_API_SERVICE) != 0)
                 return 0;
         /* Whatever the old daemon published is no one's any more. */
@@ -71,33 +75,36 @@ static int on_daemon_signal(sd_bus_message *m, void *userdata, sd_bus_error *err
         return 0;
 }
 
-static int handle_new(sd_bus *bus, struct timeconv **ret) {
-        struct timeconv *tc;
+static void timeconv_closep(struct timeconv **tc) {
+        timeconv_close(*tc);
+}
+
+/* A handle on *bus, which it takes over on success. */
+static int handle_new(sd_bus **bus, struct timeconv **ret) {
+        _cleanup_(timeconv_closep) struct timeconv *tc = NULL;
         int r;
 
         tc = calloc(1, sizeof(*tc));
-        if (!tc) {
-                sd_bus_flush_close_unref(bus);
+        if (!tc)
                 return -ENOMEM;
-        }
-        tc->bus = bus;
+        tc->bus = TAKE_PTR(*bus);
         tc->paths = TIMECONV_PATH_ANY;
         tc->checks_left = LIVE_CHECK_EVERY;
         live_table_drop(tc);
 
-        r = sd_bus_add_match(bus, &tc->owner_slot, MATCH_OWNER, on_owner_changed, tc);
-        if (r >= 0)
-                r = sd_bus_add_match(bus, &tc->signal_slot, MATCH_DAEMON, on_daemon_signal, tc);
-        if (r < 0) {
-                timeconv_close(tc);
+        r = sd_bus_add_match(tc->bus, &tc->owner_slot, MATCH_OWNER, on_owner_changed, tc);
+        if (r < 0)
                 return r;
-        }
-        *ret = tc;
+        r = sd_bus_add_match(tc->bus, &tc->signal_slot, MATCH_DAEMON, on_daemon_signal, tc);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(tc);
         return 0;
 }
 
 TIMECONV_EXPORT int timeconv_open(struct timeconv **ret) {
-        sd_bus *bus = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int r;
 
         if (!ret)
@@ -105,11 +112,11 @@ TIMECONV_EXPORT int timeconv_open(struct timeconv **ret) {
         r = sd_bus_open_user(&bus);
         if (r < 0)
                 return r;
-        return handle_new(bus, ret);
+        return handle_new(&bus, ret);
 }
 
 TIMECONV_EXPORT int timeconv_open_address(const char *address, struct timeconv **ret) {
-        sd_bus *bus = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int r;
 
         if (!address || !ret)
@@ -118,17 +125,18 @@ TIMECONV_EXPORT int timeconv_open_address(const char *address, struct timeconv *
         if (r < 0)
                 return r;
         r = sd_bus_set_address(bus, address);
-        if (r >= 0)
-                r = sd_bus_set_bus_client(bus, 1);
-        if (r >= 0)
-                r = sd_bus_negotiate_fds(bus, 1);
-        if (r >= 0)
-                r = sd_bus_start(bus);
-        if (r < 0) {
-                sd_bus_unref(bus);
+        if (r < 0)
                 return r;
-        }
-        return handle_new(bus, ret);
+        r = sd_bus_set_bus_client(bus, 1);
+        if (r < 0)
+                return r;
+        r = sd_bus_negotiate_fds(bus, 1);
+        if (r < 0)
+                return r;
+        r = sd_bus_start(bus);
+        if (r < 0)
+                return r;
+        return handle_new(&bus, ret);
 }
 
 TIMECONV_EXPORT struct timeconv *timeconv_close(struct timeconv *tc) {
