@@ -11,6 +11,9 @@
 #include "cleanup.h"
 #include "time-util.h"
 
+#define DBUS_DRIVER_NAME "org.freedesktop.DBus"
+#define DBUS_DRIVER_PATH "/org/freedesktop/DBus"
+
 #define SNAPSHOT_INTERVAL_NS (NSEC_PER_SEC / BUS_API_SNAPSHOTS_PER_S)
 
 typedef struct AppClient {
@@ -35,6 +38,7 @@ typedef struct AppNode {
 struct AppClocks {
         Core *core;
         sd_bus *bus;
+        sd_bus_slot *driver_filter;     /* drops signals that only claim to be the driver's */
         BusApi *api;
         /* Each client owns one domain or more, so there are never more clients than domains. */
         AppClient *clients[BUS_API_APP_DOMAINS_MAX];

@@ -62,14 +62,53 @@ AppClocks *app_clocks_free(AppClocks *a) {
                 return NULL;
         for (size_t i = 0; i < a->n_clients; i++)
                 client_free(a->clients[i]);
+        sd_bus_slot_unref(a->driver_filter);
         sd_bus_unref(a->bus);
         free(a);
         return NULL;
 }
 
+static bool str_eq(const char *x, const char *y) {
+        return x && y && strcmp(x, y) == 0;
+}
+
+static const char *str_or_none(const char *s) {
+        return s ? s : "(none)";
+}
+
+/* A client can send the daemon a unicast signal that claims to be the bus driver's: dbus-daemon
+ * delivers it whatever our match rules say, and sd-bus matches the rule's sender
+ * 'org.freedesktop.DBus' against any unique name. A forged NameOwnerChanged would tell the
+ * tracks that another client left (and drop its domains), so only the driver itself is heard. */
+static int drop_forged_driver_signal(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        AppClocks *a = userdata;
+        const char *sender = sd_bus_message_get_sender(m);
+
+        if (!sd_bus_message_is_signal(m, NULL, NULL))
+                return 0;
+        if (!str_eq(sd_bus_message_get_interface(m), DBUS_DRIVER_NAME) &&
+            !str_eq(sd_bus_message_get_path(m), DBUS_DRIVER_PATH))
+                return 0;
+        if (str_eq(sender, DBUS_DRIVER_NAME))
+                return 0;
+        log_debug(a->core->log, "application clocks: ignoring %s.%s from %s, not the bus driver",
+                  str_or_none(sd_bus_message_get_interface(m)), str_or_none(sd_bus_message_get_member(m)),
+                  str_or_none(sender));
+        return 1;
+}
+
 int app_clocks_attach(AppClocks *a, sd_bus *bus, BusApi *api) {
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *filter = NULL;
+        int r;
+
         if (!a || !bus)
                 return -EINVAL;
+        /* Filters run before match callbacks, sd_bus_track's among them. */
+        r = sd_bus_add_filter(bus, &filter, drop_forged_driver_signal, a);
+        if (r < 0)
+                return r;
+        sd_bus_slot_unref(a->driver_filter);
+        a->driver_filter = TAKE_PTR(filter);
         sd_bus_unref(a->bus);
         a->bus = sd_bus_ref(bus);
         a->api = api;
