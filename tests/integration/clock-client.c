@@ -28,16 +28,16 @@ static clockid_t fine_of(clockid_t id) {
 }
 
 void bracket_read(clockid_t from, clockid_t to, Bracket *ret) {
-        int64_t lo = harness_clock_ns(to);
-        int64_t x = harness_clock_ns(from);
-        int64_t hi = harness_clock_ns(to);
+        int64_t lo = clock_now_ns(to);
+        int64_t x = clock_now_ns(from);
+        int64_t hi = clock_now_ns(to);
         int64_t lag_ns = 0;
 
         /* Read after: the fine clock has only moved on, so this over-states the lag a little. */
         if (fine_of(from) >= 0)
-                lag_ns = harness_clock_ns(fine_of(from)) - x;
-        if (fine_of(to) >= 0 && harness_clock_ns(fine_of(to)) - lo > lag_ns)
-                lag_ns = harness_clock_ns(fine_of(to)) - lo;
+                lag_ns = clock_now_ns(fine_of(from)) - x;
+        if (fine_of(to) >= 0 && clock_now_ns(fine_of(to)) - lo > lag_ns)
+                lag_ns = clock_now_ns(fine_of(to)) - lo;
         *ret = (Bracket) { .from_ns = x, .to_lo_ns = lo, .to_hi_ns = hi, .coarse_lag_ns = lag_ns };
 }
 

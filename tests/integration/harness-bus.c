@@ -81,7 +81,7 @@ int harness_name_watch(sd_bus *bus, const char *name, HarnessNameWatch *w) {
 }
 
 int harness_name_wait(HarnessNameWatch *w, bool owned, int timeout_ms) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
 
         for (;;) {
                 int64_t left_ns;
@@ -96,7 +96,7 @@ int harness_name_wait(HarnessNameWatch *w, bool owned, int timeout_ms) {
                         continue;
                 if (w->owned == owned)
                         return 0;
-                left_ns = deadline_ns - harness_clock_ns(CLOCK_MONOTONIC);
+                left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
                 if (left_ns <= 0)
                         return -ETIMEDOUT;
                 r = sd_bus_wait(w->bus, (uint64_t) left_ns / 1000);

@@ -16,16 +16,10 @@
 #include <unistd.h>
 
 #include "harness-proc.h"
-
-static int64_t monotonic_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+#include "time-util.h"
 
 int proc_ms_left(int64_t deadline_ns) {
-        int64_t left_ns = deadline_ns - monotonic_ns();
+        int64_t left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
 
         if (left_ns <= 0)
                 return 0;
@@ -106,7 +100,7 @@ int proc_signal(int pidfd, int sig) {
 }
 
 int proc_wait(int pidfd, pid_t pid, bool is_child, int timeout_ms, int *ret_status) {
-        int64_t deadline_ns = monotonic_ns() + (int64_t) timeout_ms * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
         int status = 0;
 
         for (;;) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
-/* Running a client program (busctl, the daemon with --version) on the private bus and
- * collecting what it prints. */
+/* Running programs on the private bus: a client (busctl, the daemon with --version) whose
+ * output is collected, and timeconvd with the arguments most tests give it. */
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -58,7 +58,7 @@ static int buffer_steal(Buffer *b, char **ret) {
 int harness_run(const Harness *h, const char *const *argv, const char *const *env, int timeout_ms,
                 char **ret_stdout, char **ret_stderr, int *ret_status) {
         static const char *const unset[] = { "DBUS_STARTER_ADDRESS", "DBUS_STARTER_BUS_TYPE", NULL };
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
         _cleanup_free_ char *bus_env = NULL;
         _cleanup_close_ int pidfd = -1;
         const char *env_all[32];
@@ -140,22 +140,15 @@ finish:
         return 0;
 }
 
-bool harness_have_program(const char *program) {
-        const char *p = getenv("PATH");
+int harness_start_timeconvd(Harness *h, const char *daemon_path, const char *const *extra_args) {
+        const char *args[32] = { "--no-x11", "--no-gpu" };
+        size_t n = 2;
 
-        if (!p || !*p)
-                p = "/usr/local/bin:/usr/bin:/bin";
-        while (*p) {
-                _cleanup_free_ char *path = NULL;
-                size_t len = strcspn(p, ":");
-
-                if (asprintf(&path, "%.*s/%s", (int) len, p, program) < 0) {
-                        path = NULL;
-                        return false;
-                }
-                if (access(path, X_OK) == 0)
-                        return true;
-                p += len + (p[len] == ':');
+        for (const char *const *a = extra_args; a && *a; a++) {
+                if (n >= ELEMENTSOF(args) - 1)
+                        return -E2BIG;
+                args[n++] = *a;
         }
-        return false;
+        args[n] = NULL;
+        return harness_start_daemon(h, daemon_path, args, HARNESS_READY_TIMEOUT_MS);
 }

@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "bus-errors.h"
 #include "harness-proc.h"
 #include "harness.h"
 
@@ -70,7 +71,7 @@ static int write_config(const Harness *h, const char *extra_servicedir) {
 
 /* Reads dbus-daemon's --print-address line, giving up if it dies or stays silent. */
 static int read_address(Harness *h, int fd, int timeout_ms) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
         char buf[1024];
         size_t len = 0;
 
@@ -117,6 +118,15 @@ int harness_new(const char *extra_servicedir, Harness **ret) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_free_ char *config_arg = NULL, *services = NULL, *state = NULL;
         int pipe_fd[2], log_fd = -1, r;
+
+        if (!program_in_path("dbus-daemon")) {
+                fprintf(stderr, "harness: dbus-daemon is not in PATH "
+                        "(Debian package dbus-daemon, which .ci/run installs)\n");
+                return -ENOENT;
+        }
+        r = bus_timeconv_errors_register();
+        if (r < 0)
+                return r;
 
         h = calloc(1, sizeof(*h));
         if (!h)
@@ -223,7 +233,7 @@ Harness *harness_free(Harness *h) {
 
 /* Waits for READY=1 on the notify socket, or for the daemon to die. */
 static int wait_ready(Harness *h, int notify_fd, int timeout_ms) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
 
         for (;;) {
                 struct pollfd p[2] = { { .fd = notify_fd, .events = POLLIN },
@@ -347,7 +357,7 @@ bool harness_daemon_alive(Harness *h) {
 }
 
 int harness_stop_daemon(Harness *h, int timeout_ms, int *ret_status, int64_t *ret_elapsed_ns) {
-        int64_t start_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        int64_t start_ns = clock_now_ns(CLOCK_MONOTONIC);
         int r;
 
         if (h->daemon_pidfd < 0)
@@ -364,7 +374,7 @@ int harness_stop_daemon(Harness *h, int timeout_ms, int *ret_status, int64_t *re
         if (ret_status)
                 *ret_status = h->daemon_status;
         if (ret_elapsed_ns)
-                *ret_elapsed_ns = harness_clock_ns(CLOCK_MONOTONIC) - start_ns;
+                *ret_elapsed_ns = clock_now_ns(CLOCK_MONOTONIC) - start_ns;
         return 0;
 }
 
