@@ -513,6 +513,7 @@ int main(int argc, char **argv) {
         sd_bus *client = NULL;
         int pair[2], r;
 
+        tap_args(argc, argv, 1, "CLOCK1_XML");
         test_new();
         is_int(bus_timeconv_errors_register(), 0, "the client registers the error map");
 
@@ -536,7 +537,7 @@ int main(int argc, char **argv) {
                 test_push_snapshot(client, &srv.core);
                 test_activity(client, &srv.core);
                 test_signals(client, &srv);
-                test_introspection(client, argc > 1 ? argv[1] : NULL);
+                test_introspection(client, argv[1]);
         }
         is_int(atomic_load(&srv.setup_rc), 0, "the server thread set up the object");
 

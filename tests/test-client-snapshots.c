@@ -275,8 +275,9 @@ static void test_api(void) {
 }
 
 int main(int argc, char **argv) {
+        tap_args(argc, argv, 1, "DATA_DIR");
         test_perfetto_examples();
-        test_good_files(argc > 1 ? argv[1] : "tests/data");
+        test_good_files(argv[1]);
         test_malformed();
         test_api();
         return done_testing();

@@ -94,12 +94,7 @@ int main(int argc, char *argv[]) {
         pid_t first = 0, second = 0;
         int r;
 
-        if (argc != 3) {
-                fprintf(stderr, "usage: %s TIMECONVD BUILD_TREE_SERVICES_DIR\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
+        tap_args(argc, argv, 2, "TIMECONVD BUILD_TREE_SERVICES_DIR");
 
         /* The activation file's directory is a <servicedir> from the start: a file copied in
          * later would race with the bus's reload. */

@@ -257,22 +257,15 @@ static void check_properties(const Harness *h, const char *version) {
 
 int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
-        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
         int r;
 
-        if (argc != 3) {
-                fprintf(stderr, "usage: %s TIMECONVD VERSION\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
-        if (!harness_have_program("busctl"))
-                skip_all("busctl is not installed (Debian package systemd)");
+        tap_args(argc, argv, 2, "TIMECONVD VERSION");
+        tap_require_program("busctl", "systemd");
 
         r = harness_new(NULL, &h);
         is_int(r, 0, "a private dbus-daemon starts");
         if (r >= 0)
-                r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+                r = harness_start_timeconvd(h, argv[1], NULL);
         is_int(r, 0, "timeconvd starts and says READY=1");
         if (r < 0)
                 return done_testing();

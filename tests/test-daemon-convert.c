@@ -113,14 +113,14 @@ static void check_now(sd_bus *bus, const char *domain, clockid_t id) {
         int outside = 0, failed_calls = 0;
 
         for (int i = 0; i < 100; i++) {
-                int64_t lo = harness_clock_ns(id), v, hi;
+                int64_t lo = clock_now_ns(id), v, hi;
                 uint64_t u;
 
                 if (clock_now(bus, domain, NULL, &v, &u) < 0) {
                         failed_calls++;
                         continue;
                 }
-                hi = harness_clock_ns(id);
+                hi = clock_now_ns(id);
                 if (!bracket_holds(v, u, lo, hi) && outside++ < 3)
                         diag("Now(%s) = %" PRIi64 " +- %" PRIu64 ", read in [%" PRIi64 ", %" PRIi64 "]",
                              domain, v, u, lo, hi);
@@ -129,7 +129,7 @@ static void check_now(sd_bus *bus, const char *domain, clockid_t id) {
 }
 
 static void check_identity_and_round_trip(sd_bus *bus) {
-        int64_t m = harness_clock_ns(CLOCK_MONOTONIC), v = 0, back = 0;
+        int64_t m = clock_now_ns(CLOCK_MONOTONIC), v = 0, back = 0;
         uint64_t u1 = 0, u2 = 0;
         int r;
 
@@ -234,23 +234,15 @@ int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(clock_strv_freep) char **domains = NULL;
-        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
         int r;
 
-        if (argc != 2) {
-                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
-        r = bus_timeconv_errors_register();
-        is_int(r, 0, "the error map registers");
+        tap_args(argc, argv, 1, "TIMECONVD");
 
         r = harness_new(NULL, &h);
         is_int(r, 0, "a private dbus-daemon starts");
         if (r < 0)
                 return done_testing();
-        r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+        r = harness_start_timeconvd(h, argv[1], NULL);
         is_int(r, 0, "timeconvd starts and says READY=1");
         if (r >= 0)
                 r = harness_connect(h, &bus);

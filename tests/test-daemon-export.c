@@ -77,7 +77,7 @@ static void check_export(const char *text, char **domains, int64_t started_ns) {
         json_error_t error;
         json_t *root = json_loads(text, 0, &error), *snapshots, *s, *list;
         size_t i, bad_clocks = 0, small = 0, n_clocks = 0, future = 0;
-        int64_t now_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
 
         ok(json_is_object(root), "the export is a JSON object (%s)", root ? "parsed" : error.text);
         snapshots = json_object_get(root, "snapshots");
@@ -127,22 +127,16 @@ int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(clock_strv_freep) char **domains = NULL;
         _cleanup_free_ char *first = NULL, *second = NULL;
-        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
         int64_t started_ns;
         int r;
 
-        if (argc != 2) {
-                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
+        tap_args(argc, argv, 1, "TIMECONVD");
 
         r = harness_new(NULL, &h);
         is_int(r, 0, "a private dbus-daemon starts");
-        started_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        started_ns = clock_now_ns(CLOCK_MONOTONIC);
         if (r >= 0)
-                r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+                r = harness_start_timeconvd(h, argv[1], NULL);
         is_int(r, 0, "timeconvd starts and says READY=1");
         if (r >= 0)
                 r = harness_connect(h, &bus);
@@ -157,7 +151,7 @@ int main(int argc, char *argv[]) {
         check_export(first, domains, started_ns);
 
         /* The ring only grows (or stays full) while the daemon runs. */
-        r = clock_convert(bus, "monotonic", "boottime", harness_clock_ns(CLOCK_MONOTONIC), NULL,
+        r = clock_convert(bus, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), NULL,
                           &(int64_t) { 0 }, &(uint64_t) { 0 });
         if (r >= 0)
                 r = export_snapshots(bus, &second);

@@ -108,12 +108,7 @@ int main(int argc, char *argv[]) {
         int64_t elapsed_ns = 0;
         int status = -1, r;
 
-        if (argc != 3) {
-                fprintf(stderr, "usage: %s TIMECONVD VERSION\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
+        tap_args(argc, argv, 2, "TIMECONVD VERSION");
 
         r = harness_new(NULL, &h);
         is_int(r, 0, "a private dbus-daemon starts");

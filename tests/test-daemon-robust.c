@@ -244,25 +244,19 @@ int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_close_ int fd = -1;
-        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
         Rng rng = { .state = argc > 2 ? strtoull(argv[2], NULL, 0) : UINT64_C(0x74696d65636f6e76) };
         Tally tally = {};
         unsigned sent = 0, attempts = 0, succeeded = 0, fatal = 0, with_fds = 0;
         int fds_before, fds_after, outside = 0, r;
         pid_t pid = 0;
 
-        if (argc < 2) {
-                fprintf(stderr, "usage: %s TIMECONVD [SEED]\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
+        tap_args_range(argc, argv, 1, 2, "TIMECONVD [SEED]");
         diag("seed 0x%" PRIx64, rng.state);
 
         r = harness_new(NULL, &h);
         is_int(r, 0, "a private dbus-daemon starts");
         if (r >= 0)
-                r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+                r = harness_start_timeconvd(h, argv[1], NULL);
         is_int(r, 0, "timeconvd starts and says READY=1");
         if (r >= 0)
                 r = harness_connect(h, &bus);

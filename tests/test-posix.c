@@ -13,6 +13,7 @@
 #include "domain.h"
 #include "sample.h"
 #include "tap.h"
+#include "time-util.h"
 
 #define N_BURST 256
 #define SANE_DEVIATION_NS 1000000       /* generous: only catches a broken bracket */
@@ -28,13 +29,6 @@ static const DomainInfo *find(const DomainInfo *infos, size_t n, const char *nam
                 if (strcmp(infos[i].name, name) == 0)
                         return &infos[i];
         return NULL;
-}
-
-static int64_t now_ns(clockid_t clock) {
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void test_enumerate(DomainInfo *infos, size_t *ret_n) {
@@ -170,10 +164,10 @@ static void test_relations(void) {
         /* NTP slews monotonic against raw by at most 500 ppm: a few ns over a burst, 5 µs over
          * 10 ms. Allow that plus 100 ns; a real inconsistency would be a broken bracket. */
         is_int(domain_posix_ops.open("monotonic", NULL, &d), 0, "open monotonic");
-        t1 = now_ns(CLOCK_MONOTONIC_RAW);
+        t1 = clock_now_ns(CLOCK_MONOTONIC_RAW);
         is_int(offset_range(d, mono, &lo1, &hi1), 0, "burst 1");
         nanosleep(&pause, NULL);
-        t2 = now_ns(CLOCK_MONOTONIC_RAW);
+        t2 = clock_now_ns(CLOCK_MONOTONIC_RAW);
         is_int(offset_range(d, mono, &lo2, &hi2), 0, "burst 2");
         slack_ns = (t2 - t1) / 2000 + 100;
 
@@ -197,14 +191,15 @@ static void test_coarse(const char *coarse, clockid_t fine, int64_t resolution_n
         Sample s;
 
         /* 50 ms: a dozen ticks at HZ=250, so the whole range of lags shows. */
-        for (int64_t end_ns = now_ns(CLOCK_MONOTONIC_RAW) + 50000000; now_ns(CLOCK_MONOTONIC_RAW) < end_ns;) {
-                int64_t before = now_ns(fine), after;
+        for (int64_t end_ns = clock_now_ns(CLOCK_MONOTONIC_RAW) + 50000000;
+             clock_now_ns(CLOCK_MONOTONIC_RAW) < end_ns;) {
+                int64_t before = clock_now_ns(fine), after;
 
                 if (sample_one(coarse, &s) < 0) {
                         bad++;
                         continue;
                 }
-                after = now_ns(fine);
+                after = clock_now_ns(fine);
                 if (s.x_hi_ns < before || s.x_lo_ns > after)
                         bad++;
                 if (before - s.x_lo_ns > max_lag_ns)
