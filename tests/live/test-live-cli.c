@@ -145,9 +145,9 @@ static void check_now(void) {
         int64_t lo, hi, v;
         json_t *o;
 
-        lo = harness_clock_ns(CLOCK_MONOTONIC);
+        lo = clock_now_ns(CLOCK_MONOTONIC);
         is_int(RUN("now", "--json", "monotonic"), 0, "now --json monotonic: exit 0");
-        hi = harness_clock_ns(CLOCK_MONOTONIC);
+        hi = clock_now_ns(CLOCK_MONOTONIC);
         o = json_loads(out ? out : "", 0, NULL);
         ok(o && bracket_holds(json_integer_value(json_object_get(o, "value")),
                               (uint64_t) json_integer_value(json_object_get(o, "uncertainty_ns")), lo, hi) &&
@@ -155,9 +155,9 @@ static void check_now(void) {
            "its value lies within its bound of the test's own reading, and it names the path");
         json_decref(o);
 
-        lo = harness_clock_ns(CLOCK_MONOTONIC);
+        lo = clock_now_ns(CLOCK_MONOTONIC);
         is_int(RUN("now", "monotonic"), 0, "now monotonic: exit 0");
-        hi = harness_clock_ns(CLOCK_MONOTONIC);
+        hi = clock_now_ns(CLOCK_MONOTONIC);
         ok(out && sscanf(out, "%" SCNi64, &v) == 1 && v >= lo - LOOSE_NS && v <= hi + LOOSE_NS &&
            count_lines(out) == 1, "now monotonic: one number, the time");
         is_int(RUN("now", "nope"), 1, "now nope: exit 1");
@@ -170,7 +170,7 @@ static void check_convert(void) {
         int64_t in, off_lo, off_hi, got;
         json_t *o;
 
-        in = harness_clock_ns(CLOCK_MONOTONIC);
+        in = clock_now_ns(CLOCK_MONOTONIC);
         snprintf(v1, sizeof(v1), "%" PRIi64, in);
         is_int(RUN("convert", "--json", "--from", "monotonic", "--to", "boottime", "--", v1, "abc",
                    "99999999999999999999", "-5"), 1, "convert --json with bad values: exit 1");
@@ -228,7 +228,7 @@ static void check_export(void) {
         fputs(out ? out : "", f);
         fclose(f);
 
-        in = harness_clock_ns(CLOCK_MONOTONIC);
+        in = clock_now_ns(CLOCK_MONOTONIC);
         snprintf(v1, sizeof(v1), "%" PRIi64, in);
         is_int(RUN("convert", "--snapshots", path, "--mode", "nearest", "--from", "monotonic", "--to", "boottime", v1),
                0, "the export loads back offline (--snapshots, nearest)");
@@ -257,15 +257,9 @@ static void check_monitor_and_help(void) {
 
 int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *harness = NULL;
-        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
         int r;
 
-        if (argc != 3) {
-                fprintf(stderr, "usage: %s TIMECONVD TIMECONV\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
+        tap_args(argc, argv, 2, "TIMECONVD TIMECONV");
         tc_path = argv[2];
 
         r = harness_new(NULL, &harness);
@@ -280,7 +274,7 @@ int main(int argc, char *argv[]) {
                        (const char *const[]) { "domains", NULL }), 69, "no bus: domains exits 69");
         ok(err && strstr(err, "cannot connect to the session bus"), "and says so");
 
-        r = harness_start_daemon(harness, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+        r = harness_start_timeconvd(harness, argv[1], NULL);
         is_int(r, 0, "timeconvd starts and says READY=1");
         if (r < 0)
                 return done_testing();

@@ -94,13 +94,13 @@ static void check_now(struct timeconv *tc, const char *label) {
         int outside = 0, failed = 0;
 
         for (int i = 0; i < CALLS; i++) {
-                int64_t lo = harness_clock_ns(CLOCK_MONOTONIC), v, u, hi;
+                int64_t lo = clock_now_ns(CLOCK_MONOTONIC), v, u, hi;
 
                 if (timeconv_now(tc, "monotonic", &v, &u) < 0) {
                         failed++;
                         continue;
                 }
-                hi = harness_clock_ns(CLOCK_MONOTONIC);
+                hi = clock_now_ns(CLOCK_MONOTONIC);
                 outside += !bracket_holds(v, (uint64_t) u, lo, hi);
         }
         ok(failed == 0 && outside == 0, "%s: now(monotonic) lies within its bound of the test's reading "
@@ -115,7 +115,7 @@ static void check_many(struct timeconv *tc, int64_t start_ns) {
 
         if (!values || !out || !u)
                 abort();
-        end_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        end_ns = clock_now_ns(CLOCK_MONOTONIC);
         for (int i = 0; i < MANY; i++)
                 values[i] = start_ns + (end_ns - start_ns) * i / MANY;
         bracket_read(CLOCK_MONOTONIC, CLOCK_BOOTTIME, &b);
@@ -175,12 +175,12 @@ static void check_paths(struct timeconv *tc) {
 
         is_int(timeconv_set_paths(tc, 0), -EINVAL, "set_paths(0): -EINVAL");
         is_int(timeconv_set_paths(tc, TIMECONV_PATH_DBUS), 0, "set_paths(DBUS)");
-        r = timeconv_convert(tc, "monotonic", "boottime", harness_clock_ns(CLOCK_MONOTONIC), &v, &u);
+        r = timeconv_convert(tc, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), &v, &u);
         ok(r == 0 && timeconv_last_path(tc) == TIMECONV_PATH_DBUS, "D-Bus only: D-Bus answered");
         check_truth(tc, "monotonic", CLOCK_MONOTONIC, "realtime", CLOCK_REALTIME, "D-Bus");
 
         timeconv_set_paths(tc, TIMECONV_PATH_TABLE);
-        r = timeconv_convert(tc, "monotonic", "boottime", harness_clock_ns(CLOCK_MONOTONIC), &v, &u);
+        r = timeconv_convert(tc, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), &v, &u);
         if (r == -EOPNOTSUPP) {
                 /* Until the daemon hands out a table this library can read (GetSharedTable). */
                 skip("the daemon offers no shared table this library can read: fast path untested");
@@ -215,23 +215,17 @@ static void check_paths(struct timeconv *tc) {
            "table and D-Bus agree within their bounds and both hold the truth (%d failed, %d apart, %d outside)",
            failed, disagree, outside);
         timeconv_set_paths(tc, TIMECONV_PATH_ANY);
-        r = timeconv_convert(tc, "monotonic", "boottime", harness_clock_ns(CLOCK_MONOTONIC), &v, &u);
+        r = timeconv_convert(tc, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), &v, &u);
         ok(r == 0 && timeconv_last_path(tc) == TIMECONV_PATH_TABLE, "by default the table answers");
 }
 
 int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
-        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
         struct timeconv *tc = NULL;
         int64_t start_ns;
         int r;
 
-        if (argc != 2) {
-                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
+        tap_args(argc, argv, 1, "TIMECONVD");
 
         ok(timeconv_open_address("unix:path=/nonexistent/timeconv-test-bus", &tc) < 0 && !tc,
            "opening a bus that is not there fails, *ret untouched");
@@ -248,12 +242,12 @@ int main(int argc, char *argv[]) {
         is_int(timeconv_now(tc, "monotonic", &start_ns, NULL), -EHOSTDOWN, "no daemon yet: -EHOSTDOWN");
         is_int(timeconv_last_path(tc), TIMECONV_PATH_NONE, "no path has answered yet");
 
-        r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+        r = harness_start_timeconvd(h, argv[1], NULL);
         is_int(r, 0, "timeconvd starts and says READY=1");
         if (r < 0)
                 return done_testing();
         /* Past values from here on: the daemon has a model for them. */
-        start_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        start_ns = clock_now_ns(CLOCK_MONOTONIC);
 
         check_domains(tc);
         check_truth(tc, "monotonic", CLOCK_MONOTONIC, "boottime", CLOCK_BOOTTIME, "default");

@@ -25,7 +25,7 @@ typedef struct Fake {
 } Fake;
 
 static int append_domain(sd_bus_message *reply, const char *name, const char *unit, const char *verdict) {
-        int64_t now_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
         int r;
 
         r = sd_bus_message_open_container(reply, 'r', "ssa{sv}");
@@ -59,7 +59,7 @@ static int list_domains(sd_bus_message *m, void *userdata, sd_bus_error *error) 
         sd_bus_message_unref(reply);
         if (r >= 0 && ++f->calls == 1)
                 r = sd_bus_emit_signal(f->bus, "/org/timeconv/Clock1", "org.timeconv.Clock1", "Discontinuity",
-                                       "sxx", "x11", harness_clock_ns(CLOCK_MONOTONIC), STEP_NS);
+                                       "sxx", "x11", clock_now_ns(CLOCK_MONOTONIC), STEP_NS);
         return r < 0 ? r : 1;
 }
 
@@ -82,9 +82,9 @@ static void diag_lines(const char *what, const char *text) {
 /* Serves until the monitor has asked twice (or a minute passed: the monitor failed). */
 static void *serve(void *userdata) {
         Fake *f = userdata;
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) SERVE_MS * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) SERVE_MS * 1000000;
 
-        while (f->calls < 2 && harness_clock_ns(CLOCK_MONOTONIC) < deadline_ns) {
+        while (f->calls < 2 && clock_now_ns(CLOCK_MONOTONIC) < deadline_ns) {
                 int r = sd_bus_process(f->bus, NULL);
 
                 if (r < 0)
@@ -104,12 +104,7 @@ int main(int argc, char *argv[]) {
         const char *second, *mark;
         int r, status = 0;
 
-        if (argc != 3) {
-                fprintf(stderr, "usage: %s TIMECONVD TIMECONV\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
+        tap_args(argc, argv, 2, "TIMECONVD TIMECONV");
 
         r = harness_new(NULL, &h);
         if (r >= 0)

@@ -37,11 +37,11 @@ static void on_event(const struct timeconv_event *e, void *userdata) {
 
 /* Handles the bus until *counter passes want; -ETIMEDOUT after WAIT_MS. */
 static int wait_event(struct timeconv *tc, const unsigned *counter, unsigned want) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
 
         while (*counter < want) {
                 struct pollfd p = { .fd = timeconv_get_fd(tc), .events = POLLIN };
-                int64_t left_ms = (deadline_ns - harness_clock_ns(CLOCK_MONOTONIC)) / 1000000;
+                int64_t left_ms = (deadline_ns - clock_now_ns(CLOCK_MONOTONIC)) / 1000000;
 
                 if (left_ms <= 0)
                         return -ETIMEDOUT;
@@ -77,28 +77,18 @@ static void convert_now(struct timeconv *tc, const char *label) {
            "%d outside)", label, CALLS, failed, last_r, outside);
 }
 
-static int restart(Harness *h, const char *daemon, const char *const *args) {
-        return harness_start_daemon(h, daemon, args, HARNESS_READY_TIMEOUT_MS);
-}
-
 int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
-        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
         struct timeconv *tc = NULL;
         Seen seen = {};
         int64_t v, u;
         int r;
 
-        if (argc != 2) {
-                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
+        tap_args(argc, argv, 1, "TIMECONVD");
 
         r = harness_new(NULL, &h);
         if (r >= 0)
-                r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+                r = harness_start_timeconvd(h, argv[1], NULL);
         is_int(r, 0, "a private bus and timeconvd start");
         if (r >= 0)
                 r = timeconv_open_address(h->bus_address, &tc);
@@ -112,9 +102,9 @@ int main(int argc, char *argv[]) {
         r = harness_stop_daemon(h, HARNESS_STOP_TIMEOUT_MS, NULL, NULL);
         is_int(r, 0, "the daemon stops");
         is_int(wait_event(tc, &seen.stopped, 1), 0, "the handle reports the daemon gone (DAEMON_CHANGED)");
-        r = timeconv_convert(tc, "monotonic", "boottime", harness_clock_ns(CLOCK_MONOTONIC), &v, &u);
+        r = timeconv_convert(tc, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), &v, &u);
         is_int(r, -EHOSTDOWN, "without a daemon a conversion fails with -EHOSTDOWN");
-        r = restart(h, argv[1], args);
+        r = harness_start_timeconvd(h, argv[1], NULL);
         is_int(r, 0, "a second daemon starts");
         convert_now(tc, "second daemon, same handle");
         is_int(wait_event(tc, &seen.started, 1), 0, "the handle reports the new daemon");
@@ -122,14 +112,14 @@ int main(int argc, char *argv[]) {
         /* 2: stopped and started between two conversions; nobody tells the handle. */
         r = harness_stop_daemon(h, HARNESS_STOP_TIMEOUT_MS, NULL, NULL);
         if (r >= 0)
-                r = restart(h, argv[1], args);
+                r = harness_start_timeconvd(h, argv[1], NULL);
         is_int(r, 0, "a third daemon replaces the second at once");
         convert_now(tc, "third daemon, same handle");
         /* The signals reach the handle whenever the bus delivers them; conversions alone must
          * pick them up, within a bounded time. */
-        for (int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
-             (seen.stopped < 2 || seen.started < 2) && harness_clock_ns(CLOCK_MONOTONIC) < deadline_ns;)
-                (void) timeconv_convert(tc, "monotonic", "boottime", harness_clock_ns(CLOCK_MONOTONIC), &v, &u);
+        for (int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
+             (seen.stopped < 2 || seen.started < 2) && clock_now_ns(CLOCK_MONOTONIC) < deadline_ns;)
+                (void) timeconv_convert(tc, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), &v, &u);
         ok(seen.stopped >= 2 && seen.started >= 2,
            "the library noticed the restart by itself while converting (stopped %u, started %u)",
            seen.stopped, seen.started);
