@@ -159,7 +159,7 @@ void ac_signals_unwatch(AcSignals *s) {
 }
 
 int ac_wait(sd_bus *bus, const unsigned *counter, unsigned above, int timeout_ms) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
 
         for (;;) {
                 int64_t left_ns;
@@ -172,7 +172,7 @@ int ac_wait(sd_bus *bus, const unsigned *counter, unsigned above, int timeout_ms
                         return r;
                 if (*counter > above)
                         return 0;
-                left_ns = deadline_ns - harness_clock_ns(CLOCK_MONOTONIC);
+                left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
                 if (left_ns <= 0)
                         return -ETIMEDOUT;
                 r = sd_bus_wait(bus, (uint64_t) left_ns / 1000 + 1);
@@ -213,7 +213,7 @@ int ac_push_series(sd_bus *bus, const char *known, const char *app, const AcTrut
 }
 
 int ac_wait_listed(sd_bus *bus, AcSignals *s, const char *name, bool listed, int timeout_ms) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
 
         for (;;) {
                 unsigned changes = s->domains_changed;
@@ -227,7 +227,7 @@ int ac_wait_listed(sd_bus *bus, AcSignals *s, const char *name, bool listed, int
                         return r;
                 if (d.found == listed)
                         return 0;
-                left_ns = deadline_ns - harness_clock_ns(CLOCK_MONOTONIC);
+                left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
                 if (left_ns <= 0)
                         return -ETIMEDOUT;
                 r = ac_wait(bus, &s->domains_changed, changes, (int) (left_ns / 1000000) + 1);
@@ -237,7 +237,7 @@ int ac_wait_listed(sd_bus *bus, AcSignals *s, const char *name, bool listed, int
 }
 
 int ac_wait_owned(sd_bus *bus, AcSignals *s, size_t n, int timeout_ms) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
 
         for (;;) {
                 unsigned changes = s->domains_changed;
@@ -250,7 +250,7 @@ int ac_wait_owned(sd_bus *bus, AcSignals *s, size_t n, int timeout_ms) {
                         return r;
                 if (owned == n)
                         return 0;
-                left_ns = deadline_ns - harness_clock_ns(CLOCK_MONOTONIC);
+                left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
                 if (left_ns <= 0)
                         return -ETIMEDOUT;
                 r = ac_wait(bus, &s->domains_changed, changes, (int) (left_ns / 1000000) + 1);

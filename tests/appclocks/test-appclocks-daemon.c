@@ -78,10 +78,10 @@ static void check_owner(sd_bus *observer, const char *name, sd_bus *owner_bus, c
 static void test_lifecycle(const Harness *h, sd_bus *observer, AcSignals *sig) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *a = NULL, *b = NULL, *c = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
-        int64_t r_first_ns = harness_clock_ns(CLOCK_MONOTONIC_RAW) - INT64_C(1000000000);
+        int64_t r_first_ns = clock_now_ns(CLOCK_MONOTONIC_RAW) - INT64_C(1000000000);
         const AcTruth cam = { r_first_ns, INT64_C(5000000000000), 20000 };
         const AcTruth reborn = { r_first_ns, INT64_C(9000000000000), -7000 };
-        int64_t mono_first_ns = harness_clock_ns(CLOCK_MONOTONIC) - INT64_C(1000000000), v, v2, before_ns, after_ns;
+        int64_t mono_first_ns = clock_now_ns(CLOCK_MONOTONIC) - INT64_C(1000000000), v, v2, before_ns, after_ns;
         const AcTruth mic = { mono_first_ns, INT64_C(-3000000000), -50000 };
         int64_t span_ns = 9 * SNAPSHOT_STEP_NS;
         unsigned changes = sig->domains_changed;
@@ -100,9 +100,9 @@ static void test_lifecycle(const Harness *h, sd_bus *observer, AcSignals *sig) {
         check_both_ways(observer, "monotonic_raw", "cam", &cam, r_first_ns - SNAPSHOT_STEP_NS,
                         r_first_ns + span_ns, 100, "cam");
 
-        before_ns = harness_clock_ns(CLOCK_MONOTONIC_RAW);
+        before_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
         r = clock_now(observer, "cam", NULL, &v, &u);
-        after_ns = harness_clock_ns(CLOCK_MONOTONIC_RAW);
+        after_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
         ok(r >= 0 && bracket_holds(v, u, ac_truth_x(&cam, before_ns) - 2, ac_truth_x(&cam, after_ns) + 2),
            "Now(cam) +- %" PRIu64 " ns holds the truth of the call's time", u);
 
@@ -197,7 +197,7 @@ static void test_lifecycle(const Harness *h, sd_bus *observer, AcSignals *sig) {
 static void test_backwards(const Harness *h, sd_bus *observer, AcSignals *sig) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *d = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
-        int64_t r_first_ns = harness_clock_ns(CLOCK_MONOTONIC_RAW) - INT64_C(2000000000), v, tv, tu;
+        int64_t r_first_ns = clock_now_ns(CLOCK_MONOTONIC_RAW) - INT64_C(2000000000), v, tv, tu;
         const AcTruth before = { r_first_ns, INT64_C(100000000000), 10000 };
         AcTruth after = before;
         unsigned steps = sig->discontinuities;
@@ -251,18 +251,13 @@ static void test_backwards(const Harness *h, sd_bus *observer, AcSignals *sig) {
 int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *observer = NULL;
-        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
         AcSignals sig = {};
         int r;
 
-        if (argc < 2)
-                skip_all("usage: test-appclocks-daemon TIMECONVD");
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("no dbus-daemon");
-        is_int(bus_timeconv_errors_register(), 0, "the error map registers");
+        tap_args(argc, argv, 1, "TIMECONVD");
         r = harness_new(NULL, &h);
         if (r >= 0)
-                r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+                r = harness_start_timeconvd(h, argv[1], NULL);
         is_int(r, 0, "timeconvd starts on a private bus");
         if (r >= 0)
                 r = harness_connect(h, &observer);

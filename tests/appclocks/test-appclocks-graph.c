@@ -73,7 +73,7 @@ int main(void) {
         int64_t v, u;
 
         if (!mem)
-                skip_all("out of memory");
+                bail_out("out of memory for a shared table of %zu bytes", size);
         history_init(&h, &config);
         history_init(&other, &config);
         is_int(graph_init(&g, "monotonic_raw"), 0, "graph with its hub");

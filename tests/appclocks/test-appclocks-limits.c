@@ -35,7 +35,7 @@ static void check_error(const char *what, int r, sd_bus_error *e, const char *na
 static void test_malformed(const Harness *h, sd_bus *observer) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *m = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
-        int64_t r_ns = harness_clock_ns(CLOCK_MONOTONIC_RAW) - INT64_C(1000000000), v;
+        int64_t r_ns = clock_now_ns(CLOCK_MONOTONIC_RAW) - INT64_C(1000000000), v;
         uint64_t u;
         AcDomain d;
 
@@ -83,7 +83,7 @@ static void test_malformed(const Harness *h, sd_bus *observer) {
 static void test_per_client(const Harness *h) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *q = NULL, *rl = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
-        int64_t r_ns = harness_clock_ns(CLOCK_MONOTONIC_RAW) - INT64_C(1000000000), start_ns, elapsed_ns;
+        int64_t r_ns = clock_now_ns(CLOCK_MONOTONIC_RAW) - INT64_C(1000000000), start_ns, elapsed_ns;
         int n_ok = 0, n_quota = 0, n_other = 0, limit;
 
         if (harness_connect(h, &q) < 0 || harness_connect(h, &rl) < 0) {
@@ -104,7 +104,7 @@ static void test_per_client(const Harness *h) {
 
         /* Snapshots per second: a burst, then the sustained rate; a refusal books nothing. */
         n_ok = 0;
-        start_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        start_ns = clock_now_ns(CLOCK_MONOTONIC);
         for (int i = 0; i < 1000 && n_quota == 0; i++) {
                 int r = ac_push2(rl, "monotonic_raw", r_ns + i, "rate", i, &e);
 
@@ -113,18 +113,18 @@ static void test_per_client(const Harness *h) {
                 n_other += r < 0 && r != -EDQUOT;
                 sd_bus_error_free(&e);
         }
-        elapsed_ns = harness_clock_ns(CLOCK_MONOTONIC) - start_ns;
+        elapsed_ns = clock_now_ns(CLOCK_MONOTONIC) - start_ns;
         limit = BUS_API_SNAPSHOTS_BURST + (int) (elapsed_ns * BUS_API_SNAPSHOTS_PER_S / INT64_C(1000000000)) + 1;
         ok(n_quota == 1 && n_other == 0 && n_ok >= BUS_API_SNAPSHOTS_BURST && n_ok <= limit,
            "pushing as fast as it can: %d snapshots in %.1f ms, then QuotaExceeded (burst %d, at most %d)", n_ok,
            (double) elapsed_ns / 1e6, BUS_API_SNAPSHOTS_BURST, limit);
         n_ok = 0;
-        start_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        start_ns = clock_now_ns(CLOCK_MONOTONIC);
         /* Polls the daemon until the budget refills: it answers at once either way. */
-        while (n_ok == 0 && harness_clock_ns(CLOCK_MONOTONIC) - start_ns < INT64_C(5000000000))
+        while (n_ok == 0 && clock_now_ns(CLOCK_MONOTONIC) - start_ns < INT64_C(5000000000))
                 n_ok = ac_push2(rl, "monotonic_raw", r_ns + 5000, "rate", 5000, NULL) >= 0;
         ok(n_ok == 1, "a rate, not a ban: a snapshot is taken again after %.1f ms",
-           (double) (harness_clock_ns(CLOCK_MONOTONIC) - start_ns) / 1e6);
+           (double) (clock_now_ns(CLOCK_MONOTONIC) - start_ns) / 1e6);
 }
 
 /* Fills the daemon with domains from new clients, empties it, fills it again with other names:
@@ -175,22 +175,17 @@ static void test_in_all(const Harness *h, sd_bus *observer, AcSignals *sig, cons
 int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *observer = NULL, *keeper = NULL;
-        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
-        int64_t r_ns = harness_clock_ns(CLOCK_MONOTONIC_RAW) - INT64_C(1000000000), v, tu;
+        int64_t r_ns = clock_now_ns(CLOCK_MONOTONIC_RAW) - INT64_C(1000000000), v, tu;
         const AcTruth t = { r_ns, INT64_C(42000000000), 3000 };
         struct timeconv *tc = NULL;
         AcSignals sig = {};
         size_t owned = 0;
         int r;
 
-        if (argc < 2)
-                skip_all("usage: test-appclocks-limits TIMECONVD");
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("no dbus-daemon");
-        is_int(bus_timeconv_errors_register(), 0, "the error map registers");
+        tap_args(argc, argv, 1, "TIMECONVD");
         r = harness_new(NULL, &h);
         if (r >= 0)
-                r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+                r = harness_start_timeconvd(h, argv[1], NULL);
         is_int(r, 0, "timeconvd starts on a private bus");
         if (r >= 0)
                 r = harness_connect(h, &observer);
