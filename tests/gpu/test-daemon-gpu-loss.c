@@ -93,7 +93,7 @@ static int on_discontinuity(sd_bus_message *m, void *userdata, sd_bus_error *err
                 return 0;
         e = &t->events[t->n_events++];
         *e = (LossEvent) { .monotonic_ns = monotonic_ns, .step_ns = step_ns,
-                           .received_ns = harness_clock_ns(CLOCK_MONOTONIC) };
+                           .received_ns = clock_now_ns(CLOCK_MONOTONIC) };
         snprintf(e->kind, sizeof(e->kind), "%s", kind);
         return 0;
 }
@@ -193,7 +193,7 @@ static void loss_mark(Loss *t) {
  * gpu0's availability is `available` and, since loss_mark(), DomainsChanged (want_change) and a
  * Discontinuity for gpu0 (want_event) came in. -ETIMEDOUT. */
 static int loss_wait(Loss *t, bool available, bool want_change, bool want_event, int timeout_ms) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000, left_ns;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000, left_ns;
         unsigned listed_at = UINT_MAX;
         bool now_available = !available;
         int r;
@@ -214,7 +214,7 @@ static int loss_wait(Loss *t, bool available, bool want_change, bool want_event,
                 if (now_available == available && (!want_change || t->n_domains_changed > t->mark_domains_changed) &&
                     (!want_event || t->n_events > t->mark_events))
                         return 0;
-                left_ns = deadline_ns - harness_clock_ns(CLOCK_MONOTONIC);
+                left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
                 if (left_ns <= 0)
                         return -ETIMEDOUT;
                 r = sd_bus_wait(t->bus, (uint64_t) left_ns / 1000);
@@ -229,10 +229,10 @@ static int loss_wait(Loss *t, bool available, bool want_change, bool want_event,
 static void converge(sd_bus *bus, const char *when, int64_t offset_ns) {
         unsigned calls = 0, failed = 0, outside = 0, settled = 0;
         uint64_t max_u = 0;
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + SETTLE_TIMEOUT_NS;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + SETTLE_TIMEOUT_NS;
 
-        while ((settled < SETTLED_CALLS || calls < MIN_CALLS) && harness_clock_ns(CLOCK_MONOTONIC) < deadline_ns) {
-                int64_t v = harness_clock_ns(CLOCK_MONOTONIC), got, back;
+        while ((settled < SETTLED_CALLS || calls < MIN_CALLS) && clock_now_ns(CLOCK_MONOTONIC) < deadline_ns) {
+                int64_t v = clock_now_ns(CLOCK_MONOTONIC), got, back;
                 uint64_t u, u_back;
 
                 calls++;
@@ -260,7 +260,7 @@ static void converge(sd_bus *bus, const char *when, int64_t offset_ns) {
  * truth. */
 static void check_lost(Loss *t) {
         static const char *const pairs[][2] = { { GPU, "monotonic" }, { "monotonic", GPU } };
-        int64_t v = harness_clock_ns(CLOCK_MONOTONIC), got, back;
+        int64_t v = clock_now_ns(CLOCK_MONOTONIC), got, back;
         unsigned failed = 0, outside = 0;
         uint64_t u, u_back;
 
@@ -338,16 +338,8 @@ int main(int argc, char *argv[]) {
         uint64_t old_u, old_u_back, u, u_back;
         int r;
 
-        if (argc != 4) {
-                fprintf(stderr, "usage: %s TIMECONVD LAVAPIPE_ICD_JSON LAYER_DIR\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
-        if (access(argv[2], R_OK) < 0)
-                skip_all("no lavapipe ICD file (Debian package mesa-vulkan-drivers)");
-        r = bus_timeconv_errors_register();
-        is_int(r, 0, "the error map registers");
+        tap_args(argc, argv, 3, "TIMECONVD LAVAPIPE_ICD_JSON LAYER_DIR");
+        tap_require_file(argv[2], "mesa-vulkan-drivers");
 
         r = loss_start(argv[1], argv[2], argv[3], &t);
         is_int(r, 0, "timeconvd starts on lavapipe behind " LAYER_NAME);
@@ -358,24 +350,24 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return done_testing();
         converge(t->bus, "before the loss", 0);
-        old_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        old_ns = clock_now_ns(CLOCK_MONOTONIC);
         r = convert_value(t->bus, old_ns, &off_ns, &old_u, &old_u_back);
         is_int(r, 0, "a value before the loss converts to the truth and back");
         diag("%+" PRIi64 " ns off, +- %" PRIu64 " ns, back +- %" PRIu64 " ns", off_ns, old_u, old_u_back);
 
         loss_mark(t);
-        t0_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        t0_ns = clock_now_ns(CLOCK_MONOTONIC);
         r = write_file(t->trigger_path, "");
         is_int(r, 0, "the device is lost");
         r = loss_wait(t, false, true, false, LOSS_WAIT_MS);
         is_int(r, 0, "DomainsChanged, and ListDomains says gpu0 is unavailable");
-        diag("gpu0 unavailable %.3f s after the loss", (double) (harness_clock_ns(CLOCK_MONOTONIC) - t0_ns) / 1e9);
+        diag("gpu0 unavailable %.3f s after the loss", (double) (clock_now_ns(CLOCK_MONOTONIC) - t0_ns) / 1e9);
         if (r < 0)
                 return done_testing();
         check_lost(t);
 
         loss_mark(t);
-        removed_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        removed_ns = clock_now_ns(CLOCK_MONOTONIC);
         r = write_file(t->reset_path, STRINGIFY(RESET_TICKS));
         if (r >= 0)
                 r = unlink(t->trigger_path) < 0 ? -errno : 0;
@@ -383,7 +375,7 @@ int main(int argc, char *argv[]) {
         r = loss_wait(t, true, true, true, RECOVER_WAIT_MS);
         is_int(r, 0, "Discontinuity for gpu0, DomainsChanged, and ListDomains says gpu0 is available");
         diag("gpu0 available %.3f s after the device came back, %.3f s after it was lost",
-             (double) (harness_clock_ns(CLOCK_MONOTONIC) - removed_ns) / 1e9, (double) (removed_ns - t0_ns) / 1e9);
+             (double) (clock_now_ns(CLOCK_MONOTONIC) - removed_ns) / 1e9, (double) (removed_ns - t0_ns) / 1e9);
         if (r < 0)
                 return done_testing();
         check_restart(t, removed_ns);

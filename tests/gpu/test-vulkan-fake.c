@@ -16,6 +16,7 @@
 #include "domain.h"
 #include "fake-vulkan.h"
 #include "tap.h"
+#include "time-util.h"
 #include "vulkan.h"
 
 #define BURST_SAMPLES 8
@@ -26,13 +27,6 @@ static fake_vulkan_configure_fn fake_configure;
 static fake_vulkan_set_lost_fn fake_set_lost;
 static fake_vulkan_set_offset_fn fake_set_offset;
 static fake_vulkan_state_fn fake_state;
-
-static int64_t raw_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static const char *extra(const DomainStatus *s, const char *key) {
         for (size_t i = 0; i < s->n_extras; i++)
@@ -96,10 +90,11 @@ static void test_gpu0(const VulkanConfig *config) {
 
         /* Opening reads no clock: the counter is set to be 4 wraps and WRAP_AHEAD_NS short of the
          * fifth now, and the first reading (the domain counts from there) comes at once. */
-        offset_ns = (int64_t) ((0x1p36L * 5 - WRAP_AHEAD_NS / INTEL_PERIOD_NS) * INTEL_PERIOD_NS) - raw_ns();
+        offset_ns = (int64_t) ((0x1p36L * 5 - WRAP_AHEAD_NS / INTEL_PERIOD_NS) * INTEL_PERIOD_NS) -
+                    clock_now_ns(CLOCK_MONOTONIC_RAW);
         fake_set_offset(0, offset_ns);
-        until_ns = raw_ns() + 100 * WRAP_AHEAD_NS;
-        while (((long double) last_x_ns <= wrap_ns || bursts < 10) && raw_ns() < until_ns) {
+        until_ns = clock_now_ns(CLOCK_MONOTONIC_RAW) + 100 * WRAP_AHEAD_NS;
+        while (((long double) last_x_ns <= wrap_ns || bursts < 10) && clock_now_ns(CLOCK_MONOTONIC_RAW) < until_ns) {
                 Sample s[BURST_SAMPLES];
                 size_t n = 0;
 
@@ -133,10 +128,10 @@ static void test_gpu0(const VulkanConfig *config) {
         fake_set_lost(true);
         fake_state(&state);
         unsigned calls_before = state.create_device_calls, attempts, n_calls = 0;
-        int64_t start_ns = raw_ns();
+        int64_t start_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
         r = 0;
         until_ns = start_ns + 30 * INT64_C(1000000);
-        while (raw_ns() < until_ns) {
+        while (clock_now_ns(CLOCK_MONOTONIC_RAW) < until_ns) {
                 size_t n = 0;
                 Sample s[BURST_SAMPLES];
 
@@ -150,8 +145,8 @@ static void test_gpu0(const VulkanConfig *config) {
         ok(n_calls > 10 * attempts, "most bursts do not touch the driver (%u bursts)", n_calls);
         /* A loaded machine may not have run us for much of those 30 ms: keep going (5 s at most)
          * until the third attempt, which only a source that keeps retrying makes. */
-        until_ns = raw_ns() + 5 * INT64_C(1000000000);
-        while (attempts < 3 && raw_ns() < until_ns) {
+        until_ns = clock_now_ns(CLOCK_MONOTONIC_RAW) + 5 * INT64_C(1000000000);
+        while (attempts < 3 && clock_now_ns(CLOCK_MONOTONIC_RAW) < until_ns) {
                 size_t n = 0;
                 Sample s[BURST_SAMPLES];
 
@@ -166,10 +161,10 @@ static void test_gpu0(const VulkanConfig *config) {
         is_int(state.instances, 0, "and its instance");
 
         /* Back, after a reset: the counter restarts near 0, and counts from there. */
-        int64_t reset_offset_ns = 1000 - raw_ns();
+        int64_t reset_offset_ns = 1000 - clock_now_ns(CLOCK_MONOTONIC_RAW);
         fake_set_offset(0, reset_offset_ns);
         fake_set_lost(false);
-        until_ns = raw_ns() + INT64_C(1000000000);
+        until_ns = clock_now_ns(CLOCK_MONOTONIC_RAW) + INT64_C(1000000000);
         bad = 0;
         do {
                 Sample s[BURST_SAMPLES];
@@ -178,7 +173,7 @@ static void test_gpu0(const VulkanConfig *config) {
                 r = domain_vulkan_ops.sample_burst(d, s, BURST_SAMPLES, &n);
                 for (size_t i = 0; r >= 0 && i < n; i++)
                         bad += !box_holds(&s[i], (long double) reset_offset_ns);
-        } while (r < 0 && raw_ns() < until_ns);
+        } while (r < 0 && clock_now_ns(CLOCK_MONOTONIC_RAW) < until_ns);
         is_int(r, 0, "back after the loss");
         is_int(bad, 0, "the new device's samples hold its truth");
         is_int(domain_vulkan_ops.status(d, &status), 0, "status");
@@ -245,8 +240,7 @@ int main(int argc, char **argv) {
         void *dl;
         int64_t now_ns;
 
-        if (argc < 2)
-                skip_all("usage: test-vulkan-fake LIBFAKE_VULKAN");
+        tap_args(argc, argv, 1, "LIBFAKE_VULKAN");
         dl = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
         ok(dl != NULL, "fake loader opened: %s", dl ? argv[1] : dlerror());
         if (!dl)
@@ -256,7 +250,7 @@ int main(int argc, char **argv) {
         fake_set_offset = (fake_vulkan_set_offset_fn) dlsym(dl, "fake_vulkan_set_offset");
         fake_state = (fake_vulkan_state_fn) dlsym(dl, "fake_vulkan_state");
 
-        now_ns = raw_ns();
+        now_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
         const FakeVulkanDevice devices[] = {
                 {
                         .name = "Fake Intel", .calibrated = true, .host_raw = true, .pci = true,
