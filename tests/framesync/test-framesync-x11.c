@@ -99,7 +99,7 @@ static void send_message(Window *w, xcb_atom_t type, const uint32_t data[5]) {
 /* Waits (on the connection's fd, never by sleeping) for the next ClientMessage of type, or
  * with type XCB_ATOM_NONE for our PropertyNotify (its time in ret_data[0]). */
 static int receive_message(Window *w, xcb_atom_t type, uint32_t ret_data[5]) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
 
         for (;;) {
                 xcb_generic_event_t *ev = xcb_poll_for_event(w->c);
@@ -125,7 +125,7 @@ static int receive_message(Window *w, xcb_atom_t type, uint32_t ret_data[5]) {
                 }
                 if (xcb_connection_has_error(w->c))
                         return -ECONNRESET;
-                int64_t left_ms = (deadline_ns - harness_clock_ns(CLOCK_MONOTONIC)) / 1000000;
+                int64_t left_ms = (deadline_ns - clock_now_ns(CLOCK_MONOTONIC)) / 1000000;
                 struct pollfd p = { .fd = xcb_get_file_descriptor(w->c), .events = POLLIN };
 
                 if (left_ms <= 0)
@@ -139,9 +139,9 @@ static int take_instant(struct timeconv *tc, Instant *ret) {
         Instant i;
         int r;
 
-        i.lo_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        i.lo_ns = clock_now_ns(CLOCK_MONOTONIC);
         r = timeconv_now(tc, "x11_us", &i.x11_us, &i.uncertainty_ns);
-        i.hi_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        i.hi_ns = clock_now_ns(CLOCK_MONOTONIC);
         if (r < 0)
                 return r;
         *ret = i;
@@ -309,10 +309,10 @@ static void test_server_stamped(struct timeconv *tc, Window *w, const char *labe
                 int r;
 
                 xcb_change_property(w->c, XCB_PROP_MODE_APPEND, w->win, w->stamp, XCB_ATOM_STRING, 8, 0, NULL);
-                lo_ns = harness_clock_ns(CLOCK_MONOTONIC);
+                lo_ns = clock_now_ns(CLOCK_MONOTONIC);
                 xcb_flush(w->c);
                 r = receive_message(w, XCB_ATOM_NONE, data);
-                hi_ns = harness_clock_ns(CLOCK_MONOTONIC);
+                hi_ns = clock_now_ns(CLOCK_MONOTONIC);
                 if (r >= 0) {
                         drawn.drawn_x11_us = (uint64_t) data[0] * 1000;
                         r = timeconv_frame_drawn_pack(&drawn, data);
@@ -376,14 +376,8 @@ int main(int argc, char **argv) {
         Window w = {};
         Xvfb x = {};
 
-        if (argc < 2) {
-                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
-                return 2;
-        }
-        if (!xvfb_available())
-                skip_all("no Xvfb");
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("no dbus-daemon");
+        tap_args(argc, argv, 1, "TIMECONVD");
+        tap_require_program("Xvfb", "xvfb");
 
         ok(xvfb_start(-1, &x) == 0, "Xvfb started (%s)", x.name);
         args[1] = x.name;

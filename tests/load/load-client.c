@@ -104,11 +104,11 @@ static void failed(Client *c, const char *what, int r, const sd_bus_error *e) {
 }
 
 static int64_t call_begin(void) {
-        return harness_clock_ns(CLOCK_MONOTONIC);
+        return clock_now_ns(CLOCK_MONOTONIC);
 }
 
 static void call_end(Client *c, int64_t t0_ns, bool bus) {
-        load_stats_latency(c->stats, harness_clock_ns(CLOCK_MONOTONIC) - t0_ns, c->deadline_ns);
+        load_stats_latency(c->stats, clock_now_ns(CLOCK_MONOTONIC) - t0_ns, c->deadline_ns);
         if (bus)
                 c->stats->bus_calls++;
 }
@@ -206,13 +206,13 @@ static void op_now(Client *c) {
         uint64_t unc;
         int r;
 
-        lo = harness_clock_ns(clock_of(domain));
+        lo = clock_now_ns(clock_of(domain));
         t0 = call_begin();
         r = clock_now(c->bus, domain, &e, &v, &unc);
         call_end(c, t0, true);
-        hi = harness_clock_ns(clock_of(domain));
+        hi = clock_now_ns(clock_of(domain));
         if (strstr(domain, "_coarse"))
-                c->lag_ns = harness_clock_ns(clock_of(domain) == CLOCK_MONOTONIC_COARSE ? CLOCK_MONOTONIC
+                c->lag_ns = clock_now_ns(clock_of(domain) == CLOCK_MONOTONIC_COARSE ? CLOCK_MONOTONIC
                                                                                           : CLOCK_REALTIME) - lo;
         if (r < 0)
                 failed(c, "Now", r, &e);
@@ -248,7 +248,7 @@ static void op_x11(Client *c, unsigned way) {
         back_ns = __atomic_load_n(&c->shared->x11_back_ns, __ATOMIC_ACQUIRE);
         /* Unavailable is right for a call that overlapped the server's absence, only. */
         if ((r == -ENODEV || sd_bus_error_has_name(&e, BUS_ERROR_UNAVAILABLE)) && down_ns != 0 &&
-            harness_clock_ns(CLOCK_MONOTONIC) > down_ns && (back_ns == 0 || t0 < back_ns)) {
+            clock_now_ns(CLOCK_MONOTONIC) > down_ns && (back_ns == 0 || t0 < back_ns)) {
                 c->stats->x11_unavailable++;
                 sd_bus_error_free(&e);
                 return;
@@ -299,9 +299,8 @@ static int client_connect(const char *address, int64_t deadline_ns, sd_bus **ret
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
         int r;
 
-        r = bus_timeconv_errors_register();
-        if (r >= 0)
-                r = sd_bus_new(&bus);
+        /* The error map is ours already: harness_new() registered it before the fork. */
+        r = sd_bus_new(&bus);
         if (r >= 0)
                 r = sd_bus_set_address(bus, address);
         if (r >= 0)

@@ -52,23 +52,23 @@ int load_push_bracketed(sd_bus *bus, const char *name, int64_t offset_ns, sd_bus
         const char *names[] = { "monotonic", name, "monotonic" };
         int64_t values[3];
 
-        values[0] = harness_clock_ns(CLOCK_MONOTONIC);
-        values[1] = harness_clock_ns(CLOCK_BOOTTIME) + offset_ns;
-        values[2] = harness_clock_ns(CLOCK_MONOTONIC);
+        values[0] = clock_now_ns(CLOCK_MONOTONIC);
+        values[1] = clock_now_ns(CLOCK_BOOTTIME) + offset_ns;
+        values[2] = clock_now_ns(CLOCK_MONOTONIC);
         return load_push(bus, names, values, 3, error);
 }
 
 bool load_app_due(const LoadApp *a) {
-        return a->supported && harness_clock_ns(CLOCK_MONOTONIC) - a->last_push_ns >= PUSH_INTERVAL_NS;
+        return a->supported && clock_now_ns(CLOCK_MONOTONIC) - a->last_push_ns >= PUSH_INTERVAL_NS;
 }
 
 int load_app_push(LoadApp *a, sd_bus *bus, LoadClientStats *stats, int64_t deadline_ns) {
         sd_bus_error e = SD_BUS_ERROR_NULL;
-        int64_t t0 = harness_clock_ns(CLOCK_MONOTONIC);
+        int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
         int r;
 
         r = load_push_bracketed(bus, a->name, a->offset_ns, &e);
-        load_stats_latency(stats, harness_clock_ns(CLOCK_MONOTONIC) - t0, deadline_ns);
+        load_stats_latency(stats, clock_now_ns(CLOCK_MONOTONIC) - t0, deadline_ns);
         stats->bus_calls++;
         a->last_push_ns = t0;
         if (r >= 0) {
@@ -120,7 +120,7 @@ void load_app_convert(LoadApp *a, sd_bus *bus, struct timeconv *tc, unsigned way
         Bracket b;
         int r;
 
-        t0 = harness_clock_ns(CLOCK_MONOTONIC);
+        t0 = clock_now_ns(CLOCK_MONOTONIC);
         switch (way % 3) {
         case 0:
                 /* Ours -> monotonic, over D-Bus. */
@@ -152,7 +152,7 @@ void load_app_convert(LoadApp *a, sd_bus *bus, struct timeconv *tc, unsigned way
                 judge(stats, what, false, r, &e, v, unc, b.to_lo_ns + load_app_offset_ns(other),
                       b.to_hi_ns + load_app_offset_ns(other));
         }
-        load_stats_latency(stats, harness_clock_ns(CLOCK_MONOTONIC) - t0, deadline_ns);
+        load_stats_latency(stats, clock_now_ns(CLOCK_MONOTONIC) - t0, deadline_ns);
         sd_bus_error_free(&e);
 }
 
@@ -173,7 +173,7 @@ static void refused(LoadClientStats *stats, const char *what, int r, const sd_bu
 void load_push_garbage(sd_bus *bus, unsigned i, const LoadShared *shared, LoadClientStats *stats,
                        int64_t deadline_ns) {
         const char *names[17];
-        int64_t values[17], now = harness_clock_ns(CLOCK_MONOTONIC), t0 = now;
+        int64_t values[17], now = clock_now_ns(CLOCK_MONOTONIC), t0 = now;
         char victim[LOAD_APP_NAME_MAX];
         sd_bus_error e = SD_BUS_ERROR_NULL;
         unsigned k = (i / 7) % 6, owner = i % (shared->n_clients ? shared->n_clients : 1);
@@ -221,7 +221,7 @@ void load_push_garbage(sd_bus *bus, unsigned i, const LoadShared *shared, LoadCl
                 n = 2;
         }
         r = load_push(bus, names, values, n, &e);
-        load_stats_latency(stats, harness_clock_ns(CLOCK_MONOTONIC) - t0, deadline_ns);
+        load_stats_latency(stats, clock_now_ns(CLOCK_MONOTONIC) - t0, deadline_ns);
         stats->bus_calls++;
         if (stats->push_unsupported)
                 ;
@@ -252,29 +252,29 @@ static int on_burst_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
 /* QUOTA_BURST snapshots sent at once, beyond the 100 a second (bursts of 20) one client may
  * push: some must be refused with QuotaExceeded, the rest taken. */
 static void push_burst(sd_bus *bus, const char *name, LoadClientStats *stats, int64_t deadline_ns) {
-        int64_t t0 = harness_clock_ns(CLOCK_MONOTONIC), until_ns = t0 + deadline_ns;
+        int64_t t0 = clock_now_ns(CLOCK_MONOTONIC), until_ns = t0 + deadline_ns;
         Burst b = {};
         unsigned sent = 0;
         int r = 0;
 
         for (; r >= 0 && sent < QUOTA_BURST; sent++) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-                int64_t now = harness_clock_ns(CLOCK_MONOTONIC);
+                int64_t now = clock_now_ns(CLOCK_MONOTONIC);
 
                 r = sd_bus_message_new_method_call(bus, &m, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE,
                                                    "PushSnapshot");
                 if (r >= 0)
                         r = sd_bus_message_append(m, "a(sx)", 2, "monotonic", now, name,
-                                                  harness_clock_ns(CLOCK_BOOTTIME));
+                                                  clock_now_ns(CLOCK_BOOTTIME));
                 if (r >= 0)
                         r = sd_bus_call_async(bus, NULL, m, on_burst_reply, &b, 0);
         }
-        while (r >= 0 && b.replies < sent && harness_clock_ns(CLOCK_MONOTONIC) < until_ns) {
+        while (r >= 0 && b.replies < sent && clock_now_ns(CLOCK_MONOTONIC) < until_ns) {
                 r = sd_bus_process(bus, NULL);
                 if (r == 0)
-                        r = sd_bus_wait(bus, (uint64_t) (until_ns - harness_clock_ns(CLOCK_MONOTONIC)) / 1000);
+                        r = sd_bus_wait(bus, (uint64_t) (until_ns - clock_now_ns(CLOCK_MONOTONIC)) / 1000);
         }
-        load_stats_latency(stats, harness_clock_ns(CLOCK_MONOTONIC) - t0, deadline_ns);
+        load_stats_latency(stats, clock_now_ns(CLOCK_MONOTONIC) - t0, deadline_ns);
         stats->bus_calls += b.replies;
         if (r < 0 || b.replies < sent || b.failed > 0 || b.refused == 0) {
                 stats->errors++;
@@ -292,11 +292,11 @@ void load_push_quotas(sd_bus *bus, LoadClientStats *stats, int64_t deadline_ns) 
         int r;
 
         for (unsigned d = 0; d <= 8; d++) {
-                int64_t t0 = harness_clock_ns(CLOCK_MONOTONIC);
+                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
                 snprintf(name, sizeof(name), "garbage-app-%u", d);
                 r = load_push_bracketed(bus, name, 0, &e);
-                load_stats_latency(stats, harness_clock_ns(CLOCK_MONOTONIC) - t0, deadline_ns);
+                load_stats_latency(stats, clock_now_ns(CLOCK_MONOTONIC) - t0, deadline_ns);
                 stats->bus_calls++;
                 if (sd_bus_error_has_name(&e, "org.freedesktop.DBus.Error.UnknownMethod")) {
                         stats->push_unsupported = 1;

@@ -92,7 +92,7 @@ static bool names_all_gone(const LoadRun *run) {
  * name seen has left. */
 static int pump_bus(LoadRun *run, int64_t deadline_ns, bool until_gone) {
         for (;;) {
-                int64_t left_ns = deadline_ns - harness_clock_ns(CLOCK_MONOTONIC);
+                int64_t left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
                 int r;
 
                 if (until_gone && names_all_gone(run))
@@ -238,12 +238,12 @@ static void tally(const LoadShared *shared, unsigned n, LoadResult *res) {
 /* Stops the old server and starts a new one on the same display, then follows the daemon on the
  * bus until it has calibrated X time against the new one. */
 static int restart_x(LoadRun *run, LoadShared *shared, LoadResult *res) {
-        int64_t t0 = harness_clock_ns(CLOCK_MONOTONIC), gone_ns;
+        int64_t t0 = clock_now_ns(CLOCK_MONOTONIC), gone_ns;
         int display = run->xvfb.display, r;
 
         __atomic_store_n(&shared->x11_down_ns, t0, __ATOMIC_RELEASE);
         r = xvfb_stop(&run->xvfb);
-        gone_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        gone_ns = clock_now_ns(CLOCK_MONOTONIC);
         if (r >= 0)
                 r = xvfb_start(display, &run->xvfb);
         if (r < 0) {
@@ -254,8 +254,8 @@ static int restart_x(LoadRun *run, LoadShared *shared, LoadResult *res) {
         r = x11_bus_wait_for(run->bus, "x11", x11_identity_since, &gone_ns, X11_WAIT_MS, NULL);
         if (r < 0)
                 return r;
-        res->x_back_after_ns = harness_clock_ns(CLOCK_MONOTONIC) - t0;
-        __atomic_store_n(&shared->x11_back_ns, harness_clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
+        res->x_back_after_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
+        __atomic_store_n(&shared->x11_back_ns, clock_now_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
         res->x_restarted = true;
         return 0;
 }
@@ -281,7 +281,7 @@ int load_phase(LoadRun *run, const LoadConfig *config, LoadMode mode, LoadResult
         names_clear(run);
         fflush(NULL);
 
-        t0 = harness_clock_ns(CLOCK_MONOTONIC);
+        t0 = clock_now_ns(CLOCK_MONOTONIC);
         end_ns = t0 + config->duration_ns;
         for (; started < n && r >= 0; started++)
                 r = fork_client(run, config, started < config->n_clients ? mode : LOAD_MODE_GARBAGE, started, shared,
@@ -299,7 +299,7 @@ int load_phase(LoadRun *run, const LoadConfig *config, LoadMode mode, LoadResult
         __atomic_store_n(&shared->stop, 1, __ATOMIC_RELEASE);
 
         /* Each client finishes the call in hand (at most a deadline) and leaves. */
-        reap_ns = harness_clock_ns(CLOCK_MONOTONIC) + config->call_deadline_ns + (int64_t) REAP_GRACE_MS * 1000000;
+        reap_ns = clock_now_ns(CLOCK_MONOTONIC) + config->call_deadline_ns + (int64_t) REAP_GRACE_MS * 1000000;
         for (unsigned i = 0; i < started; i++) {
                 int status = 0, k;
 
@@ -312,13 +312,13 @@ int load_phase(LoadRun *run, const LoadConfig *config, LoadMode mode, LoadResult
                         res.clients_exited++;
                 close(pidfds[i]);
         }
-        res.elapsed_ns = harness_clock_ns(CLOCK_MONOTONIC) - t0;
+        res.elapsed_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
         tally(shared, started, &res);
         munmap(shared, size);
 
         /* Their connections are gone from the bus daemon; our next call reaches timeconvd after
          * the NameOwnerChanged that told it so. */
-        res.names_gone = pump_bus(run, harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) NAMES_WAIT_MS * 1000000,
+        res.names_gone = pump_bus(run, clock_now_ns(CLOCK_MONOTONIC) + (int64_t) NAMES_WAIT_MS * 1000000,
                                   true) >= 0;
         *ret = res;
         return r;

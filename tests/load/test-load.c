@@ -58,14 +58,8 @@ int main(int argc, char **argv) {
         LoadUsage before = {}, after = {};
         int r;
 
-        if (argc < 2) {
-                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("no dbus-daemon");
-        if (!xvfb_available())
-                skip_all("no Xvfb");
+        tap_args(argc, argv, 1, "TIMECONVD");
+        tap_require_program("Xvfb", "xvfb");
 
         r = load_setup(argv[1], true, &run);
         ok(r >= 0, "timeconvd on a private bus with Xvfb %s, X time calibrated: %s", run.xvfb.name,

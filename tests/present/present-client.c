@@ -10,13 +10,7 @@
 #include <xcb/present.h>
 
 #include "present-client.h"
-
-static int64_t clock_ns(clockid_t id) {
-        struct timespec ts;
-
-        clock_gettime(id, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+#include "time-util.h"
 
 int present_client_open(PresentClient *c, const char *display) {
         const xcb_query_extension_reply_t *ext;
@@ -53,7 +47,7 @@ void present_client_close(PresentClient *c) {
 
 int present_client_notify(PresentClient *c, uint64_t target_msc, int timeout_ms, uint64_t *ret_ust_us,
                           uint64_t *ret_msc) {
-        int64_t deadline_ns = clock_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
         uint32_t serial = ++c->serial;
 
         xcb_present_notify_msc(c->xcb, c->window, serial, target_msc, 0, 0);
@@ -77,7 +71,7 @@ int present_client_notify(PresentClient *c, uint64_t target_msc, int timeout_ms,
                 }
                 if (xcb_connection_has_error(c->xcb))
                         return -ENOTCONN;
-                left_ns = deadline_ns - clock_ns(CLOCK_MONOTONIC);
+                left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
                 if (left_ns <= 0 || poll(&pfd, 1, (int) (left_ns / 1000000) + 1) == 0)
                         return -ETIMEDOUT;
         }
@@ -93,9 +87,9 @@ int present_client_predict(const Model *m, const DomainUnit *unit, uint64_t msc,
                 r = model_inverse(m, x_ns, 0, &r_ns, &unc_ns);
         if (r < 0)
                 return r;
-        raw0 = clock_ns(CLOCK_MONOTONIC_RAW);
-        mono = clock_ns(CLOCK_MONOTONIC);
-        raw1 = clock_ns(CLOCK_MONOTONIC_RAW);
+        raw0 = clock_now_ns(CLOCK_MONOTONIC_RAW);
+        mono = clock_now_ns(CLOCK_MONOTONIC);
+        raw1 = clock_now_ns(CLOCK_MONOTONIC_RAW);
         /* mono - raw is in [mono - raw1, mono - raw0] now, and drifts by at most 500 ppm. */
         *ret_mono_ns = r_ns + mono - (raw0 + raw1) / 2;
         *ret_bound_ns = unc_ns + (raw1 - raw0 + 1) / 2 + 1 + (int64_t) ceil(fabs((double) (r_ns - raw0)) * 500e-6);

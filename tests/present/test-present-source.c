@@ -20,17 +20,11 @@
 #include "present-client.h"
 #include "present.h"
 #include "tap.h"
+#include "time-util.h"
 #include "xvfb.h"
 
 #define BURST 8
 #define FAKE_INTERVAL_NS 16666000.0     /* present_fake.c: 1000000 / 60 us, integer */
-
-static int64_t now_ns(clockid_t id) {
-        struct timespec ts;
-
-        clock_gettime(id, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static const char *extra(const DomainStatus *s, const char *key) {
         for (size_t i = 0; i < s->n_extras; i++)
@@ -42,7 +36,7 @@ static const char *extra(const DomainStatus *s, const char *key) {
 /* As the daemon does between bursts: dispatch whatever comes on the fd until the next burst. */
 static void run_until(Domain *d, int64_t until_ns) {
         for (;;) {
-                int64_t left_ns = until_ns - now_ns(CLOCK_MONOTONIC);
+                int64_t left_ns = until_ns - clock_now_ns(CLOCK_MONOTONIC);
                 struct pollfd pfd = { .fd = domain_present_ops.watch_fd(d), .events = POLLIN };
 
                 if (left_ns <= 0)
@@ -76,7 +70,7 @@ static int burst(Domain *d, History *h, unsigned *n_inconsistent) {
 
 /* The mono/raw rate over the run, so that the expected rate against the reference is exact. */
 static double mono_rate(int64_t raw0, int64_t mono0, int64_t *ret_unc_ppb) {
-        int64_t raw1 = now_ns(CLOCK_MONOTONIC_RAW), mono1 = now_ns(CLOCK_MONOTONIC);
+        int64_t raw1 = clock_now_ns(CLOCK_MONOTONIC_RAW), mono1 = clock_now_ns(CLOCK_MONOTONIC);
 
         *ret_unc_ppb = (int64_t) (2e4 * 1e9 / (double) (raw1 - raw0)) + 1;    /* 20 us of brackets */
         return (double) (mono1 - mono0) / (double) (raw1 - raw0);
@@ -90,7 +84,7 @@ static void test_live(const char *display) {
         Domain *d = NULL;
         PresentClient client;
         unsigned n_inconsistent = 0, n_holds = 0, n_done = 0;
-        int64_t raw0 = now_ns(CLOCK_MONOTONIC_RAW), mono0 = now_ns(CLOCK_MONOTONIC), start, rate_unc_ppb;
+        int64_t raw0 = clock_now_ns(CLOCK_MONOTONIC_RAW), mono0 = clock_now_ns(CLOCK_MONOTONIC), start, rate_unc_ppb;
         unsigned n_failed = 0;
         double rate, hz;
         size_t n = 0;
@@ -106,7 +100,7 @@ static void test_live(const char *display) {
         history_init(&h, NULL);
 
         /* Bursts every 200 ms for 8 s: the daemon's warm-up and then some. */
-        start = now_ns(CLOCK_MONOTONIC);
+        start = clock_now_ns(CLOCK_MONOTONIC);
         for (int k = 0; k < 40; k++) {
                 int r = burst(d, &h, &n_inconsistent);
 
@@ -136,8 +130,8 @@ static void test_live(const char *display) {
         ok(strncmp(extra(&st, "crtc"), "crtc-", 5) == 0, "names its CRTC");
         ok(fabs(atof(extra(&st, "refresh_interval_ns")) - FAKE_INTERVAL_NS) < 20000,
            "refresh_interval_ns is the fake's 16666000 within the USTs' jitter over the run");
-        ok(atoll(extra(&st, "next_vblank_ns")) > now_ns(CLOCK_MONOTONIC) - 20000000 &&
-           atoll(extra(&st, "next_vblank_ns")) < now_ns(CLOCK_MONOTONIC) + 20000000, "next_vblank_ns is near");
+        ok(atoll(extra(&st, "next_vblank_ns")) > clock_now_ns(CLOCK_MONOTONIC) - 20000000 &&
+           atoll(extra(&st, "next_vblank_ns")) < clock_now_ns(CLOCK_MONOTONIC) + 20000000, "next_vblank_ns is near");
 
         /* Ten frames ahead, five times: our own PresentNotifyMSC reports the vblank's UST. */
         if (present_client_open(&client, display) == 0) {
@@ -203,10 +197,11 @@ static void test_restart(void) {
         ok(xvfb_start(display, &x) == 0, "a new Xvfb on the same display");
         r = -ENOTCONN;
         /* Its own backoff decides when it tries again: at most 5 s. */
-        for (int64_t until = now_ns(CLOCK_MONOTONIC) + INT64_C(8000000000); r < 0 && now_ns(CLOCK_MONOTONIC) < until;) {
+        for (int64_t until = clock_now_ns(CLOCK_MONOTONIC) + INT64_C(8000000000);
+             r < 0 && clock_now_ns(CLOCK_MONOTONIC) < until;) {
                 r = domain_present_ops.sample_burst(d, s, BURST, &n);
                 if (r < 0)
-                        run_until(d, now_ns(CLOCK_MONOTONIC) + 50000000);
+                        run_until(d, clock_now_ns(CLOCK_MONOTONIC) + 50000000);
         }
         domain_present_ops.status(d, &st);
         ok(r == 0 && st.generation == generation + 1, "samples again, a new generation");
@@ -220,8 +215,7 @@ int main(void) {
         size_t n = 1;
         Xvfb x = {};
 
-        if (!xvfb_available())
-                skip_all("no Xvfb");
+        tap_require_program("Xvfb", "xvfb");
 
         unsetenv("DISPLAY");
         ok(domain_present_ops.enumerate(&none, infos, 4, &n) == 0 && n == 0, "no display: lists nothing");

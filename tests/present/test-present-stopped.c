@@ -18,6 +18,7 @@
 
 #include "present.h"
 #include "tap.h"
+#include "time-util.h"
 #include "xcb-connect.h"
 #include "xvfb.h"
 
@@ -27,13 +28,6 @@
 /* A burst that only looks at the attempt under way: no wait at all, but a loaded machine. */
 #define LOOK_MAX_NS INT64_C(50000000)
 #define COME_UP_NS INT64_C(8000000000)
-
-static int64_t now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* The connection attempts' threads of this process, by their name (xcb-connect.h). */
 static int count_threads(void) {
@@ -71,7 +65,7 @@ static const char *extra(const DomainStatus *s, const char *key) {
 /* As the daemon does between bursts: dispatch whatever comes on the fd until until_ns. */
 static void run_until(Domain *d, int64_t until_ns) {
         for (;;) {
-                int64_t left_ns = until_ns - now_ns();
+                int64_t left_ns = until_ns - clock_now_ns(CLOCK_MONOTONIC);
                 struct pollfd pfd = { .fd = domain_present_ops.watch_fd(d), .events = POLLIN };
 
                 if (left_ns <= 0)
@@ -93,16 +87,16 @@ static void test_stopped(Xvfb *x) {
         size_t n = 1;
         int r = 0;
 
-        t0 = now_ns();
+        t0 = clock_now_ns(CLOCK_MONOTONIC);
         r = domain_present_ops.enumerate(&config, infos, 4, &n);
-        elapsed_ns = now_ns() - t0;
+        elapsed_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
         ok(r == 0 && n == 0, "enumerate: lists nothing");
         ok(elapsed_ns < ENUMERATE_MAX_NS, "enumerate gives up in time (%lld ms)", (long long) elapsed_ns / 1000000);
         is_int(count_threads(), 1, "its attempt's one thread waits on");
 
-        t0 = now_ns();
+        t0 = clock_now_ns(CLOCK_MONOTONIC);
         r = domain_present_ops.open("msc", &config, &d);
-        elapsed_ns = now_ns() - t0;
+        elapsed_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
         ok(r == 0 && d, "open: the domain starts unavailable (%lld ms)", (long long) elapsed_ns / 1000000);
         if (!d)
                 return;
@@ -110,9 +104,9 @@ static void test_stopped(Xvfb *x) {
 
         /* Many bursts, as the daemon's scheduler would try: each only looks at the one attempt. */
         for (int i = 0; i < 20; i++) {
-                t0 = now_ns();
+                t0 = clock_now_ns(CLOCK_MONOTONIC);
                 r = domain_present_ops.sample_burst(d, s, BURST, &n);
-                elapsed_ns = now_ns() - t0;
+                elapsed_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
                 n_notconn += r == -ENOTCONN;
                 if (elapsed_ns > look_max_ns)
                         look_max_ns = elapsed_ns;
@@ -129,18 +123,20 @@ static void test_stopped(Xvfb *x) {
 
         ok(xvfb_pause(x, false) == 0, "Xvfb continued");
         r = -ENOTCONN;
-        for (int64_t until_ns = now_ns() + COME_UP_NS; r < 0 && now_ns() < until_ns;) {
+        for (int64_t until_ns = clock_now_ns(CLOCK_MONOTONIC) + COME_UP_NS;
+             r < 0 && clock_now_ns(CLOCK_MONOTONIC) < until_ns;) {
                 r = domain_present_ops.sample_burst(d, s, BURST, &n);
                 if (r < 0)
-                        run_until(d, now_ns() + 20000000);
+                        run_until(d, clock_now_ns(CLOCK_MONOTONIC) + 20000000);
         }
         ok(r == 0 && n > 0, "the domain comes up by itself: samples");
         ok(domain_present_ops.status(d, &st) == 0 && strcmp(extra(&st, "connected"), "true") == 0 &&
            st.generation == 1, "status: connected, generation 1");
 
         /* A detached thread's end has no fd to wait on: look after each of the domain's events. */
-        for (int64_t until_ns = now_ns() + COME_UP_NS; count_threads() > 0 && now_ns() < until_ns;)
-                run_until(d, now_ns() + 20000000);
+        for (int64_t until_ns = clock_now_ns(CLOCK_MONOTONIC) + COME_UP_NS;
+             count_threads() > 0 && clock_now_ns(CLOCK_MONOTONIC) < until_ns;)
+                run_until(d, clock_now_ns(CLOCK_MONOTONIC) + 20000000);
         is_int(count_threads(), 0, "the given-up attempts' threads ended on their own");
         domain_present_ops.close(d);
 }
@@ -148,8 +144,7 @@ static void test_stopped(Xvfb *x) {
 int main(void) {
         Xvfb x = {};
 
-        if (!xvfb_available())
-                skip_all("no Xvfb");
+        tap_require_program("Xvfb", "xvfb");
 
         unsetenv("DISPLAY");
         if (xvfb_start(-1, &x) < 0) {

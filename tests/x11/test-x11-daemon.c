@@ -60,12 +60,12 @@ static int own_timestamp(const char *display, uint32_t *ret_ms, int64_t *ret_lo_
                 return -EIO;
         }
         xcb_change_property(c, XCB_PROP_MODE_APPEND, win, atom->atom, XCB_ATOM_STRING, 8, 0, NULL);
-        lo_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        lo_ns = clock_now_ns(CLOCK_MONOTONIC);
         xcb_flush(c);
         for (;;) {
                 xcb_generic_event_t *ev = xcb_wait_for_event(c);
 
-                hi_ns = harness_clock_ns(CLOCK_MONOTONIC);
+                hi_ns = clock_now_ns(CLOCK_MONOTONIC);
                 if (!ev)
                         break;
                 if ((ev->response_type & 0x7f) == XCB_PROPERTY_NOTIFY) {
@@ -97,7 +97,7 @@ static void test_identity(sd_bus *bus, const char *display) {
         ok(x11_bus_domain(bus, "x11_us", &d) == 0 && d.available, "x11_us: available");
 
         for (int i = 0; i < 20; i++) {
-                t = harness_clock_ns(CLOCK_MONOTONIC) - i * INT64_C(123456789);
+                t = clock_now_ns(CLOCK_MONOTONIC) - i * INT64_C(123456789);
                 if (clock_convert(bus, "monotonic", "x11_us", t, NULL, &v, &unc) < 0 ||
                     xtime_encode_us(t / 1000, &want) < 0 || xtime_decode_us((uint64_t) v, t / 1000, &dec) < 0) {
                         holds = exact = false;
@@ -137,7 +137,7 @@ static void test_restart(Harness *h, sd_bus *bus, Xvfb *x) {
         ok(x11_bus_wait_for(bus, "x11", is_available, &want, WAIT_MS, &d) == 0, "x11 unavailable");
         ok(x11_bus_domain(bus, "x11_us", &d) == 0 && !d.available, "x11_us unavailable");
         ok(harness_daemon_alive(h), "the daemon lives on");
-        t = harness_clock_ns(CLOCK_MONOTONIC);
+        t = clock_now_ns(CLOCK_MONOTONIC);
         r = clock_convert(bus, "monotonic", "x11_us", t, &error, &v, &unc);
         ok(r < 0 && sd_bus_error_has_name(&error, BUS_ERROR_UNAVAILABLE), "Convert to x11_us: Unavailable (%s)",
            error.name ?: "no error");
@@ -150,7 +150,7 @@ static void test_restart(Harness *h, sd_bus *bus, Xvfb *x) {
         want = true;
         ok(x11_bus_wait_for(bus, "x11", is_available, &want, WAIT_MS, &d) == 0, "x11 available again");
         ok(x11_bus_wait_for(bus, "x11", is_identity, NULL, WAIT_MS, &d) == 0, "identity again with the new server");
-        t = harness_clock_ns(CLOCK_MONOTONIC);
+        t = clock_now_ns(CLOCK_MONOTONIC);
         ok(clock_convert(bus, "monotonic", "x11_us", t, NULL, &v, &unc) == 0, "Convert to x11_us works again");
         x11_bus_unwatch(&w);
 }
@@ -194,14 +194,8 @@ int main(int argc, char **argv) {
         const char *args[] = { "--display", NULL, NULL };
         Xvfb x = {};
 
-        if (argc < 2) {
-                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
-                return 2;
-        }
-        if (!xvfb_available())
-                skip_all("no Xvfb");
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("no dbus-daemon");
+        tap_args(argc, argv, 1, "TIMECONVD");
+        tap_require_program("Xvfb", "xvfb");
 
         ok(xvfb_start(-1, &x) == 0, "Xvfb started (%s)", x.name);
         args[1] = x.name;

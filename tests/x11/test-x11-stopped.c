@@ -38,10 +38,10 @@ static int start_on_stopped(const char *daemon, const char *display, Harness **r
                 ok(false, "private bus");
                 return -EIO;
         }
-        t0 = harness_clock_ns(CLOCK_MONOTONIC);
+        t0 = clock_now_ns(CLOCK_MONOTONIC);
         r = harness_start_daemon(h, daemon, args, READY_MS);
         ok(r == 0, "ready with the X server stopped (%lld ms)",
-           (long long) (harness_clock_ns(CLOCK_MONOTONIC) - t0) / 1000000);
+           (long long) (clock_now_ns(CLOCK_MONOTONIC) - t0) / 1000000);
         if (r < 0 || harness_connect(h, &bus) < 0) {
                 harness_free(h);
                 return -EIO;
@@ -94,14 +94,8 @@ static void test_comes_up(const char *daemon, Xvfb *x) {
 int main(int argc, char **argv) {
         Xvfb x = {};
 
-        if (argc < 2) {
-                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
-                return 2;
-        }
-        if (!xvfb_available())
-                skip_all("no Xvfb");
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("no dbus-daemon");
+        tap_args(argc, argv, 1, "TIMECONVD");
+        tap_require_program("Xvfb", "xvfb");
 
         if (xvfb_start(-1, &x) < 0) {
                 ok(false, "Xvfb starts");

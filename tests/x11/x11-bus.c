@@ -6,17 +6,11 @@
 #include <time.h>
 
 #include "bus-errors.h"
+#include "time-util.h"
 #include "x11-bus.h"
 
 /* Re-read ListDomains at most this often while waiting for a state that sends no signal. */
 #define POLL_INTERVAL_USEC (UINT64_C(50) * 1000)
-
-static int64_t monotonic_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void copy_string(char *dst, size_t size, const char *src) {
         snprintf(dst, size, "%s", src);
@@ -132,7 +126,7 @@ static int pump(sd_bus *bus, uint64_t timeout_usec) {
 }
 
 int x11_bus_wait_changed(sd_bus *bus, X11BusWatch *w, unsigned since, int timeout_ms) {
-        int64_t deadline_ns = monotonic_ns() + (int64_t) timeout_ms * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
 
         for (;;) {
                 int64_t left_ns;
@@ -144,7 +138,7 @@ int x11_bus_wait_changed(sd_bus *bus, X11BusWatch *w, unsigned since, int timeou
                         return r;
                 if (w->changes > since)
                         return 0;
-                left_ns = deadline_ns - monotonic_ns();
+                left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
                 if (left_ns <= 0)
                         return -ETIMEDOUT;
                 r = sd_bus_wait(bus, (uint64_t) left_ns / 1000);
@@ -155,7 +149,7 @@ int x11_bus_wait_changed(sd_bus *bus, X11BusWatch *w, unsigned since, int timeou
 
 int x11_bus_wait_for(sd_bus *bus, const char *name, X11BusCondition cond, void *userdata, int timeout_ms,
                      X11BusDomain *ret) {
-        int64_t deadline_ns = monotonic_ns() + (int64_t) timeout_ms * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
         X11BusDomain d = {};
         int r;
 
@@ -167,7 +161,7 @@ int x11_bus_wait_for(sd_bus *bus, const char *name, X11BusCondition cond, void *
                         *ret = d;
                 if (r >= 0 && cond(&d, userdata))
                         return 0;
-                if (monotonic_ns() >= deadline_ns)
+                if (clock_now_ns(CLOCK_MONOTONIC) >= deadline_ns)
                         return -ETIMEDOUT;
                 r = pump(bus, POLL_INTERVAL_USEC);
                 if (r < 0)

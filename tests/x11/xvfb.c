@@ -13,22 +13,16 @@
 #include <unistd.h>
 
 #include "harness-proc.h"
+#include "time-util.h"
 #include "xvfb.h"
 
 bool xvfb_available(void) {
         return access("/usr/bin/Xvfb", X_OK) == 0 || access("/usr/local/bin/Xvfb", X_OK) == 0;
 }
 
-static int64_t monotonic_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Reads the display number Xvfb writes to the pipe once it accepts connections. */
 static int read_display(int fd, int pidfd, int *ret) {
-        int64_t deadline_ns = monotonic_ns() + (int64_t) XVFB_READY_TIMEOUT_MS * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) XVFB_READY_TIMEOUT_MS * 1000000;
         char buf[32] = {};
         size_t len = 0;
 
