@@ -278,10 +278,8 @@ static int write_long_dump(char *path, size_t size) {
 int main(int argc, char **argv) {
         char long_dump[4096];
 
-        if (argc != 3) {
-                fprintf(stderr, "usage: %s TIMECONV DATA_DIR\n", argv[0]);
-                return 2;
-        }
+        tap_args(argc, argv, 2, "TIMECONV DATA_DIR");
+        tap_require_program("rsvg-convert", "librsvg2-bin");
         tc_path = argv[1];
         data_dir = argv[2];
         if (!mkdtemp(tmp_dir)) {

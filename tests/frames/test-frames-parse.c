@@ -213,10 +213,7 @@ static void test_text(void) {
 }
 
 int main(int argc, char **argv) {
-        if (argc != 2) {
-                fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
-                return 2;
-        }
+        tap_args(argc, argv, 1, "DATA_DIR");
         data_dir = argv[1];
         test_surfaceflinger();
         test_gfxinfo();

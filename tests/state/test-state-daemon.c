@@ -66,10 +66,10 @@ static int rate_uncertainty_ppb(sd_bus *bus, const char *name, uint64_t *ret) {
 /* Asks until monotonic's rate bound is under limit_ppb (each call waits for the daemon's answer,
  * the bursts come at its cadence); the last bound seen. */
 static uint64_t wait_rate_below(sd_bus *bus, uint64_t limit_ppb) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + CALIBRATE_TIMEOUT_NS;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + CALIBRATE_TIMEOUT_NS;
         uint64_t ppb = UINT64_MAX;
 
-        while (harness_clock_ns(CLOCK_MONOTONIC) < deadline_ns)
+        while (clock_now_ns(CLOCK_MONOTONIC) < deadline_ns)
                 if (rate_uncertainty_ppb(bus, "monotonic", &ppb) < 0 || ppb < limit_ppb)
                         break;
         return ppb;
@@ -105,10 +105,9 @@ static int64_t saved_uncertainty_ppb(const Harness *h) {
 }
 
 static int start(Harness *h, const char *daemon, const char *cadence, sd_bus **ret_bus) {
-        const char *args[] = { "--no-x11", "--no-gpu", cadence, NULL };
         int r;
 
-        r = harness_start_daemon(h, daemon, args, HARNESS_READY_TIMEOUT_MS);
+        r = harness_start_timeconvd(h, daemon, (const char *const[]) { cadence, NULL });
         if (r < 0)
                 return r;
         return harness_connect(h, ret_bus);
@@ -228,12 +227,7 @@ static void test_bad_file(const char *daemon, const char *what, const char *cont
 }
 
 int main(int argc, char *argv[]) {
-        if (argc < 2) {
-                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("no dbus-daemon");
+        tap_args(argc, argv, 1, "TIMECONVD");
 
         test_restart(argv[1]);
         test_bad_file(argv[1], "a truncated file", "{ \"version\": 1, \"boot_id\": \"x\", \"doma", false, "syntax");
