@@ -233,6 +233,10 @@ int core_domain_status(const Core *c, size_t index, DomainStatus *ret) {
         if (index >= c->n_domains)
                 return -EINVAL;
         d = core_domain_owner(c, index);
+        if (d->busy_status) {
+                *ret = *d->busy_status;
+                return 0;
+        }
         if (!d->ops || !d->ops->status)
                 return -EOPNOTSUPP;
         *ret = (DomainStatus) {};
@@ -247,6 +251,8 @@ int core_domain_watch_fd(const Core *c, size_t index) {
         d = c->domains[index];
         if (!d->ops || !d->ops->watch_fd || !d->ops->dispatch)
                 return -EOPNOTSUPP;
+        if (d->busy_status)
+                return -EBUSY;
         return d->ops->watch_fd(d->domain);
 }
 
@@ -267,6 +273,8 @@ int core_domain_dispatch(Core *c, size_t index) {
         d = c->domains[index];
         if (!d->ops || !d->ops->dispatch)
                 return -EOPNOTSUPP;
+        if (d->busy_status)
+                return -EBUSY;
         r = d->ops->dispatch(d->domain);
         if (r < 0)
                 core_set_available(c, index, false);
@@ -384,28 +392,64 @@ static CoreBurst core_restart_burst(const Model *old_model, const Sample *first)
         };
 }
 
+int core_domain_source(const Core *c, size_t index, const DomainOps **ret_ops, Domain **ret_domain) {
+        const CoreDomain *d;
+
+        if (!c || index >= c->n_domains || !ret_ops || !ret_domain)
+                return -EINVAL;
+        d = c->domains[index];
+        if (!d->ops || !d->domain)
+                return -EOPNOTSUPP;
+        *ret_ops = d->ops;
+        *ret_domain = d->domain;
+        return 0;
+}
+
+void core_domain_set_busy(Core *c, size_t index, const DomainStatus *status) {
+        if (c && index < c->n_domains)
+                c->domains[index]->busy_status = status;
+}
+
 int core_calibrate(Core *c, size_t index, CoreBurst *ret) {
         Sample samples[CORE_BURST_SAMPLES];
-        CoreBurst burst = { .verdict = ESTIMATOR_CONSISTENT };
-        size_t n = 0, n_kept = 0, n_added = 0;
-        Model old_model = {};
-        CoreStatusChange change;
-        EstimatorPrior prior;
         CoreDomain *d;
+        size_t n = 0;
         int r;
 
         if (!c || index >= c->n_domains || index == c->graph.hub || core_domain_is_view(c, index))
                 return -EINVAL;
         d = c->domains[index];
         if (d->application) {
-                *ret = burst;
+                *ret = (CoreBurst) { .verdict = ESTIMATOR_CONSISTENT };
                 return 0;
         }
+        if (d->busy_status)
+                return -EBUSY;
 
         r = d->ops->sample_burst(d->domain, samples, ELEMENTSOF(samples), &n);
+        return core_calibrate_samples(c, index, r, samples, n, ret);
+}
+
+int core_calibrate_samples(Core *c, size_t index, int read_result, Sample *samples, size_t n, CoreBurst *ret) {
+        CoreBurst burst = { .verdict = ESTIMATOR_CONSISTENT };
+        size_t n_kept = 0, n_added = 0;
+        Model old_model = {};
+        CoreStatusChange change;
+        EstimatorPrior prior;
+        CoreDomain *d;
+        int r = read_result;
+
+        if (!c || index >= c->n_domains || index == c->graph.hub || core_domain_is_view(c, index) ||
+            (!samples && n > 0) || !ret)
+                return -EINVAL;
+        d = c->domains[index];
+        if (d->application || d->busy_status)
+                return -EINVAL;
+
+        if (r >= 0 && n > CORE_BURST_SAMPLES)
+                r = -EIO;
         if (r >= 0) {
                 if (d->info.unit.truncates) {
-                        r = n > ELEMENTSOF(samples) ? -EIO : 0;
                         n_kept = n;
                 } else
                         r = burst_select(samples, n, CORE_BURST_KEEP, &n_kept);

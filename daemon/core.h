@@ -42,6 +42,9 @@ typedef struct CoreDomain {
         bool application;
         bool gone;
         bool in_use;                    /* its slot in Core.slots is taken */
+        /* Non-NULL while another thread reads a burst (core_domain_set_busy()): the source's
+         * status as of the burst's start, given instead of asking the busy source. */
+        const DomainStatus *busy_status;
 } CoreDomain;
 
 /* What one burst found: the most important verdict among its samples (a step beats a change of
@@ -132,6 +135,19 @@ int core_domain_dispatch(Core *c, size_t index);
  * the hub, a view or an index out of range. An application's domain has nothing to read: 0 and
  * a consistent burst (its pushes calibrate it). */
 int core_calibrate(Core *c, size_t index, CoreBurst *ret);
+
+/* core_calibrate() in two halves, so that a source that talks to a server can be read off the
+ * event loop (daemon/burst-worker.c): its handle (-EOPNOTSUPP for the hub, a view or an
+ * application's domain), which only the reading thread may use while the burst is in flight,
+ * and then, on the loop, what the read gave (sample_burst()'s return, its samples, up to
+ * CORE_BURST_SAMPLES) taken in as core_calibrate() would. */
+int core_domain_source(const Core *c, size_t index, const DomainOps **ret_ops, Domain **ret_domain);
+int core_calibrate_samples(Core *c, size_t index, int read_result, Sample *samples, size_t n, CoreBurst *ret);
+
+/* From status (non-NULL) until called again with NULL, another thread owns domain index's source
+ * handle: core_domain_status() gives *status (which the caller keeps valid), dispatch and
+ * watch_fd and core_calibrate() refuse with -EBUSY, core_calibrate_samples() with -EINVAL. */
+void core_domain_set_busy(Core *c, size_t index, const DomainStatus *status);
 
 /* Records one snapshot: the hub's time now and every calibrated domain's value then. */
 void core_snapshot(Core *c);

@@ -67,6 +67,9 @@ static void scheduler_watch(Scheduler *s, size_t index) {
         int fd, r;
 
         w->source = sd_event_source_disable_unref(w->source);
+        /* While a thread reads a burst, the connection is the thread's. */
+        if (burst_worker_busy(s->workers[index].worker))
+                return;
         fd = core_domain_watch_fd(s->core, index);
         if (fd < 0)
                 return;
@@ -80,15 +83,14 @@ static void scheduler_watch(Scheduler *s, size_t index) {
         (void) sd_event_source_set_description(w->source, "domain-watch");
 }
 
-/* One burst of domain index and what follows from it. may_repeat: a step is followed by a second
- * burst at once (only one, so that a clock stepping all the time cannot hold the loop). */
-static void scheduler_calibrate(Scheduler *s, size_t index, bool may_repeat) {
-        const char *name = core_domain_name(s->core, index);
-        bool was_available = core_domain_available(s->core, index);
-        CoreBurst burst;
-        int r;
+static void scheduler_calibrate(Scheduler *s, size_t index, bool may_repeat);
 
-        r = core_calibrate(s->core, index, &burst);
+/* What follows from one burst of domain index (r and burst from core_calibrate()). */
+static void scheduler_calibrated(Scheduler *s, size_t index, bool was_available, int r, const CoreBurst *b,
+                                 bool may_repeat) {
+        const char *name = core_domain_name(s->core, index);
+        CoreBurst burst = *b;
+
         scheduler_watch(s, index);
         if (was_available != core_domain_available(s->core, index)) {
                 if (r < 0)
@@ -124,6 +126,85 @@ static void scheduler_calibrate(Scheduler *s, size_t index, bool may_repeat) {
         default:
                 break;
         }
+}
+
+/* A burst a thread read has ended: take it in as core_calibrate() would have. */
+static void scheduler_on_burst_done(BurstWorker *worker, void *userdata) {
+        SchedulerWorker *w = userdata;
+        Scheduler *s = w->scheduler;
+        CoreBurst burst = {};
+        Sample *samples;
+        size_t n;
+        int read_result, r;
+
+        core_domain_set_busy(s->core, w->index, NULL);
+        r = burst_worker_result(worker, &read_result, &samples, &n);
+        if (r >= 0)
+                r = core_calibrate_samples(s->core, w->index, read_result, samples, n, &burst);
+        scheduler_calibrated(s, w->index, w->was_available, r, &burst, w->may_repeat);
+        /* The other domains' models went to the table with the tick; this one's now. */
+        core_publish(s->core);
+}
+
+/* Whether domain index's bursts are read by a thread: its source has a connection of its own (a
+ * server that may stop answering), and the first tick, which runs before the loop does, is over. */
+static bool scheduler_reads_off_loop(Scheduler *s, size_t index) {
+        const DomainOps *ops;
+        Domain *domain;
+
+        return s->tick_source && core_domain_source(s->core, index, &ops, &domain) >= 0 && ops->dispatch;
+}
+
+/* Hands one burst of domain index to its thread. false: it could not be, read it on the loop. */
+static bool scheduler_offload(Scheduler *s, size_t index, bool may_repeat) {
+        SchedulerWorker *w = &s->workers[index];
+        const DomainOps *ops;
+        Domain *domain;
+        int r;
+
+        if (!w->worker) {
+                *w = (SchedulerWorker) { .scheduler = s, .index = index };
+                r = core_domain_source(s->core, index, &ops, &domain);
+                if (r >= 0)
+                        r = burst_worker_new(s->event, ops, domain, scheduler_on_burst_done, w, &w->worker);
+                if (r < 0) {
+                        log_warning_errno(s->log, r, "domain '%s': no thread for its bursts, read on the loop: %m",
+                                          core_domain_name(s->core, index));
+                        return false;
+                }
+        }
+        if (burst_worker_busy(w->worker)) {
+                /* Its server is slow to answer: the burst under way is the one this tick wanted. */
+                log_debug(s->log, "domain '%s': the last burst is still being read", core_domain_name(s->core, index));
+                return true;
+        }
+
+        /* The connection is the thread's until the burst ends: nobody else reads from it. */
+        s->watches[index].source = sd_event_source_disable_unref(s->watches[index].source);
+        w->was_available = core_domain_available(s->core, index);
+        w->may_repeat = may_repeat;
+        r = burst_worker_start(w->worker, CORE_BURST_SAMPLES);
+        if (r < 0) {
+                log_warning_errno(s->log, r, "domain '%s': cannot start a burst in its thread: %m",
+                                  core_domain_name(s->core, index));
+                scheduler_watch(s, index);
+                return true;
+        }
+        core_domain_set_busy(s->core, index, burst_worker_status(w->worker));
+        return true;
+}
+
+/* One burst of domain index and what follows from it. may_repeat: a step is followed by a second
+ * burst at once (only one, so that a clock stepping all the time cannot hold the loop). */
+static void scheduler_calibrate(Scheduler *s, size_t index, bool may_repeat) {
+        bool was_available = core_domain_available(s->core, index);
+        CoreBurst burst = {};
+        int r;
+
+        if (scheduler_reads_off_loop(s, index) && scheduler_offload(s, index, may_repeat))
+                return;
+        r = core_calibrate(s->core, index, &burst);
+        scheduler_calibrated(s, index, was_available, r, &burst, may_repeat);
 }
 
 /* The kernel's discipline as of now, and whether it changed since the last look. */
@@ -274,6 +355,12 @@ Scheduler *scheduler_free(Scheduler *s) {
         if (!s)
                 return NULL;
         core_set_activity_hook(s->core, NULL, NULL);
+        /* First: a burst in flight ends (within its source's budget) before anything it uses goes. */
+        for (size_t i = 0; i < ELEMENTSOF(s->workers); i++)
+                if (s->workers[i].worker) {
+                        s->workers[i].worker = burst_worker_free(s->workers[i].worker);
+                        core_domain_set_busy(s->core, i, NULL);
+                }
         for (size_t i = 0; i < ELEMENTSOF(s->watches); i++)
                 sd_event_source_disable_unref(s->watches[i].source);
         realtime_watch_free(s->realtime_watch);

@@ -7,12 +7,15 @@
  * idle brings the next tick forward at once. A step closes the domain's segment: the scheduler
  * logs it, emits Discontinuity and bursts that domain again at once. When CLOCK_REALTIME is set,
  * a tick runs at once. A domain with a connection of its own (X) has its fd watched between
- * bursts, so that a server that goes away makes the domain unavailable at once. */
+ * bursts, so that a server that goes away makes the domain unavailable at once; after the first
+ * tick its bursts are read by a thread of its own (burst-worker.h) and taken in when they end,
+ * so that a stopped or grabbed server never holds the loop. */
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "burst-worker.h"
 #include "bus-api.h"
 #include "core.h"
 #include "log.h"
@@ -34,6 +37,15 @@ typedef struct SchedulerWatch {
         sd_event_source *source;        /* NULL: the domain has no fd now */
 } SchedulerWatch;
 
+/* The thread that reads one domain's bursts when its source has a connection of its own. */
+typedef struct SchedulerWorker {
+        Scheduler *scheduler;
+        size_t index;
+        BurstWorker *worker;            /* NULL: none yet (made at the domain's first burst) */
+        bool was_available;             /* as of the start of the burst in flight */
+        bool may_repeat;                /* of the burst in flight, see scheduler_calibrate() */
+} SchedulerWorker;
+
 struct Scheduler {
         sd_event *event;
         Core *core;
@@ -49,6 +61,7 @@ struct Scheduler {
         bool ntp_known;                 /* ntp holds the kernel's discipline as of the last check */
         NtpState ntp;
         SchedulerWatch watches[CORE_DOMAINS_MAX];
+        SchedulerWorker workers[CORE_DOMAINS_MAX];
 };
 
 /* Registers as the core's activity hook; nothing runs before scheduler_start(). */

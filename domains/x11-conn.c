@@ -37,32 +37,89 @@ static xcb_window_t screen_root(xcb_connection_t *xcb, int screen) {
         return XCB_NONE;
 }
 
-/* The atom's reply, without ever blocking past deadline_ns. */
-static int intern_atom(xcb_connection_t *xcb, int64_t deadline_ns, xcb_atom_t *ret) {
-        xcb_intern_atom_cookie_t cookie;
-
-        cookie = xcb_intern_atom(xcb, 0, strlen(X11_PROBE_ATOM), X11_PROBE_ATOM);
+/* The reply to request sequence (flushed first), without ever blocking past deadline_ns: 0 and
+ * the reply (the caller frees it), -EIO when the server answered with an error, -ETIMEDOUT,
+ * -ENOTCONN. */
+static int wait_reply(xcb_connection_t *xcb, unsigned sequence, int64_t deadline_ns, void **ret) {
         if (xcb_flush(xcb) <= 0)
                 return -ENOTCONN;
         for (;;) {
-                xcb_intern_atom_reply_t *reply = NULL;
                 xcb_generic_error_t *error = NULL;
+                void *reply = NULL;
                 int r;
 
-                if (xcb_poll_for_reply(xcb, cookie.sequence, (void **) &reply, &error)) {
-                        xcb_atom_t atom = reply ? reply->atom : XCB_NONE;
-
-                        free(reply);
+                if (xcb_poll_for_reply(xcb, sequence, &reply, &error)) {
                         free(error);
-                        if (atom == XCB_NONE)
+                        if (!reply)
                                 return xcb_connection_has_error(xcb) ? -ENOTCONN : -EIO;
-                        *ret = atom;
+                        *ret = reply;
                         return 0;
                 }
+                if (xcb_connection_has_error(xcb))
+                        return -ENOTCONN;
                 r = wait_readable(xcb, deadline_ns);
                 if (r < 0)
                         return r;
         }
+}
+
+/* The atom's reply, without ever blocking past deadline_ns. */
+static int intern_atom(xcb_connection_t *xcb, const char *name, int64_t deadline_ns, xcb_atom_t *ret) {
+        xcb_intern_atom_reply_t *reply = NULL;
+        xcb_atom_t atom;
+        int r;
+
+        r = wait_reply(xcb, xcb_intern_atom(xcb, 0, strlen(name), name).sequence, deadline_ns, (void **) &reply);
+        if (r < 0)
+                return r;
+        atom = reply->atom;
+        free(reply);
+        if (atom == XCB_NONE)
+                return -EIO;
+        *ret = atom;
+        return 0;
+}
+
+/* The first two 32-bit items of the root's server id property: 0 and the id, -ENOENT when the
+ * property holds none (absent, or of another type), or as wait_reply(). */
+static int read_server_id(X11Conn *c, xcb_atom_t atom, int64_t deadline_ns, uint64_t *ret) {
+        xcb_get_property_reply_t *reply = NULL;
+        const uint32_t *v;
+        int r;
+
+        r = wait_reply(c->xcb, xcb_get_property(c->xcb, 0, c->root, atom, XCB_ATOM_INTEGER, 0, 2).sequence,
+                       deadline_ns, (void **) &reply);
+        if (r < 0)
+                return r;
+        if (reply->type != XCB_ATOM_INTEGER || reply->format != 32 || xcb_get_property_value_length(reply) < 8) {
+                free(reply);
+                return -ENOENT;
+        }
+        v = xcb_get_property_value(reply);
+        *ret = (uint64_t) v[0] | (uint64_t) v[1] << 32;
+        free(reply);
+        return 0;
+}
+
+int x11_conn_server_id(X11Conn *c, uint64_t token, int64_t deadline_ns, uint64_t *ret_id) {
+        const uint32_t words[2] = { (uint32_t) token, (uint32_t) (token >> 32) };
+        xcb_atom_t atom;
+        int r;
+
+        if (!c->xcb || !ret_id)
+                return -EINVAL;
+        r = intern_atom(c->xcb, X11_SERVER_ID_ATOM, deadline_ns, &atom);
+        if (r < 0)
+                return r;
+        r = read_server_id(c, atom, deadline_ns, ret_id);
+        if (r != -ENOENT)
+                return r;
+        /* Appended, never replaced: of clients racing at a new server, the first to be served
+         * names it for all. */
+        xcb_change_property(c->xcb, XCB_PROP_MODE_APPEND, c->root, atom, XCB_ATOM_INTEGER, 32, 2, words);
+        r = read_server_id(c, atom, deadline_ns, ret_id);
+        /* Still none: another client keeps something else there; the server cannot be told. */
+        return r == -ENOENT ? -EIO : r;
 }
 
 /* Never mapped, InputOnly, override-redirect: invisible to the user and to a window manager;
@@ -88,7 +145,7 @@ int x11_conn_setup(X11Conn *c, xcb_connection_t *xcb, int screen, int64_t deadli
 
         *c = (X11Conn) { .xcb = xcb, .root = root };
         c->window = create_window(c);
-        r = intern_atom(xcb, deadline_ns, &c->atom);
+        r = intern_atom(xcb, X11_PROBE_ATOM, deadline_ns, &c->atom);
         if (r < 0) {
                 x11_conn_close(c);
                 return r == -ETIMEDOUT ? r : -ENOTCONN;

@@ -13,6 +13,8 @@
 #include "xcb-connect.h"
 
 #define X11_PROBE_ATOM "_TIMECONV_CLOCK_PROBE"
+/* On the root window: a random 64-bit token that names the server for as long as it runs. */
+#define X11_SERVER_ID_ATOM "_TIMECONV_SERVER_ID"
 
 typedef struct X11Conn {
         xcb_connection_t *xcb;          /* NULL: not connected */
@@ -34,6 +36,13 @@ int x11_conn_setup(X11Conn *c, xcb_connection_t *xcb, int screen, int64_t deadli
 int x11_conn_open(X11Conn *c, const char *display, int64_t deadline_ns);
 
 void x11_conn_close(X11Conn *c);
+
+/* Which server this is: the token X11_SERVER_ID_ATOM holds on the root window, put there (token)
+ * by the first client of ours that found none. A root window property lives as long as the
+ * server: a reconnection to the same one (after a grab, a stop, a wedged connection) reads the
+ * same id, a restarted server (or one reset when its last client left) a new one. -EIO when
+ * another client keeps something else under that name, -ETIMEDOUT at deadline_ns, -ENOTCONN. */
+int x11_conn_server_id(X11Conn *c, uint64_t token, int64_t deadline_ns, uint64_t *ret_id);
 
 static inline bool x11_conn_is_open(const X11Conn *c) {
         return c->xcb;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,7 +39,9 @@ struct Domain {
         X11Conn conn;
         X11Connect *connecting;         /* an attempt under way (x11-conn.h), or NULL */
         unsigned failed_bursts;         /* in a row; 0 after a burst with samples */
-        uint64_t generation;            /* +1 per new server connection */
+        uint64_t generation;            /* +1 per new server (x11_conn_server_id()) */
+        uint64_t server_id;             /* of the latest connection ... */
+        bool has_server_id;             /* ... if the server could be told */
         Backoff backoff;                /* between connection attempts */
         X11Verdict verdict;
         X11Planner planner;
@@ -109,6 +112,16 @@ static void connect_failed(Domain *d) {
         backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
 }
 
+/* What we name a server that has no name yet: random, so that a restarted server (on the same
+ * display, within the same ms) never gets its predecessor's. */
+static uint64_t server_token(Domain *d) {
+        uint64_t token;
+
+        if (getrandom(&token, sizeof(token), GRND_NONBLOCK) == (ssize_t) sizeof(token))
+                return token;
+        return rng_next(d);
+}
+
 /* Connecting never blocks beyond deadline_ns: an attempt runs in a thread (x11-conn.h). The call
  * that starts one waits for it until deadline_ns (a live server answers in a ms); later calls
  * only look, so a server that never answers costs one wait, then -ENOTCONN at once while the
@@ -116,6 +129,8 @@ static void connect_failed(Domain *d) {
 static int try_connect(Domain *d, int64_t deadline_ns) {
         xcb_connection_t *xcb;
         int64_t wait_until_ns = 0;
+        uint64_t server_id = 0;
+        bool has_server_id = true;
         int screen, r;
 
         if (!d->connecting) {
@@ -134,19 +149,33 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
         d->connecting = NULL;
         if (r >= 0)
                 r = x11_conn_setup(&d->conn, xcb, screen, deadline_ns);
+        if (r >= 0) {
+                r = x11_conn_server_id(&d->conn, server_token(d), deadline_ns, &server_id);
+                if (r == -EIO) {
+                        /* Cannot be told: every connection may be to another server. */
+                        has_server_id = false;
+                        r = 0;
+                } else if (r < 0)
+                        x11_conn_close(&d->conn);
+        }
         if (r < 0) {
                 connect_failed(d);
                 return -ENOTCONN;
         }
 
-        /* A new server: a new clock, judged afresh. */
-        d->generation++;
         backoff_succeeded(&d->backoff);
         d->failed_bursts = 0;
-        d->coarse_excluded = false;
-        x11_verdict_reset(&d->verdict);
         x11_planner_init(&d->planner);
         d->n_rtt = 0;
+        /* The same server after a reconnection (a grab or a stop outlasted a few bursts): the
+         * same clock. A new server: a new clock, judged afresh. */
+        if (has_server_id && d->has_server_id && server_id == d->server_id)
+                return 0;
+        d->server_id = server_id;
+        d->has_server_id = has_server_id;
+        d->generation++;
+        d->coarse_excluded = false;
+        x11_verdict_reset(&d->verdict);
         return 0;
 }
 
