@@ -37,6 +37,13 @@ static const char *configured_display(const X11Config *config) {
 }
 
 static DomainInfo present_info_for(double interval_ns) {
+        PresentJitter jitter = {};
+        int64_t lag_ns = 0;
+
+        /* The model follows the earliest a vblank may be reported: conversions carry how much
+         * later a report may come (present-box.h). */
+        if (present_jitter_for_interval(interval_ns, &jitter) >= 0)
+                (void) present_report_lag_ns(&jitter, &lag_ns);
         return (DomainInfo) {
                 .name = PRESENT_DOMAIN,
                 .unit = { .period_ns = interval_ns },
@@ -44,6 +51,7 @@ static DomainInfo present_info_for(double interval_ns) {
                 .monotonic = true,
                 .perfetto_id = clock_id_for_name(PRESENT_DOMAIN),
                 .unit_name = "frame",
+                .lag_ns = lag_ns,
         };
 }
 
@@ -51,16 +59,25 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
         const char *display = configured_display(config);
         PresentConn conn = {};
         size_t n = 0;
+        int r;
 
         if ((!ret_infos && n_max > 0) || !ret_n)
                 return -EINVAL;
 
-        /* Only a server that answers in time and has Present and a CRTC: unlike X time, a vblank
-         * counter needs the display hardware, which a server found later may not have. */
-        if (display && present_conn_connect(&conn, display, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS,
-                                            SETUP_BUDGET_NS) >= 0 && n < n_max)
+        /* A server that answers in time and has Present and a CRTC gives the domain its rate. One
+         * that is not there yet, or does not answer now, may come later, as for x11: the domain
+         * is listed and opens unavailable. Only a server that says it has no Present, RandR or
+         * CRTC rules it out: unlike X time, a vblank counter needs the display hardware. */
+        if (!display || n >= n_max) {
+                *ret_n = 0;
+                return 0;
+        }
+        r = present_conn_connect(&conn, display, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS, SETUP_BUDGET_NS);
+        if (r >= 0)
                 ret_infos[n++] = present_info_for(conn.mode_interval_ns > 0 ? conn.mode_interval_ns :
                                                                               FAKE_INTERVAL_NS);
+        else if (r != -EOPNOTSUPP && r != -ENODEV)
+                ret_infos[n++] = present_info_for(FAKE_INTERVAL_NS);
         present_conn_close(&conn);
         *ret_n = n;
         return 0;
