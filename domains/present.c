@@ -37,13 +37,6 @@ static const char *configured_display(const X11Config *config) {
 }
 
 static DomainInfo present_info_for(double interval_ns) {
-        PresentJitter jitter = {};
-        int64_t lag_ns = 0;
-
-        /* The model follows the earliest a vblank may be reported: conversions carry how much
-         * later a report may come (present-box.h). */
-        if (present_jitter_for_interval(interval_ns, &jitter) >= 0)
-                (void) present_report_lag_ns(&jitter, &lag_ns);
         return (DomainInfo) {
                 .name = PRESENT_DOMAIN,
                 .unit = { .period_ns = interval_ns },
@@ -51,7 +44,6 @@ static DomainInfo present_info_for(double interval_ns) {
                 .monotonic = true,
                 .perfetto_id = clock_id_for_name(PRESENT_DOMAIN),
                 .unit_name = "frame",
-                .lag_ns = lag_ns,
         };
 }
 
