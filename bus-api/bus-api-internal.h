@@ -4,8 +4,10 @@
 /* Shared between the files of the bus_api library only. */
 
 #include <stdlib.h>
+#include <systemd/sd-event.h>
 
 #include "bus-api.h"
+#include "bus-clients.h"
 #include "cleanup.h"
 
 struct BusApi {
@@ -13,7 +15,16 @@ struct BusApi {
         sd_bus_slot *slot;
         const BusCoreOps *ops;
         void *core;
+
+        /* What each client may cost (bus-clients.h), and the ConvertMany slices (bus-api-jobs.h). */
+        BusClients *clients;
+        sd_event_source *jobs_source;
+        BusClient *ring_head, *ring_tail;       /* clients with jobs, in turn */
+        size_t values_queued;
 };
+
+/* The record of the caller of m (bus-clients.h); QuotaExceeded when too many are tracked. */
+int bus_api_client(BusApi *a, sd_bus_message *m, BusClient **ret, sd_bus_error *error);
 
 /* Tells the core a client is active; every method handler calls it first. */
 void bus_api_touch(BusApi *a);

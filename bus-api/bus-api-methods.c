@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "bus-api-internal.h"
+#include "bus-api-jobs.h"
+#include "time-util.h"
 
 static int append_entries(sd_bus_message *reply, const BusDomainInfo *d) {
         int r;
@@ -122,12 +124,10 @@ int bus_api_method_convert(sd_bus_message *m, void *userdata, sd_bus_error *erro
 }
 
 int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(freep) int64_t *results = NULL;
-        _cleanup_(freep) uint64_t *uncertainties_ns = NULL;
         BusApi *a = userdata;
         const char *from, *to;
         const void *values;
+        BusClient *cl;
         size_t size, n;
         BusPair p = {};
         int r;
@@ -153,41 +153,17 @@ int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error 
                                                n, BUS_API_CONVERT_MANY_MAX);
         /* The pair is looked up once for all values. An empty batch asks the core nothing, as it
          * always has: it answers empty arrays whatever the names. */
-        if (n > 0) {
-                r = bus_api_resolve(a, from, to, &p, error);
-                if (r < 0)
-                        return r;
-        }
-
-        /* calloc(0) may return NULL: allocate at least one element. */
-        results = calloc(n ? n : 1, sizeof(int64_t));
-        uncertainties_ns = calloc(n ? n : 1, sizeof(uint64_t));
-        if (!results || !uncertainties_ns)
-                return -ENOMEM;
-
-        for (size_t i = 0; i < n; i++) {
-                int64_t value;
-
-                /* The message body is not promised to be aligned for int64_t. */
-                memcpy(&value, (const char *) values + i * sizeof(int64_t), sizeof(value));
-                r = a->ops->convert(a->core, p.from_index, p.to_index, value, &results[i], &uncertainties_ns[i]);
-                if (r < 0) {
-                        char where[48];
-
-                        (void) snprintf(where, sizeof(where), "values[%zu]: ", i);
-                        return bus_api_domain_error(a, error, r, where, &p, value);
-                }
-        }
-
-        r = sd_bus_message_new_method_return(m, &reply);
-        if (r >= 0)
-                r = sd_bus_message_append_array(reply, 'x', results, n * sizeof(int64_t));
-        if (r >= 0)
-                r = sd_bus_message_append_array(reply, 't', uncertainties_ns, n * sizeof(uint64_t));
+        if (n == 0)
+                return sd_bus_reply_method_return(m, "axat", 0, 0);
+        r = bus_api_resolve(a, from, to, &p, error);
         if (r < 0)
                 return r;
 
-        return sd_bus_send(NULL, reply, NULL);
+        r = bus_api_client(a, m, &cl, error);
+        if (r < 0)
+                return r;
+        /* Answered from the event loop, a slice at a time (bus-api-jobs.h). */
+        return bus_api_jobs_submit(a, m, cl, &p, values, n, error);
 }
 
 int bus_api_method_now(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -222,6 +198,7 @@ int bus_api_method_now(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 int bus_api_method_export_snapshots(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_(freep) char *json = NULL;
         BusApi *a = userdata;
+        BusClient *cl;
         int r;
 
         bus_api_touch(a);
@@ -231,13 +208,20 @@ int bus_api_method_export_snapshots(sd_bus_message *m, void *userdata, sd_bus_er
                 return bus_timeconv_error_setf(error, r, "cannot export the snapshots");
         if (!json)
                 return bus_timeconv_error_setf(error, -EIO, "the snapshot export is empty");
+        r = bus_api_client(a, m, &cl, error);
+        if (r < 0)
+                return r;
+        if (!bus_client_take_reply_bytes(cl, strlen(json), clock_now_ns(CLOCK_MONOTONIC)))
+                return bus_timeconv_error_setf(error, -EDQUOT, "replies of more than %u bytes per second to "
+                                               "one client: read your replies", BUS_CLIENT_REPLY_BYTES_PER_S);
 
         return sd_bus_reply_method_return(m, "s", json);
 }
 
 int bus_api_method_get_shared_table(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         BusApi *a = userdata;
-        int fd;
+        BusClient *cl;
+        int fd, r;
 
         bus_api_touch(a);
 
@@ -246,6 +230,18 @@ int bus_api_method_get_shared_table(sd_bus_message *m, void *userdata, sd_bus_er
                 return bus_timeconv_error_setf(error, fd, "the daemon has no shared table: use the methods");
         if (fd < 0)
                 return bus_timeconv_error_setf(error, fd, "cannot hand out the shared table");
+
+        /* Each reply not yet read holds an fd in the bus daemon: a client that asked thousands of
+         * times could make it drop us at its fd limit. One table per handle is what a client
+         * needs; a few more allow for restarts of its own. */
+        r = bus_api_client(a, m, &cl, error);
+        if (r < 0)
+                return r;
+        if (cl->tables >= BUS_CLIENT_TABLES_MAX)
+                return bus_timeconv_error_setf(error, -EDQUOT, "this client has asked for the shared table %u "
+                                               "times, at most %d: map the one you have", cl->tables,
+                                               BUS_CLIENT_TABLES_MAX);
+        cl->tables++;
 
         /* sd-bus sends a dup of fd: ours stays open. */
         return sd_bus_reply_method_return(m, "h", fd);

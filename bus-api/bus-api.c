@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bus-api-internal.h"
+#include "bus-api-jobs.h"
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
                                 const char *property, sd_bus_message *reply,
@@ -83,6 +84,15 @@ static const sd_bus_vtable bus_api_vtable[] = {
 void bus_api_touch(BusApi *a) {
         if (a->ops->client_activity)
                 a->ops->client_activity(a->core);
+}
+
+int bus_api_client(BusApi *a, sd_bus_message *m, BusClient **ret, sd_bus_error *error) {
+        int r = bus_clients_get(a->clients, sd_bus_message_get_sender(m), ret);
+
+        if (r == -EDQUOT)
+                return bus_timeconv_error_setf(error, r, "the daemon serves %d clients with large calls "
+                                               "already: try again later", BUS_CLIENTS_MAX);
+        return r;
 }
 
 int bus_api_validate_domain(const char *arg, const char *name, sd_bus_error *error) {
@@ -175,6 +185,11 @@ int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *wher
         return bus_timeconv_error_setf(error, r, "%sreading '%s' failed", where, from);
 }
 
+/* A client left the bus: what it queued goes unanswered. */
+static void on_client_gone(BusClient *cl, void *userdata) {
+        bus_api_jobs_drop_client(userdata, cl);
+}
+
 int bus_api_new(sd_bus *bus, const BusCoreOps *ops, void *core, BusApi **ret) {
         _cleanup_(bus_api_freep) BusApi *a = NULL;
         int r;
@@ -192,6 +207,10 @@ int bus_api_new(sd_bus *bus, const BusCoreOps *ops, void *core, BusApi **ret) {
         a->ops = ops;
         a->core = core;
 
+        r = bus_clients_new(bus, on_client_gone, a, &a->clients);
+        if (r < 0)
+                return r;
+
         r = sd_bus_add_object_vtable(bus, &a->slot, BUS_API_OBJECT, BUS_API_INTERFACE,
                                      bus_api_vtable, a);
         if (r < 0)
@@ -207,6 +226,8 @@ BusApi *bus_api_free(BusApi *a) {
                 return NULL;
 
         sd_bus_slot_unref(a->slot);
+        a->clients = bus_clients_free(a->clients);
+        bus_api_jobs_done(a);
         sd_bus_unref(a->bus);
         free(a);
         return NULL;

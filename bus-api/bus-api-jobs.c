@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-event.h>
+
+#include "bus-api-jobs.h"
+#include "time-util.h"
+
+#define WQUEUE_PAUSE_NS INT64_C(1000000)
+#define VALUES_PER_CLOCK_READ 256
+
+static BusJob *job_free(BusJob *j) {
+        if (!j)
+                return NULL;
+        sd_bus_message_unref(j->call);
+        free(j->results);
+        free(j->uncertainties_ns);
+        free(j);
+        return NULL;
+}
+
+/* The round-robin ring of clients with jobs: a singly linked queue. */
+static void ring_push(BusApi *a, BusClient *cl) {
+        if (cl->ready)
+                return;
+        cl->ready = true;
+        cl->next_ready = NULL;
+        if (a->ring_tail)
+                a->ring_tail->next_ready = cl;
+        else
+                a->ring_head = cl;
+        a->ring_tail = cl;
+}
+
+static BusClient *ring_pop(BusApi *a) {
+        BusClient *cl = a->ring_head;
+
+        if (!cl)
+                return NULL;
+        a->ring_head = cl->next_ready;
+        if (!a->ring_head)
+                a->ring_tail = NULL;
+        cl->next_ready = NULL;
+        cl->ready = false;
+        return cl;
+}
+
+static void ring_remove(BusApi *a, BusClient *cl) {
+        BusClient *prev = NULL;
+
+        if (!cl->ready)
+                return;
+        for (BusClient *i = a->ring_head; i; prev = i, i = i->next_ready)
+                if (i == cl) {
+                        if (prev)
+                                prev->next_ready = i->next_ready;
+                        else
+                                a->ring_head = i->next_ready;
+                        if (a->ring_tail == cl)
+                                a->ring_tail = prev;
+                        break;
+                }
+        cl->ready = false;
+        cl->next_ready = NULL;
+}
+
+/* Converts until the job is done or deadline_ns passes. 1: done, 0: more to do, < 0: a value
+ * failed, error set. */
+static int job_run(BusApi *a, BusJob *j, int64_t deadline_ns, sd_bus_error *error) {
+        while (j->done < j->n) {
+                size_t stop = j->done + VALUES_PER_CLOCK_READ < j->n ? j->done + VALUES_PER_CLOCK_READ : j->n;
+
+                for (size_t i = j->done; i < stop; i++) {
+                        int64_t value;
+                        int r;
+
+                        memcpy(&value, j->values + i * sizeof(int64_t), sizeof(value));
+                        r = a->ops->convert(a->core, j->pair.from_index, j->pair.to_index, value, &j->results[i],
+                                            &j->uncertainties_ns[i]);
+                        if (r < 0) {
+                                char where[48];
+
+                                (void) snprintf(where, sizeof(where), "values[%zu]: ", i);
+                                return bus_api_domain_error(a, error, r, where, &j->pair, value);
+                        }
+                }
+                j->done = stop;
+                if (deadline_ns > 0 && j->done < j->n && clock_now_ns(CLOCK_MONOTONIC) >= deadline_ns)
+                        return 0;
+        }
+        return 1;
+}
+
+static int job_reply(BusJob *j) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(j->call, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append_array(reply, 'x', j->results, j->n * sizeof(int64_t));
+        if (r >= 0)
+                r = sd_bus_message_append_array(reply, 't', j->uncertainties_ns, j->n * sizeof(uint64_t));
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* Runs a slice of j; 1 when it was answered (with its values or an error). */
+static int job_slice(BusApi *a, BusJob *j, int64_t deadline_ns) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = job_run(a, j, deadline_ns, &error);
+        if (r == 0)
+                return 0;
+        if (r > 0)
+                r = job_reply(j);
+        else
+                r = sd_bus_reply_method_error(j->call, &error);
+        /* A reply that cannot be sent (the client left) is nobody's loss: the job is over. */
+        return 1;
+}
+
+static void client_pop_job(BusApi *a, BusClient *cl) {
+        BusJob *j = cl->jobs_head;
+
+        cl->jobs_head = j->next;
+        if (!cl->jobs_head)
+                cl->jobs_tail = NULL;
+        cl->jobs--;
+        a->values_queued -= j->n;
+        job_free(j);
+}
+
+static void arm(BusApi *a, int64_t delay_ns) {
+        uint64_t now_usec;
+
+        if (!a->jobs_source)
+                return;
+        if (!a->ring_head) {
+                (void) sd_event_source_set_enabled(a->jobs_source, SD_EVENT_OFF);
+                return;
+        }
+        if (sd_event_now(sd_event_source_get_event(a->jobs_source), CLOCK_MONOTONIC, &now_usec) < 0)
+                now_usec = (uint64_t) clock_now_ns(CLOCK_MONOTONIC) / 1000;
+        (void) sd_event_source_set_time(a->jobs_source, now_usec + (uint64_t) (delay_ns / 1000));
+        (void) sd_event_source_set_enabled(a->jobs_source, SD_EVENT_ONESHOT);
+}
+
+static int on_jobs(sd_event_source *s, uint64_t usec, void *userdata) {
+        BusApi *a = userdata;
+        BusClient *cl;
+        uint64_t queued = 0;
+
+        /* Replies the bus daemon has not taken yet: more would only grow our queue, and delay
+         * everyone's small answers behind them. */
+        if (sd_bus_get_n_queued_write(a->bus, &queued) >= 0 && queued > BUS_JOBS_WQUEUE_MAX) {
+                arm(a, WQUEUE_PAUSE_NS);
+                return 0;
+        }
+
+        cl = ring_pop(a);
+        if (cl && job_slice(a, cl->jobs_head, clock_now_ns(CLOCK_MONOTONIC) + BUS_JOBS_SLICE_NS) > 0)
+                client_pop_job(a, cl);
+        if (cl && cl->jobs_head)
+                ring_push(a, cl);
+        arm(a, 0);
+        return 0;
+}
+
+/* Made at the first job, when the bus has its event loop (the daemon attaches it after making the
+ * object). */
+static int jobs_source_make(BusApi *a) {
+        sd_event *e = sd_bus_get_event(a->bus);
+        int r;
+
+        if (a->jobs_source || !e)
+                return 0;
+        /* Accuracy 1 µs: the default (250 ms) would let sd-event put a slice off that long. */
+        r = sd_event_add_time(e, &a->jobs_source, CLOCK_MONOTONIC, 0, 1, on_jobs, a);
+        if (r < 0)
+                return r;
+        /* The bus's own priority: sd-event then takes a slice and the bus's messages in turn, so
+         * neither starves the other. */
+        r = sd_event_source_set_priority(a->jobs_source, SD_EVENT_PRIORITY_NORMAL);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(a->jobs_source, SD_EVENT_OFF);
+        if (r >= 0)
+                (void) sd_event_source_set_description(a->jobs_source, "bus-jobs");
+        return r;
+}
+
+void bus_api_jobs_done(BusApi *a) {
+        a->jobs_source = sd_event_source_disable_unref(a->jobs_source);
+}
+
+void bus_api_jobs_drop_client(BusApi *a, BusClient *cl) {
+        ring_remove(a, cl);
+        while (cl->jobs_head)
+                client_pop_job(a, cl);
+        arm(a, 0);
+}
+
+int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPair *pair,
+                        const void *values, size_t n, sd_bus_error *error) {
+        uint64_t reply_bytes = (uint64_t) n * (sizeof(int64_t) + sizeof(uint64_t));
+        BusJob *j;
+        int r;
+
+        if (cl->jobs >= BUS_CLIENT_JOBS_MAX)
+                return bus_timeconv_error_setf(error, -EDQUOT, "%u ConvertMany calls of this client are in "
+                                               "flight already, at most %d", cl->jobs, BUS_CLIENT_JOBS_MAX);
+        if (a->values_queued + n > BUS_JOBS_VALUES_MAX)
+                return bus_timeconv_error_setf(error, -EDQUOT, "the daemon has %zu values queued, at most %d: "
+                                               "try again later", a->values_queued, BUS_JOBS_VALUES_MAX);
+        if (!bus_client_take_reply_bytes(cl, reply_bytes, clock_now_ns(CLOCK_MONOTONIC)))
+                return bus_timeconv_error_setf(error, -EDQUOT, "replies of more than %u bytes per second to "
+                                               "one client: read your replies, or ask for less",
+                                               BUS_CLIENT_REPLY_BYTES_PER_S);
+
+        j = calloc(1, sizeof(*j));
+        if (!j)
+                return -ENOMEM;
+        *j = (BusJob) {
+                .call = sd_bus_message_ref(m),
+                .pair = *pair,
+                .values = values,
+                .n = n,
+                /* calloc(0) may return NULL: allocate at least one element. */
+                .results = calloc(n ? n : 1, sizeof(int64_t)),
+                .uncertainties_ns = calloc(n ? n : 1, sizeof(uint64_t)),
+        };
+        if (!j->results || !j->uncertainties_ns) {
+                job_free(j);
+                return -ENOMEM;
+        }
+
+        r = jobs_source_make(a);
+        if (r < 0) {
+                job_free(j);
+                return r;
+        }
+        if (!a->jobs_source) {
+                /* No event loop to come back from: the whole job now. */
+                job_slice(a, j, 0);
+                job_free(j);
+                return 1;
+        }
+
+        if (cl->jobs_tail)
+                cl->jobs_tail->next = j;
+        else
+                cl->jobs_head = j;
+        cl->jobs_tail = j;
+        cl->jobs++;
+        a->values_queued += n;
+        ring_push(a, cl);
+        arm(a, 0);
+        return 1;
+}

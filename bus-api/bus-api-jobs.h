@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* ConvertMany, cut into slices so that one client's million values never make the others wait:
+ * a call becomes a job in its client's queue; the event loop runs one slice (BUS_JOBS_SLICE_NS
+ * of work) at a time, taking the clients with work in turn, and the bus's own messages in
+ * between (the jobs' event source has the bus's priority), so a Convert waits about one slice.
+ * While the daemon's send queue is long (a bus daemon that does not read), slices pause. On a
+ * bus with no event loop (tests that drive it by hand) a job runs whole at once. */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+#include "bus-api-internal.h"
+#include "bus-clients.h"
+
+#define BUS_JOBS_SLICE_NS INT64_C(1000000)
+#define BUS_JOBS_VALUES_MAX 4000000             /* queued, over all clients; more: QuotaExceeded */
+#define BUS_JOBS_WQUEUE_MAX 64                  /* messages queued to the bus: pause beyond */
+
+struct BusJob {
+        BusJob *next;
+        sd_bus_message *call;           /* holds the pair's names and the values */
+        BusPair pair;
+        const uint8_t *values;          /* n int64_t, not promised to be aligned */
+        size_t n, done;
+        int64_t *results;
+        uint64_t *uncertainties_ns;
+};
+
+/* Ends the jobs' event source (the jobs themselves go with their clients). */
+void bus_api_jobs_done(BusApi *a);
+
+/* Queues the ConvertMany call m of client cl (from, to already resolved). 1: queued, answered
+ * later; < 0: refused, error set (QuotaExceeded for the limits of bus-clients.h). */
+int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPair *pair,
+                        const void *values, size_t n, sd_bus_error *error);
+
+/* The client left: its jobs go without an answer. */
+void bus_api_jobs_drop_client(BusApi *a, BusClient *cl);

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* What each client on the bus may cost the daemon. A client on the same bus is not trusted: it
+ * may call and never read its replies, so the daemon counts, per client (its unique bus name;
+ * the record goes when the bus driver says the client left):
+ *   - ConvertMany calls in flight (queued or being worked on, bus-jobs.h);
+ *   - copies of the shared table handed out (each pending reply holds an fd in the bus daemon);
+ *   - bytes of large replies (ConvertMany, ExportSnapshots), as a token bucket: a client that
+ *     never reads can make the bus daemon hold at most a bucket and its refill, and what the
+ *     daemon itself queues stays bounded.
+ * Beyond a limit the call is refused with QuotaExceeded; nothing waits. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+#define BUS_DRIVER_NAME "org.freedesktop.DBus"
+
+#define BUS_CLIENTS_MAX 4096                    /* tracked at once; more: QuotaExceeded */
+#define BUS_CLIENT_JOBS_MAX 4                   /* ConvertMany calls in flight per client */
+#define BUS_CLIENT_TABLES_MAX 8                 /* GetSharedTable replies per client */
+#define BUS_CLIENT_REPLY_BURST_BYTES (48u << 20)        /* three replies of 10^6 values */
+#define BUS_CLIENT_REPLY_BYTES_PER_S (32u << 20)
+
+typedef struct BusClients BusClients;
+typedef struct BusJob BusJob;
+
+typedef struct BusClient {
+        BusClients *clients;
+        char *name;                     /* unique bus name; "" on a connection without a bus */
+        sd_bus_slot *owner_query;       /* GetNameOwner in flight: is it still there? */
+        struct BusClient *next_in_bucket;
+        unsigned jobs;                  /* ConvertMany calls accepted and not yet answered */
+        unsigned tables;                /* shared tables handed out */
+        uint64_t reply_tokens_bytes;
+        int64_t refilled_ns;            /* CLOCK_MONOTONIC of the last refill */
+        BusJob *jobs_head, *jobs_tail;  /* this client's queue, oldest first (bus-jobs.c) */
+        struct BusClient *next_ready;   /* in the round-robin ring of clients with jobs */
+        bool ready;
+} BusClient;
+
+/* gone (may be NULL) is called with a client's record just before it is freed, so that its
+ * queued work can be dropped. */
+int bus_clients_new(sd_bus *bus, void (*gone)(BusClient *client, void *userdata), void *userdata,
+                    BusClients **ret);
+BusClients *bus_clients_free(BusClients *c);
+
+/* The record of sender (NULL: a connection without a bus, one shared record), made on first use.
+ * -EDQUOT when BUS_CLIENTS_MAX clients are tracked already. */
+int bus_clients_get(BusClients *c, const char *sender, BusClient **ret);
+
+size_t bus_clients_count(const BusClients *c);
+
+/* Takes bytes from the client's reply bucket: true if there were enough (the reply may be sent),
+ * false otherwise (refuse the call). */
+bool bus_client_take_reply_bytes(BusClient *cl, uint64_t bytes, int64_t now_ns);
+
+static inline void bus_clients_freep(BusClients **c) {
+        bus_clients_free(*c);
+}
