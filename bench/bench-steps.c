@@ -4,16 +4,17 @@
  * real timeconvd on a private bus, with clockshift.so preloaded. One JSON object on stdout.
  *
  * A step needs two things: the clock moving, and the kernel telling its cancel-on-set timers.
- * The shim moves the daemon's realtime by a second (a step nobody else sees); the kernel is then
- * told with a real step of 1 ns (adjtimex ADJ_SETOFFSET, +1 and -1 in turn, so the machine's
- * clock ends where it was), which wakes the daemon's timer, and ours, the way any clock set does.
- * The time is taken just before that system call and ends when the signal reaches us: the
- * kernel's wake-up, the daemon's burst and estimator, the bus. Without CAP_SYS_TIME the kernel
- * path cannot be taken; the shim then fires the daemon's timer itself (trigger "shim").
+ * The shim moves the daemon's realtime by a second (a step nobody else sees) and fires the
+ * daemon's cancel-on-set timers itself (trigger "shim"). The time is taken just before the
+ * command and ends when the signal reaches us: the daemon's wake-up, burst and estimator, the
+ * bus. A Convert round trip, measured in the same run, is the bus's part alone.
  *
- * Floors, measured in the same run: our own cancel-on-set timer's wake-up by the same 1 ns
- * step (the kernel's part alone), and a Convert round trip (the bus's part alone).
- * usage: bench-steps TIMECONVD CLOCKSHIFT_SO */
+ * A benchmark must never change the machine's clocks: every other program sees such a step.
+ * Only with --real-step, which nothing runs by default (meson runs this under hostclock-guard.so,
+ * which aborts on any clock set), and with CAP_SYS_TIME, is the kernel told with a real step of
+ * 1 ns (adjtimex ADJ_SETOFFSET, +1 and -1 in turn) that wakes the daemon's timer the way any
+ * clock set does (trigger "kernel"), with our own timer's wake-up as the kernel's part alone.
+ * usage: bench-steps [--real-step] TIMECONVD CLOCKSHIFT_SO */
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,7 +47,8 @@ static int arm_cancel_on_set(int fd) {
         return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, NULL) < 0 ? -errno : 0;
 }
 
-/* A real step of CLOCK_REALTIME by sign ns (1 or -1): it cancels every cancel-on-set timer. */
+/* A real step of the machine's CLOCK_REALTIME by sign ns (1 or -1): it cancels every
+ * cancel-on-set timer. --real-step only. */
 static int kernel_nudge(int sign) {
         struct timex tx = { .modes = ADJ_SETOFFSET | ADJ_NANO };
 
@@ -143,11 +145,15 @@ int main(int argc, char **argv) {
         Figures kernel = {}, shim = {};
         int64_t round_trip_ns, latency_p50_ns, latency_max_ns, daemon_p50_ns, floor_p50_ns = -1;
         int64_t shim_p50_ns, shim_max_ns;
-        bool have_kernel;
+        bool real_step = argc > 1 && strcmp(argv[1], "--real-step") == 0, have_kernel = false;
         int r;
 
-        if (argc < 3) {
-                fprintf(stderr, "usage: %s TIMECONVD CLOCKSHIFT_SO\n", argv[0]);
+        if (real_step) {
+                argc--;
+                argv++;
+        }
+        if (argc != 3) {
+                fprintf(stderr, "usage: bench-steps [--real-step] TIMECONVD CLOCKSHIFT_SO\n");
                 return 2;
         }
         r = steps_start(argv[1], argv[2], args, &s);
@@ -157,9 +163,14 @@ int main(int argc, char **argv) {
         }
         round_trip_ns = bus_round_trip_ns(s);
 
-        timer_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
-        have_kernel = timer_fd >= 0 && arm_cancel_on_set(timer_fd) >= 0 && kernel_nudge(1) >= 0 &&
-                      kernel_nudge(-1) >= 0;
+        if (real_step) {
+                timer_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+                have_kernel = timer_fd >= 0 && arm_cancel_on_set(timer_fd) >= 0 && kernel_nudge(1) >= 0 &&
+                              kernel_nudge(-1) >= 0;
+                if (!have_kernel)
+                        fprintf(stderr, "--real-step: no CAP_SYS_TIME (%s): the shim fires the daemon's timer "
+                                "instead\n", strerror(errno));
+        }
         if (have_kernel) {
                 uint64_t expirations;
 
@@ -171,8 +182,7 @@ int main(int argc, char **argv) {
                         fprintf(stderr, "kernel-triggered trials failed: %s\n", strerror(-r));
                         return 1;
                 }
-        } else
-                fprintf(stderr, "no CAP_SYS_TIME (%s): the shim fires the daemon's timer instead\n", strerror(errno));
+        }
         r = run(s, false, -1, &shim);
         if (r < 0) {
                 fprintf(stderr, "shim-triggered trials failed: %s\n", strerror(-r));
