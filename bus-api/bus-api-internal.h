@@ -23,7 +23,8 @@ struct BusApi {
         size_t values_queued;
 };
 
-/* The record of the caller of m (bus-clients.h); QuotaExceeded when too many are tracked. */
+/* The record of the caller of m (bus-clients.h); QuotaExceeded when too many are tracked. NULL
+ * on a connection without a bus: no limits there. */
 int bus_api_client(BusApi *a, sd_bus_message *m, BusClient **ret, sd_bus_error *error);
 
 /* Tells the core a client is active; every method handler calls it first. */

@@ -210,13 +210,13 @@ int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPa
         BusJob *j;
         int r;
 
-        if (cl->jobs >= BUS_CLIENT_JOBS_MAX)
+        if (cl && cl->jobs >= BUS_CLIENT_JOBS_MAX)
                 return bus_timeconv_error_setf(error, -EDQUOT, "%u ConvertMany calls of this client are in "
                                                "flight already, at most %d", cl->jobs, BUS_CLIENT_JOBS_MAX);
-        if (a->values_queued + n > BUS_JOBS_VALUES_MAX)
+        if (cl && a->values_queued + n > BUS_JOBS_VALUES_MAX)
                 return bus_timeconv_error_setf(error, -EDQUOT, "the daemon has %zu values queued, at most %d: "
                                                "try again later", a->values_queued, BUS_JOBS_VALUES_MAX);
-        if (!bus_client_take_reply_bytes(cl, reply_bytes, clock_now_ns(CLOCK_MONOTONIC)))
+        if (cl && !bus_client_take_reply_bytes(cl, reply_bytes, clock_now_ns(CLOCK_MONOTONIC)))
                 return bus_timeconv_error_setf(error, -EDQUOT, "replies of more than %u bytes per second to "
                                                "one client: read your replies, or ask for less",
                                                BUS_CLIENT_REPLY_BYTES_PER_S);
@@ -243,8 +243,8 @@ int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPa
                 job_free(j);
                 return r;
         }
-        if (!a->jobs_source) {
-                /* No event loop to come back from: the whole job now. */
+        if (!a->jobs_source || !cl) {
+                /* No event loop to come back from, or a peer of our own: the whole job now. */
                 job_slice(a, j, 0);
                 job_free(j);
                 return 1;

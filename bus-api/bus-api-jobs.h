@@ -6,7 +6,8 @@
  * of work) at a time, taking the clients with work in turn, and the bus's own messages in
  * between (the jobs' event source has the bus's priority), so a Convert waits about one slice.
  * While the daemon's send queue is long (a bus daemon that does not read), slices pause. On a
- * bus with no event loop (tests that drive it by hand) a job runs whole at once. */
+ * bus with no event loop (tests that drive it by hand), or for a peer of our own without a bus
+ * (cl NULL), a job runs whole at once. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +17,7 @@
 #include "bus-clients.h"
 
 #define BUS_JOBS_SLICE_NS INT64_C(1000000)
-#define BUS_JOBS_VALUES_MAX 4000000             /* queued, over all clients; more: QuotaExceeded */
+#define BUS_JOBS_VALUES_MAX 2000000             /* queued, over all clients; more: QuotaExceeded */
 #define BUS_JOBS_WQUEUE_MAX 64                  /* messages queued to the bus: pause beyond */
 
 struct BusJob {

@@ -211,7 +211,7 @@ int bus_api_method_export_snapshots(sd_bus_message *m, void *userdata, sd_bus_er
         r = bus_api_client(a, m, &cl, error);
         if (r < 0)
                 return r;
-        if (!bus_client_take_reply_bytes(cl, strlen(json), clock_now_ns(CLOCK_MONOTONIC)))
+        if (cl && !bus_client_take_reply_bytes(cl, strlen(json), clock_now_ns(CLOCK_MONOTONIC)))
                 return bus_timeconv_error_setf(error, -EDQUOT, "replies of more than %u bytes per second to "
                                                "one client: read your replies", BUS_CLIENT_REPLY_BYTES_PER_S);
 
@@ -237,11 +237,12 @@ int bus_api_method_get_shared_table(sd_bus_message *m, void *userdata, sd_bus_er
         r = bus_api_client(a, m, &cl, error);
         if (r < 0)
                 return r;
-        if (cl->tables >= BUS_CLIENT_TABLES_MAX)
+        if (cl && cl->tables >= BUS_CLIENT_TABLES_MAX)
                 return bus_timeconv_error_setf(error, -EDQUOT, "this client has asked for the shared table %u "
                                                "times, at most %d: map the one you have", cl->tables,
                                                BUS_CLIENT_TABLES_MAX);
-        cl->tables++;
+        if (cl)
+                cl->tables++;
 
         /* sd-bus sends a dup of fd: ours stays open. */
         return sd_bus_reply_method_return(m, "h", fd);

@@ -87,7 +87,15 @@ void bus_api_touch(BusApi *a) {
 }
 
 int bus_api_client(BusApi *a, sd_bus_message *m, BusClient **ret, sd_bus_error *error) {
-        int r = bus_clients_get(a->clients, sd_bus_message_get_sender(m), ret);
+        const char *sender = sd_bus_message_get_sender(m);
+        int r;
+
+        /* A connection without a bus (a peer of its own) has no other clients to protect. */
+        if (!sender) {
+                *ret = NULL;
+                return 0;
+        }
+        r = bus_clients_get(a->clients, sender, ret);
 
         if (r == -EDQUOT)
                 return bus_timeconv_error_setf(error, r, "the daemon serves %d clients with large calls "

@@ -19,7 +19,7 @@
 #define BUS_DRIVER_NAME "org.freedesktop.DBus"
 
 #define BUS_CLIENTS_MAX 4096                    /* tracked at once; more: QuotaExceeded */
-#define BUS_CLIENT_JOBS_MAX 4                   /* ConvertMany calls in flight per client */
+#define BUS_CLIENT_JOBS_MAX 2                   /* ConvertMany calls in flight per client */
 #define BUS_CLIENT_TABLES_MAX 8                 /* GetSharedTable replies per client */
 #define BUS_CLIENT_REPLY_BURST_BYTES (48u << 20)        /* three replies of 10^6 values */
 #define BUS_CLIENT_REPLY_BYTES_PER_S (32u << 20)

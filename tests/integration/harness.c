@@ -57,6 +57,14 @@ static int write_config(const Harness *h, const char *extra_servicedir) {
                      "  <auth>EXTERNAL</auth>\n"
                      "  <servicedir>%s/services</servicedir>\n"
                      "%s"
+                     /* A desktop's session bus (Debian's session.conf): limits no client reaches,
+                      * so that it is the daemon's own limits that a hostile client meets. */
+                     "  <limit name=\"max_incoming_bytes\">1000000000</limit>\n"
+                     "  <limit name=\"max_outgoing_bytes\">1000000000</limit>\n"
+                     "  <limit name=\"max_message_size\">1000000000</limit>\n"
+                     "  <limit name=\"max_incoming_unix_fds\">250000000</limit>\n"
+                     "  <limit name=\"max_outgoing_unix_fds\">250000000</limit>\n"
+                     "  <limit name=\"max_replies_per_connection\">50000</limit>\n"
                      "  <policy context=\"default\">\n"
                      "    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n"
                      "    <allow eavesdrop=\"true\"/>\n"

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+
+/* Clients that never read their replies, or ask for a lot (issue 15, items 2-4), against the real
+ * timeconvd on a private bus with a desktop session bus's limits:
+ *   - 3,000 GetSharedTable calls whose replies are not read: each pending reply holds an fd in
+ *     the bus daemon, which at its fd limit would drop timeconvd. At most BUS_CLIENT_TABLES_MAX
+ *     tables go to one client; the rest are QuotaExceeded, and the daemon stays;
+ *   - ConvertMany calls of 10^6 values whose replies are not read: at most the calls in flight
+ *     and the reply bucket of bus-clients.h are served, the rest QuotaExceeded; the daemon's
+ *     memory stays bounded and another client is answered all the while;
+ *   - fairness: a Convert sent after a ConvertMany of 10^6 values is answered before it, since
+ *     the ConvertMany is worked on a slice at a time.
+ * Every property is one that load cannot flip: counts, order, a memory ceiling far above what
+ * the limits allow and far below what an unlimited daemon takes. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus-api-jobs.h"
+#include "bus-clients.h"
+#include "bus-errors.h"
+#include "harness-proc.h"
+#include "harness.h"
+#include "tap.h"
+
+#define TABLE_CALLS 3000
+#define MANY_VALUES 1000000
+#define MANY_CALLS 24
+#define CALL_TIMEOUT_USEC (60 * USEC_PER_SEC)
+
+typedef struct Tally {
+        unsigned replies, ok, quota, other, fds;
+        uint64_t order;                 /* 1 + the number of replies before this one, for order */
+        uint64_t *clock;
+} Tally;
+
+static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Tally *t = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+
+        t->replies++;
+        if (t->clock)
+                t->order = ++*t->clock;
+        if (!e)
+                t->ok++;
+        else if (sd_bus_error_has_name(e, BUS_ERROR_QUOTA_EXCEEDED))
+                t->quota++;
+        else {
+                t->other++;
+                diag("unexpected error: %s: %s", e->name, e->message);
+        }
+        if (!e && sd_bus_message_has_signature(m, "h"))
+                t->fds++;
+        return 0;
+}
+
+/* Runs bus until want replies were counted in t, or timeout. */
+static int pump(sd_bus *bus, const Tally *t, unsigned want, int64_t timeout_ns) {
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + timeout_ns;
+
+        while (t->replies < want) {
+                int64_t left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
+                int r;
+
+                if (left_ns <= 0)
+                        return -ETIMEDOUT;
+                r = sd_bus_process(bus, NULL);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        (void) sd_bus_wait(bus, (uint64_t) left_ns / 1000);
+        }
+        return 0;
+}
+
+static int call_async(sd_bus *bus, const char *member, Tally *t, sd_bus_message **ret_call) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, member);
+        if (r < 0)
+                return r;
+        if (ret_call) {
+                *ret_call = TAKE_PTR(m);
+                return 0;
+        }
+        return sd_bus_call_async(bus, NULL, m, on_reply, t, CALL_TIMEOUT_USEC);
+}
+
+static int convert_many_async(sd_bus *bus, const int64_t *values, size_t n, Tally *t) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = call_async(bus, "ConvertMany", t, &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", "monotonic", "boottime");
+        if (r >= 0)
+                r = sd_bus_message_append_array(m, 'x', values, n * sizeof(int64_t));
+        if (r >= 0)
+                r = sd_bus_call_async(bus, NULL, m, on_reply, t, CALL_TIMEOUT_USEC);
+        return r;
+}
+
+/* A Convert from a client that behaves: 0 when answered right away with a value. */
+static int victim_convert(sd_bus *victim) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+        return sd_bus_call_method(victim, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "Convert", &e, &reply,
+                                  "ssx", "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC));
+}
+
+static void test_tables(Harness *h, sd_bus *victim) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *hostile = NULL;
+        Tally t = {};
+        int r;
+
+        r = harness_connect(h, &hostile);
+        ok(r >= 0, "a hostile client connects");
+        if (r < 0)
+                return;
+        for (unsigned i = 0; r >= 0 && i < TABLE_CALLS; i++)
+                r = call_async(hostile, "GetSharedTable", &t, NULL);
+        if (r >= 0)
+                r = sd_bus_flush(hostile);
+        ok(r >= 0, "it asks for the shared table %d times and reads no reply", TABLE_CALLS);
+
+        /* The victim's call goes after all of them: the daemon has read every request first. */
+        ok(victim_convert(victim) >= 0, "meanwhile another client's Convert is answered");
+        ok(harness_daemon_alive(h), "the daemon is still running");
+
+        r = pump(hostile, &t, TABLE_CALLS, 60 * NSEC_PER_SEC);
+        ok(r >= 0, "the hostile client's %u replies all arrive in the end (%s)", t.replies, strerror(-r));
+        diag("%u tables, %u QuotaExceeded, %u other errors", t.fds, t.quota, t.other);
+        ok(t.fds >= 1 && t.fds <= BUS_CLIENT_TABLES_MAX, "it got %u tables, at most %d", t.fds,
+           BUS_CLIENT_TABLES_MAX);
+        ok(t.quota == TABLE_CALLS - t.fds && t.other == 0, "every other call was QuotaExceeded (%u)", t.quota);
+}
+
+static void test_unread_many(Harness *h, sd_bus *victim, pid_t daemon_pid, const int64_t *values) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *hostile = NULL;
+        int64_t rss0_kib = 0, rss_max_kib = 0, start_ns, elapsed_ns;
+        unsigned victim_ok = 0, bound;
+        Tally t = {};
+        int r;
+
+        (void) proc_rss_kib(daemon_pid, &rss0_kib);
+        r = harness_connect(h, &hostile);
+        ok(r >= 0, "a hostile client connects");
+        if (r < 0)
+                return;
+
+        start_ns = clock_now_ns(CLOCK_MONOTONIC);
+        for (unsigned i = 0; r >= 0 && i < MANY_CALLS; i++) {
+                int64_t rss_kib;
+
+                r = convert_many_async(hostile, values, MANY_VALUES, &t);
+                if (r >= 0)
+                        r = sd_bus_flush(hostile);
+                /* Between the hostile calls, a client that behaves, and the daemon's memory. */
+                if (victim_convert(victim) >= 0)
+                        victim_ok++;
+                if (proc_rss_kib(daemon_pid, &rss_kib) >= 0 && rss_kib > rss_max_kib)
+                        rss_max_kib = rss_kib;
+        }
+        elapsed_ns = clock_now_ns(CLOCK_MONOTONIC) - start_ns;
+        ok(r >= 0, "it sends %d ConvertMany calls of %d values and reads no reply", MANY_CALLS, MANY_VALUES);
+        ok(victim_ok == MANY_CALLS, "another client's Convert was answered between each (%u of %d)", victim_ok,
+           MANY_CALLS);
+        ok(harness_daemon_alive(h), "the daemon is still running");
+
+        r = pump(hostile, &t, MANY_CALLS, 120 * NSEC_PER_SEC);
+        ok(r >= 0, "the hostile client's replies all arrive in the end (%u)", t.replies);
+        /* What the limits let through while the calls were sent: the calls in flight, the
+         * bucket's burst and what it refilled (each reply is 16 bytes a value). */
+        bound = BUS_CLIENT_JOBS_MAX + BUS_CLIENT_REPLY_BURST_BYTES / (16u * MANY_VALUES) +
+                (unsigned) ((uint64_t) elapsed_ns * BUS_CLIENT_REPLY_BYTES_PER_S / NSEC_PER_SEC / (16u * MANY_VALUES)) + 1;
+        diag("%u answered, %u QuotaExceeded in %.2f s; daemon RSS %" PRId64 " -> at most %" PRId64 " KiB",
+             t.ok, t.quota, (double) elapsed_ns / 1e9, rss0_kib, rss_max_kib);
+        ok(t.ok <= bound && t.quota > 0, "at most %u of its calls were served (%u), the others QuotaExceeded (%u)",
+           bound, t.ok, t.quota);
+        ok(t.other == 0, "no other error (%u)", t.other);
+        /* 4 jobs hold 24 MB each at most; 24 calls served at once would need 576 MB. */
+        ok(rss_max_kib - rss0_kib < 256 * 1024, "the daemon grew by %" PRId64 " KiB, less than 256 MiB",
+           rss_max_kib - rss0_kib);
+}
+
+static void test_fair(Harness *h, const int64_t *values) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *client = NULL;
+        uint64_t clock = 0;
+        Tally many = { .clock = &clock }, one = { .clock = &clock };
+        int r;
+
+        r = harness_connect(h, &client);
+        if (r >= 0)
+                r = convert_many_async(client, values, MANY_VALUES, &many);
+        /* Same connection: the bus delivers the two calls in this order. */
+        if (r >= 0) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+
+                r = call_async(client, "Convert", &one, &m);
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "ssx", "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC));
+                if (r >= 0)
+                        r = sd_bus_call_async(client, NULL, m, on_reply, &one, CALL_TIMEOUT_USEC);
+        }
+        ok(r >= 0, "a ConvertMany of %d values, then a Convert", MANY_VALUES);
+        while (r >= 0 && many.replies + one.replies < 2) {
+                r = sd_bus_process(client, NULL);
+                if (r == 0)
+                        r = sd_bus_wait(client, 60 * USEC_PER_SEC);
+        }
+        ok(many.ok == 1 && one.ok == 1, "both are answered");
+        ok(one.order < many.order, "the Convert is answered before the ConvertMany ends (%" PRIu64 ", %" PRIu64 ")",
+           one.order, many.order);
+}
+
+int main(int argc, char **argv) {
+        _cleanup_(harness_freep) Harness *h = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *victim = NULL;
+        _cleanup_free_ int64_t *values = NULL;
+        pid_t daemon_pid = 0;
+        int r;
+
+        tap_args(argc, argv, 1, "TIMECONVD");
+
+        r = harness_new(NULL, &h);
+        if (r < 0)
+                bail_out("a private bus: %s", strerror(-r));
+        r = harness_start_timeconvd(h, argv[1], NULL);
+        if (r < 0)
+                bail_out("timeconvd: %s", strerror(-r));
+        r = harness_connect(h, &victim);
+        if (r >= 0)
+                r = harness_name_pid(victim, BUS_API_SERVICE, &daemon_pid);
+        if (r < 0)
+                bail_out("the daemon on the bus: %s", strerror(-r));
+
+        values = malloc(MANY_VALUES * sizeof(int64_t));
+        if (!values)
+                bail_out("out of memory");
+        for (size_t i = 0; i < MANY_VALUES; i++)
+                values[i] = clock_now_ns(CLOCK_MONOTONIC) - (int64_t) i;
+
+        test_tables(h, victim);
+        test_fair(h, values);
+        test_unread_many(h, victim, daemon_pid, values);
+
+        return done_testing();
+}
