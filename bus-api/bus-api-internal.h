@@ -27,6 +27,9 @@ struct BusApi {
  * on a connection without a bus: no limits there. */
 int bus_api_client(BusApi *a, sd_bus_message *m, BusClient **ret, sd_bus_error *error);
 
+/* QuotaExceeded for a large reply that the buckets of bus-clients.h do not allow now. */
+int bus_api_reply_quota_error(sd_bus_error *error);
+
 /* Tells the core a client is active; every method handler calls it first. */
 void bus_api_touch(BusApi *a);
 

@@ -217,9 +217,7 @@ int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPa
                 return bus_timeconv_error_setf(error, -EDQUOT, "the daemon has %zu values queued, at most %d: "
                                                "try again later", a->values_queued, BUS_JOBS_VALUES_MAX);
         if (cl && !bus_client_take_reply_bytes(cl, reply_bytes, clock_now_ns(CLOCK_MONOTONIC)))
-                return bus_timeconv_error_setf(error, -EDQUOT, "replies of more than %u bytes per second to "
-                                               "one client: read your replies, or ask for less",
-                                               BUS_CLIENT_REPLY_BYTES_PER_S);
+                return bus_api_reply_quota_error(error);
 
         j = calloc(1, sizeof(*j));
         if (!j)

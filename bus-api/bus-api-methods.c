@@ -212,8 +212,7 @@ int bus_api_method_export_snapshots(sd_bus_message *m, void *userdata, sd_bus_er
         if (r < 0)
                 return r;
         if (cl && !bus_client_take_reply_bytes(cl, strlen(json), clock_now_ns(CLOCK_MONOTONIC)))
-                return bus_timeconv_error_setf(error, -EDQUOT, "replies of more than %u bytes per second to "
-                                               "one client: read your replies", BUS_CLIENT_REPLY_BYTES_PER_S);
+                return bus_api_reply_quota_error(error);
 
         return sd_bus_reply_method_return(m, "s", json);
 }

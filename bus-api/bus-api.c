@@ -103,6 +103,13 @@ int bus_api_client(BusApi *a, sd_bus_message *m, BusClient **ret, sd_bus_error *
         return r;
 }
 
+int bus_api_reply_quota_error(sd_bus_error *error) {
+        return bus_timeconv_error_setf(error, -EDQUOT, "large replies are limited to %u MiB/s per client and "
+                                       "%u MiB/s in all: read your replies, ask again later, or convert "
+                                       "through the shared table (libtimeconv)",
+                                       BUS_CLIENT_REPLY_BYTES_PER_S >> 20, BUS_CLIENTS_REPLY_BYTES_PER_S >> 20);
+}
+
 int bus_api_validate_domain(const char *arg, const char *name, sd_bus_error *error) {
         size_t offset = 0;
 

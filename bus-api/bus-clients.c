@@ -15,6 +15,7 @@ struct BusClients {
         sd_bus_slot *owner_changed;     /* one match for every client's departure */
         void (*gone)(BusClient *client, void *userdata);
         void *userdata;
+        BusBucket reply_bytes;          /* all clients' large replies together */
         size_t n;
         BusClient *buckets[BUCKETS];
 };
@@ -101,6 +102,7 @@ int bus_clients_new(sd_bus *bus, void (*gone)(BusClient *client, void *userdata)
         c->bus = sd_bus_ref(bus);
         c->gone = gone;
         c->userdata = userdata;
+        c->reply_bytes = (BusBucket) { BUS_CLIENTS_REPLY_BURST_BYTES, clock_now_ns(CLOCK_MONOTONIC) };
         *ret = c;
         return 0;
 }
@@ -152,8 +154,7 @@ int bus_clients_get(BusClients *c, const char *sender, BusClient **ret) {
         cl->name = strdup(name);
         if (!cl->name)
                 return -ENOMEM;
-        cl->reply_tokens_bytes = BUS_CLIENT_REPLY_BURST_BYTES;
-        cl->refilled_ns = clock_now_ns(CLOCK_MONOTONIC);
+        cl->reply_bytes = (BusBucket) { BUS_CLIENT_REPLY_BURST_BYTES, clock_now_ns(CLOCK_MONOTONIC) };
         if (sender) {
                 r = sd_bus_call_method_async(c->bus, &cl->owner_query, BUS_DRIVER_NAME, "/org/freedesktop/DBus",
                                              BUS_DRIVER_NAME, "GetNameOwner", on_owner_query, cl, "s", sender);
@@ -173,19 +174,25 @@ size_t bus_clients_count(const BusClients *c) {
         return c ? c->n : 0;
 }
 
-bool bus_client_take_reply_bytes(BusClient *cl, uint64_t bytes, int64_t now_ns) {
-        if (now_ns > cl->refilled_ns) {
+static void bucket_refill(BusBucket *b, int64_t now_ns, uint64_t burst, uint64_t per_s) {
+        if (now_ns > b->refilled_ns) {
                 /* ns * bytes/s fits in 64 bits for gaps below 100 s; beyond, the bucket is full. */
-                uint64_t gap_ns = (uint64_t) (now_ns - cl->refilled_ns);
-                uint64_t add = gap_ns > UINT64_C(100) * NSEC_PER_SEC ? BUS_CLIENT_REPLY_BURST_BYTES
-                             : gap_ns * BUS_CLIENT_REPLY_BYTES_PER_S / (uint64_t) NSEC_PER_SEC;
+                uint64_t gap_ns = (uint64_t) (now_ns - b->refilled_ns);
+                uint64_t add = gap_ns > UINT64_C(100) * NSEC_PER_SEC ? burst : gap_ns * per_s / (uint64_t) NSEC_PER_SEC;
 
-                cl->reply_tokens_bytes = cl->reply_tokens_bytes + add > BUS_CLIENT_REPLY_BURST_BYTES ?
-                                         BUS_CLIENT_REPLY_BURST_BYTES : cl->reply_tokens_bytes + add;
-                cl->refilled_ns = now_ns;
+                b->tokens = b->tokens + add > burst ? burst : b->tokens + add;
+                b->refilled_ns = now_ns;
         }
-        if (bytes > cl->reply_tokens_bytes)
+}
+
+bool bus_client_take_reply_bytes(BusClient *cl, uint64_t bytes, int64_t now_ns) {
+        BusBucket *all = &cl->clients->reply_bytes;
+
+        bucket_refill(&cl->reply_bytes, now_ns, BUS_CLIENT_REPLY_BURST_BYTES, BUS_CLIENT_REPLY_BYTES_PER_S);
+        bucket_refill(all, now_ns, BUS_CLIENTS_REPLY_BURST_BYTES, BUS_CLIENTS_REPLY_BYTES_PER_S);
+        if (bytes > cl->reply_bytes.tokens || bytes > all->tokens)
                 return false;
-        cl->reply_tokens_bytes -= bytes;
+        cl->reply_bytes.tokens -= bytes;
+        all->tokens -= bytes;
         return true;
 }

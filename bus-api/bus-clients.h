@@ -21,8 +21,18 @@
 #define BUS_CLIENTS_MAX 4096                    /* tracked at once; more: QuotaExceeded */
 #define BUS_CLIENT_JOBS_MAX 2                   /* ConvertMany calls in flight per client */
 #define BUS_CLIENT_TABLES_MAX 8                 /* GetSharedTable replies per client */
-#define BUS_CLIENT_REPLY_BURST_BYTES (48u << 20)        /* three replies of 10^6 values */
-#define BUS_CLIENT_REPLY_BYTES_PER_S (32u << 20)
+/* A large reply is one message: the bus daemon reads it whole before the small replies behind
+ * it on our connection, so its bytes are everyone's wait. Per client, two replies of 10^6
+ * values at once, one a second after; over all clients, three at once, two a second. */
+#define BUS_CLIENT_REPLY_BURST_BYTES (32u << 20)
+#define BUS_CLIENT_REPLY_BYTES_PER_S (16u << 20)
+#define BUS_CLIENTS_REPLY_BURST_BYTES (48u << 20)
+#define BUS_CLIENTS_REPLY_BYTES_PER_S (32u << 20)
+
+typedef struct BusBucket {
+        uint64_t tokens;
+        int64_t refilled_ns;            /* CLOCK_MONOTONIC of the last refill */
+} BusBucket;
 
 typedef struct BusClients BusClients;
 typedef struct BusJob BusJob;
@@ -34,8 +44,7 @@ typedef struct BusClient {
         struct BusClient *next_in_bucket;
         unsigned jobs;                  /* ConvertMany calls accepted and not yet answered */
         unsigned tables;                /* shared tables handed out */
-        uint64_t reply_tokens_bytes;
-        int64_t refilled_ns;            /* CLOCK_MONOTONIC of the last refill */
+        BusBucket reply_bytes;
         BusJob *jobs_head, *jobs_tail;  /* this client's queue, oldest first (bus-jobs.c) */
         struct BusClient *next_ready;   /* in the round-robin ring of clients with jobs */
         bool ready;
@@ -53,8 +62,8 @@ int bus_clients_get(BusClients *c, const char *sender, BusClient **ret);
 
 size_t bus_clients_count(const BusClients *c);
 
-/* Takes bytes from the client's reply bucket: true if there were enough (the reply may be sent),
- * false otherwise (refuse the call). */
+/* Takes bytes from the client's reply bucket and from all clients' together: true if both had
+ * enough (the reply may be sent), false otherwise (refuse the call; nothing is taken). */
 bool bus_client_take_reply_bytes(BusClient *cl, uint64_t bytes, int64_t now_ns);
 
 static inline void bus_clients_freep(BusClients **c) {

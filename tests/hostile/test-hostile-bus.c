@@ -174,7 +174,7 @@ static void test_unread_many(Harness *h, sd_bus *victim, pid_t daemon_pid, const
         r = pump(hostile, &t, MANY_CALLS, 120 * NSEC_PER_SEC);
         ok(r >= 0, "the hostile client's replies all arrive in the end (%u)", t.replies);
         /* What the limits let through while the calls were sent: the calls in flight, the
-         * bucket's burst and what it refilled (each reply is 16 bytes a value). */
+         * client's bucket's burst and what it refilled (each reply is 16 bytes a value). */
         bound = BUS_CLIENT_JOBS_MAX + BUS_CLIENT_REPLY_BURST_BYTES / (16u * MANY_VALUES) +
                 (unsigned) ((uint64_t) elapsed_ns * BUS_CLIENT_REPLY_BYTES_PER_S / NSEC_PER_SEC / (16u * MANY_VALUES)) + 1;
         diag("%u answered, %u QuotaExceeded in %.2f s; daemon RSS %" PRId64 " -> at most %" PRId64 " KiB",

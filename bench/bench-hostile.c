@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+
+/* bench-hostile: what a hostile client costs the others (issue 15). timeconvd on a private bus
+ * with a desktop session bus's limits, with a real Xvfb (x11, x11_us, msc). A victim thread calls
+ * Convert(monotonic -> boottime) all the time and checks every answer against a bracket of the
+ * two clocks; the main thread runs each attack in turn:
+ *   1. forged NameOwnerChanged signals against another client's application domain;
+ *   2. ConvertMany calls of 10^6 values whose replies are never read;
+ *   3. 3,000 GetSharedTable calls whose replies are never read;
+ *   4. legal ConvertMany calls of 10^6 values from msc, read one after the other;
+ *   5. the X server grabbed (GrabServer) for 2 s, then stopped (SIGSTOP) for 2 s.
+ * For each: the victim's p99 against its p99 with no attack (measured first, in the same run), and
+ * against the bus daemon's own round trip (GetId) in the same attack, which it also calls between
+ * its Converts: what the bus daemon itself suffers is not the daemon's to fix,
+ * the daemon's RSS before and after (its clients gone) and at its peak, wrong answers (the
+ * victim's, an application domain taken, a grab taken for an X restart), and whether the daemon
+ * is still there. One JSON object.
+ * usage: bench-hostile TIMECONVD */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xcb/xcb.h>
+
+#include "bench-util.h"
+#include "bus-errors.h"
+#include "harness-proc.h"
+#include "harness.h"
+#include "x11-bus.h"
+#include "xvfb.h"
+
+#define PHASES 6
+#define LATENCIES_MAX 200000
+#define BASELINE_NS (2 * NSEC_PER_SEC)
+#define MANY_VALUES 1000000
+#define UNREAD_MANY_CALLS 24
+#define TABLE_CALLS 3000
+#define MSC_MANY_CALLS 4
+#define X_HOLD_NS (2 * NSEC_PER_SEC)
+#define CALL_USEC (30 * USEC_PER_SEC)
+
+static const char *const phase_names[PHASES] = {
+        "none", "forged_owner_changed", "unread_convert_many", "unread_shared_table", "msc_convert_many",
+        "x_grab_and_stop",
+};
+
+typedef struct Victim {
+        const Harness *h;
+        atomic_int phase;               /* -1: stop */
+        int64_t *latencies_ns[PHASES], *floor_ns[PHASES];
+        size_t n[PHASES], n_floor[PHASES];
+        unsigned wrong, failed;
+} Victim;
+
+typedef struct Phase {
+        int64_t p50_ns, p99_ns, max_ns, floor_p99_ns;
+        size_t calls;
+        int64_t rss_before_kib, rss_after_kib, rss_peak_kib;
+        unsigned wrong;
+        bool alive;
+} Phase;
+
+/* Convert(monotonic -> boottime) of the time between two reads of both clocks: the answer
+ * must lie in the bracket, widened by its bound. */
+static int victim_call(sd_bus *bus, int64_t *ret_latency_ns, bool *ret_wrong) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int64_t m0 = clock_now_ns(CLOCK_MONOTONIC), b = clock_now_ns(CLOCK_BOOTTIME);
+        int64_t m1 = clock_now_ns(CLOCK_MONOTONIC), t0, value;
+        uint64_t unc;
+        int r;
+
+        t0 = clock_now_ns(CLOCK_MONOTONIC);
+        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "Convert", &e, &reply,
+                               "ssx", "monotonic", "boottime", m1);
+        *ret_latency_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "xt", &value, &unc);
+        if (r < 0)
+                return r;
+        /* boottime at m1 lies in [b, b + (m1 - m0)]. */
+        *ret_wrong = value + (int64_t) unc < b || value - (int64_t) unc > b + (m1 - m0);
+        return 0;
+}
+
+static void *victim_run(void *userdata) {
+        Victim *v = userdata;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int phase;
+
+        if (harness_connect(v->h, &bus) < 0) {
+                v->failed++;
+                return NULL;
+        }
+        while ((phase = atomic_load(&v->phase)) >= 0) {
+                int64_t latency_ns;
+                bool wrong = false;
+
+                if (victim_call(bus, &latency_ns, &wrong) < 0) {
+                        v->failed++;
+                        continue;
+                }
+                v->wrong += wrong;
+                if (v->n[phase] < LATENCIES_MAX)
+                        v->latencies_ns[phase][v->n[phase]++] = latency_ns;
+
+                /* The bus daemon's own round trip, in the same conditions. */
+                latency_ns = clock_now_ns(CLOCK_MONOTONIC);
+                if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                       "GetId", NULL, NULL, NULL) >= 0 && v->n_floor[phase] < LATENCIES_MAX)
+                        v->floor_ns[phase][v->n_floor[phase]++] = clock_now_ns(CLOCK_MONOTONIC) - latency_ns;
+        }
+        return NULL;
+}
+
+static int64_t rss_kib(pid_t pid) {
+        int64_t kib = 0;
+
+        (void) proc_rss_kib(pid, &kib);
+        return kib;
+}
+
+static int call_async_counted(sd_bus *bus, sd_bus_message *m, unsigned *replies) {
+        return sd_bus_call_async(bus, NULL, m, NULL, NULL, CALL_USEC) < 0 ? -EIO : (int) ++*replies;
+}
+
+/* 1: B forges A's departure; A's domain must stay A's. */
+static unsigned attack_forged(const Harness *h) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *a = NULL, *b = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        const char *a_name = NULL;
+        unsigned wrong = 0;
+
+        if (harness_connect(h, &a) < 0 || harness_connect(h, &b) < 0 || sd_bus_get_unique_name(a, &a_name) < 0)
+                return 1;
+        for (int i = 0; i < 3; i++) {
+                int64_t now = clock_now_ns(CLOCK_MONOTONIC);
+
+                if (sd_bus_call_method(a, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "PushSnapshot", &e,
+                                       NULL, "a(sx)", 2, "audio0", now / 1000, "monotonic", now) < 0)
+                        return 1;
+        }
+        for (int i = 0; i < 1000; i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+
+                if (sd_bus_message_new_signal(b, &m, "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                              "NameOwnerChanged") < 0 ||
+                    sd_bus_message_set_destination(m, BUS_API_SERVICE) < 0 ||
+                    sd_bus_message_append(m, "sss", a_name, a_name, "") < 0 || sd_bus_send(b, m, NULL) < 0)
+                        return 1;
+        }
+        (void) sd_bus_flush(b);
+        /* Taken over if B may now push under A's name. */
+        int64_t now = clock_now_ns(CLOCK_MONOTONIC);
+        if (sd_bus_call_method(b, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "PushSnapshot", &e, NULL,
+                               "a(sx)", 2, "audio0", now, "monotonic", now) >= 0 ||
+            !sd_bus_error_has_name(&e, BUS_ERROR_NAME_TAKEN))
+                wrong++;
+        return wrong;
+}
+
+/* 2 and 4: n ConvertMany calls of MANY_VALUES from `from`; read: one after the other. */
+static void attack_many(const Harness *h, const char *from, unsigned n, bool read, pid_t pid, int64_t *peak_kib) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_free_ int64_t *values = malloc(MANY_VALUES * sizeof(int64_t));
+        unsigned sent = 0;
+
+        if (!values || harness_connect(h, &bus) < 0)
+                return;
+        if (strcmp(from, "msc") == 0) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                int64_t msc = 0;
+                uint64_t unc;
+
+                /* Frames around the current one. */
+                if (sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "Now", NULL,
+                                       &reply, "s", "msc") < 0 || sd_bus_message_read(reply, "xt", &msc, &unc) < 0)
+                        return;
+                for (size_t i = 0; i < MANY_VALUES; i++)
+                        values[i] = msc + (int64_t) (i % 120) - 60;
+        } else
+                for (size_t i = 0; i < MANY_VALUES; i++)
+                        values[i] = clock_now_ns(CLOCK_MONOTONIC);
+        for (unsigned i = 0; i < n; i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+                int64_t kib;
+
+                if (sd_bus_message_new_method_call(bus, &m, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE,
+                                                   "ConvertMany") < 0 ||
+                    sd_bus_message_append(m, "ss", from, "monotonic") < 0 ||
+                    sd_bus_message_append_array(m, 'x', values, MANY_VALUES * sizeof(int64_t)) < 0)
+                        return;
+                if (read)
+                        (void) sd_bus_call(bus, m, CALL_USEC, &e, &reply);
+                else if (call_async_counted(bus, m, &sent) < 0 || sd_bus_flush(bus) < 0)
+                        return;
+                kib = rss_kib(pid);
+                if (kib > *peak_kib)
+                        *peak_kib = kib;
+        }
+}
+
+/* 3: GetSharedTable again and again, no reply read. */
+static void attack_tables(const Harness *h) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        unsigned sent = 0;
+
+        if (harness_connect(h, &bus) < 0)
+                return;
+        for (unsigned i = 0; i < TABLE_CALLS; i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+
+                if (sd_bus_message_new_method_call(bus, &m, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE,
+                                                   "GetSharedTable") < 0 || call_async_counted(bus, m, &sent) < 0)
+                        return;
+        }
+        (void) sd_bus_flush(bus);
+}
+
+static int on_discontinuity(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        const char *domain, *kind;
+        int64_t at_ns, step_ns;
+
+        if (sd_bus_message_read(m, "sxxs", &domain, &at_ns, &step_ns, &kind) >= 0 && strcmp(kind, "restart") == 0)
+                ++*(unsigned *) userdata;
+        return 0;
+}
+
+/* Processes bus for ns, counting its signals. */
+static void pump_for(sd_bus *bus, int64_t ns) {
+        int64_t end_ns = clock_now_ns(CLOCK_MONOTONIC) + ns, left_ns;
+
+        while ((left_ns = end_ns - clock_now_ns(CLOCK_MONOTONIC)) > 0)
+                if (sd_bus_process(bus, NULL) == 0)
+                        (void) sd_bus_wait(bus, (uint64_t) left_ns / 1000);
+}
+
+/* 5: a grab, then a stopped server; a restart announced for either is a wrong answer. */
+static unsigned attack_x(const Harness *h, Xvfb *x) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        xcb_connection_t *c;
+        unsigned restarts = 0;
+
+        if (harness_connect(h, &bus) < 0 ||
+            sd_bus_match_signal(bus, &slot, NULL, BUS_API_OBJECT, BUS_API_INTERFACE, "Discontinuity",
+                                on_discontinuity, &restarts) < 0)
+                return 1;
+        c = xcb_connect(x->name, NULL);
+        if (xcb_connection_has_error(c)) {
+                xcb_disconnect(c);
+                return 1;
+        }
+        xcb_grab_server(c);
+        free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), NULL));
+        pump_for(bus, X_HOLD_NS);
+        xcb_ungrab_server(c);
+        xcb_flush(c);
+        xcb_disconnect(c);
+
+        (void) xvfb_pause(x, true);
+        pump_for(bus, X_HOLD_NS);
+        (void) xvfb_pause(x, false);
+        /* What the daemon says once the server answers again. */
+        pump_for(bus, X_HOLD_NS);
+        return restarts;
+}
+
+static bool is_available(const X11BusDomain *d, void *userdata) {
+        return d->available;
+}
+
+static int64_t settle_rss(sd_bus *bus, pid_t pid) {
+        int64_t kib = rss_kib(pid), last_kib;
+
+        for (int i = 0; i < 10; i++) {
+                pump_for(bus, NSEC_PER_SEC / 2);
+                last_kib = kib;
+                kib = rss_kib(pid);
+                if (kib >= last_kib)
+                        break;
+        }
+        return kib;
+}
+
+static void percentiles(int64_t *v, size_t n, Phase *p) {
+        p->calls = n;
+        p->p50_ns = bench_percentile(v, n, 0.5);
+        p->p99_ns = bench_percentile(v, n, 0.99);
+        p->max_ns = bench_percentile(v, n, 1.0);
+}
+
+int main(int argc, char **argv) {
+        _cleanup_(harness_freep) Harness *h = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        Victim v = {};
+        Phase phases[PHASES] = {};
+        Xvfb x = {};
+        pthread_t thread;
+        pid_t pid = 0;
+        unsigned wrong = 0, exits = 0;
+        bool ratios_ok = true, growth_ok = true;
+        const char *args[] = { "--display", NULL, "--no-gpu", NULL };
+
+        if (argc != 2) {
+                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
+                return 2;
+        }
+        if (xvfb_start(-1, &x) < 0 || harness_new(NULL, &h) < 0) {
+                fprintf(stderr, "bench-hostile: cannot start Xvfb or a private bus\n");
+                return 1;
+        }
+        args[1] = x.name;
+        if (harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS) < 0 || harness_connect(h, &bus) < 0 ||
+            harness_name_pid(bus, BUS_API_SERVICE, &pid) < 0) {
+                fprintf(stderr, "bench-hostile: timeconvd did not start\n");
+                return 1;
+        }
+        if (x11_bus_wait_for(bus, "msc", is_available, NULL, 20000, NULL) < 0 ||
+            x11_bus_wait_for(bus, "x11", is_available, NULL, 20000, NULL) < 0) {
+                fprintf(stderr, "bench-hostile: x11 and msc did not become available\n");
+                return 1;
+        }
+        for (int i = 0; i < PHASES; i++) {
+                v.latencies_ns[i] = malloc(LATENCIES_MAX * sizeof(int64_t));
+                v.floor_ns[i] = malloc(LATENCIES_MAX * sizeof(int64_t));
+                if (!v.latencies_ns[i] || !v.floor_ns[i])
+                        return 1;
+        }
+        v.h = h;
+        if (pthread_create(&thread, NULL, victim_run, &v) != 0)
+                return 1;
+
+        for (int i = 0; i < PHASES; i++) {
+                Phase *p = &phases[i];
+
+                p->rss_before_kib = p->rss_peak_kib = rss_kib(pid);
+                atomic_store(&v.phase, i);
+                switch (i) {
+                case 0:
+                        pump_for(bus, BASELINE_NS);
+                        break;
+                case 1:
+                        p->wrong = attack_forged(h);
+                        break;
+                case 2:
+                        attack_many(h, "monotonic", UNREAD_MANY_CALLS, false, pid, &p->rss_peak_kib);
+                        break;
+                case 3:
+                        attack_tables(h);
+                        break;
+                case 4:
+                        attack_many(h, "msc", MSC_MANY_CALLS, true, pid, &p->rss_peak_kib);
+                        break;
+                case 5:
+                        p->wrong = attack_x(h, &x);
+                        break;
+                }
+                /* The victim keeps calling while the daemon answers what the attack left; its
+                 * memory is read once it stops going down (the bus daemon takes large replies
+                 * slowly), for 5 s at most. */
+                p->rss_after_kib = settle_rss(bus, pid);
+                if (p->rss_after_kib > p->rss_peak_kib)
+                        p->rss_peak_kib = p->rss_after_kib;
+                p->alive = harness_daemon_alive(h);
+                exits += !p->alive;
+                wrong += p->wrong;
+        }
+        atomic_store(&v.phase, -1);
+        pthread_join(thread, NULL);
+        wrong += v.wrong;
+
+        for (int i = 0; i < PHASES; i++) {
+                percentiles(v.latencies_ns[i], v.n[i], &phases[i]);
+                phases[i].floor_p99_ns = bench_percentile(v.floor_ns[i], v.n_floor[i], 0.99);
+        }
+
+        printf("{\n  \"baseline_p99_ns\": %" PRId64 ",\n  \"baseline_bus_floor_p99_ns\": %" PRId64 ",\n"
+               "  \"attacks\": {\n", phases[0].p99_ns, phases[0].floor_p99_ns);
+        for (int i = 1; i < PHASES; i++) {
+                const Phase *p = &phases[i];
+                double ratio = phases[0].p99_ns > 0 ? (double) p->p99_ns / (double) phases[0].p99_ns : 0;
+                double floor_ratio = p->floor_p99_ns > 0 ? (double) p->p99_ns / (double) p->floor_p99_ns : 0;
+                int64_t growth_kib = p->rss_after_kib - p->rss_before_kib;
+
+                ratios_ok &= ratio <= 2.0;
+                growth_ok &= growth_kib <= 1024;
+                printf("    \"%s\": { \"victim_calls\": %zu, \"victim_p50_ns\": %" PRId64 ", \"victim_p99_ns\": %" PRId64
+                       ", \"victim_max_ns\": %" PRId64 ", \"p99_to_baseline_ratio\": %.2f, \"bus_floor_p99_ns\": %" PRId64
+                       ", \"p99_to_bus_floor_ratio\": %.2f, \"rss_growth_kib\": %" PRId64
+                       ", \"rss_peak_growth_kib\": %" PRId64 ", \"wrong\": %u, \"daemon_alive\": %s }%s\n",
+                       phase_names[i], p->calls, p->p50_ns, p->p99_ns, p->max_ns, ratio, p->floor_p99_ns, floor_ratio,
+                       growth_kib,
+                       p->rss_peak_kib - p->rss_before_kib, p->wrong, p->alive ? "true" : "false",
+                       i + 1 < PHASES ? "," : "");
+        }
+        printf("  },\n  \"victim_calls_failed\": %u,\n  \"wrong_answers\": %u,\n  \"daemon_exits\": %u,\n", v.failed,
+               wrong, exits);
+        printf("  \"targets\": {\n    \"p99_le_2x_baseline\": %s,\n    \"rss_growth_le_1mib\": %s,\n"
+               "    \"no_wrong_answers\": %s,\n    \"no_daemon_exits\": %s\n  }\n}\n",
+               ratios_ok ? "true" : "false", growth_ok ? "true" : "false", wrong == 0 ? "true" : "false",
+               exits == 0 ? "true" : "false");
+
+        (void) xvfb_stop(&x);
+        for (int i = 0; i < PHASES; i++) {
+                free(v.latencies_ns[i]);
+                free(v.floor_ns[i]);
+        }
+        return 0;
+}
