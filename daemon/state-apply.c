@@ -121,6 +121,32 @@ static bool unit_equal(const DomainUnit *a, const DomainUnit *b) {
                a->encoding == b->encoding;
 }
 
+static bool same_clock(const StateDomain *a, const StateDomain *b) {
+        return strcmp(a->source, b->source) == 0 && strcmp(a->device, b->device) == 0 && unit_equal(&a->unit, &b->unit);
+}
+
+void state_merge(const State *known, State *s) {
+        bool same_boot = s->boot_id[0] && strcmp(s->boot_id, known->boot_id) == 0;
+
+        for (size_t i = 0; i < known->n_domains; i++) {
+                StateDomain kept = known->domains[i];
+                StateDomain *d = (StateDomain *) state_find(s, kept.name);
+
+                /* This run learned the domain at least as well (or it is another clock now). */
+                if (d && (!same_clock(d, &kept) || d->rate_uncertainty_ppb <= kept.rate_uncertainty_ppb))
+                        continue;
+                /* The file will say this boot: what a reboot may have moved goes into the bound. */
+                if (!same_boot)
+                        kept.rate_uncertainty_ppb += STATE_MARGIN_REBOOT_PPB - STATE_MARGIN_SAME_BOOT_PPB;
+                if (kept.rate_uncertainty_ppb > STATE_RATE_PPB_MAX)
+                        continue;
+                if (d)
+                        *d = kept;
+                else if (s->n_domains < STATE_DOMAINS_MAX)
+                        s->domains[s->n_domains++] = kept;
+        }
+}
+
 int state_apply(const State *s, Core *c, const Log *log) {
         char boot_id[STATE_BOOT_ID_MAX];
         int64_t margin_ppb;
@@ -185,6 +211,9 @@ void state_restore(Core *c, const Log *log, char **ret_dir) {
                 return;
         }
         *ret_dir = dir;
+        r = state_remove_stale(dir);
+        if (r > 0)
+                log_info(log, "state: removed %d temporary file(s) of a save that was interrupted", r);
         s = malloc(sizeof(*s));
         if (!s)
                 return;
@@ -199,15 +228,20 @@ void state_restore(Core *c, const Log *log, char **ret_dir) {
 }
 
 void state_store(const Core *c, const char *dir, const Log *log) {
-        _cleanup_(freep) State *s = NULL;
+        _cleanup_(freep) State *s = NULL, *known = NULL;
         int r;
 
         if (!dir)
                 return;
         s = malloc(sizeof(*s));
-        if (!s)
+        known = malloc(sizeof(*known));
+        if (!s || !known)
                 return;
         r = state_from_core(c, s);
+        /* What the file knows and this run did not learn stays (a file refused now is not merged:
+         * it was refused at start too, and nothing of it was used). */
+        if (r >= 0 && state_load(dir, known, NULL) >= 0)
+                state_merge(known, s);
         if (r >= 0)
                 r = state_save(dir, s);
         if (r < 0)

@@ -6,8 +6,10 @@
  * disk at any moment leaves the old file or the new one, never a mix. */
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,4 +185,45 @@ int state_save(const char *dir, const State *s) {
         if (fsync(dir_fd) < 0)
                 return -errno;
         return 0;
+}
+
+/* mkostemp's names: the template's prefix and six characters of [A-Za-z0-9]. */
+static bool is_temp_name(const char *name) {
+        static const char prefix[] = "." STATE_FILE_NAME ".";
+        size_t n = sizeof(prefix) - 1;
+
+        if (strncmp(name, prefix, n) != 0 || strlen(name) != n + 6)
+                return false;
+        for (const char *p = name + n; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+                        return false;
+        return true;
+}
+
+static void closedirp(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
+
+int state_remove_stale(const char *dir) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int removed = 0;
+
+        d = opendir(dir);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (!is_temp_name(de->d_name))
+                        continue;
+                /* Not through a symlink, and only what this user's daemon could have made. */
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+                    st.st_uid != geteuid())
+                        continue;
+                if (unlinkat(dirfd(d), de->d_name, 0) >= 0)
+                        removed++;
+        }
+        return removed;
 }

@@ -82,6 +82,11 @@ int state_load(const char *dir, State *ret, StateError *ret_error);
  * A failure at any point leaves the old file as it was. Creates dir (0700) when missing. */
 int state_save(const char *dir, const State *s);
 
+/* Removes the temporary files (.state.json.XXXXXX) of saves that never reached their rename:
+ * a daemon killed while saving leaves one. Only regular files of ours with exactly that name
+ * shape go. Returns how many were removed. */
+int state_remove_stale(const char *dir);
+
 /* The kernel's boot id into ret (STATE_BOOT_ID_MAX bytes); "" when unreadable. */
 void state_read_boot_id(char ret[STATE_BOOT_ID_MAX]);
 
@@ -89,6 +94,12 @@ void state_read_boot_id(char ret[STATE_BOOT_ID_MAX]);
 
 /* The models of c worth keeping: each calibrated domain that is neither the hub nor a view. */
 int state_from_core(const Core *c, State *ret);
+
+/* What to save, from what this run learned (s) and what the file knew (known): a domain of known
+ * that s lacks (absent now, or not calibrated in a run too short) is kept, and so is one that
+ * knew the same clock more tightly than this run did. An entry kept from another boot is widened
+ * so that the next run's same-boot margin still covers a reboot. */
+void state_merge(const State *known, State *s);
 
 /* Narrows the rate prior of every domain of c that s knows under the same name, source,
  * device and unit (see state-apply.c for the width); logs what it used and what it did not.
