@@ -117,11 +117,11 @@ static void *victim_run(void *userdata) {
         return NULL;
 }
 
+/* What the daemon holds (anonymous and shmem): file pages come and go with the code that runs. */
 static int64_t rss_kib(pid_t pid) {
-        int64_t kib = 0;
+        ProcUsage u;
 
-        (void) proc_rss_kib(pid, &kib);
-        return kib;
+        return proc_usage(pid, &u) < 0 ? 0 : proc_usage_held_kib(&u);
 }
 
 static int call_async_counted(sd_bus *bus, sd_bus_message *m, unsigned *replies) {

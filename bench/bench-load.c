@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
                 return fail(&run, "the load run", r);
 
         wrong = res.total.wrong + res.total.wrong_coarse;
-        held_growth_kib = load_usage_held_kib(&after) - load_usage_held_kib(&before);
+        held_growth_kib = proc_usage_held_kib(&after) - proc_usage_held_kib(&before);
         calls_per_s = per_s(res.total.bus_calls, res.elapsed_ns);
         floor_per_s = per_s(fa.total.bus_calls, fa.elapsed_ns);
         printf("{\n");
@@ -124,7 +124,7 @@ int main(int argc, char **argv) {
         printf("  \"rss_anon_shmem_growth_kib\": %" PRIi64 ",\n", held_growth_kib);
         printf("  \"rss_daemon_start_kib\": %" PRIi64 ",\n", start.rss_kib);
         printf("  \"rss_anon_shmem_growth_since_daemon_start_kib\": %" PRIi64 ",\n",
-               load_usage_held_kib(&after) - load_usage_held_kib(&start));
+               proc_usage_held_kib(&after) - proc_usage_held_kib(&start));
         printf("  \"fd_growth\": %d,\n", after.n_fds - before.n_fds);
         printf("  \"bus_floor_rtt_p50_ns\": %" PRIi64 ",\n", fo.p50_ns);
         printf("  \"bus_floor_calls_per_s\": %.0f,\n", floor_per_s);

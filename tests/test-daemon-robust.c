@@ -8,7 +8,6 @@
  * usage: test-daemon-robust TIMECONVD [SEED] */
 
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -19,6 +18,7 @@
 #include "bus-errors.h"
 #include "clock-client.h"
 #include "garbage.h"
+#include "harness-proc.h"
 #include "harness.h"
 #include "tap.h"
 
@@ -218,21 +218,6 @@ done:
         return 0;
 }
 
-static int count_fds(pid_t pid) {
-        char path[64];
-        DIR *d;
-        int n = 0;
-
-        snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
-        d = opendir(path);
-        if (!d)
-                return -errno;
-        for (struct dirent *e; (e = readdir(d)); )
-                n += e->d_name[0] != '.';
-        closedir(d);
-        return n;
-}
-
 static bool is_fatal(const sd_bus_error *e, int r) {
         for (size_t i = 0; i < sizeof(fatal_errors) / sizeof(fatal_errors[0]); i++)
                 if (sd_bus_error_has_name(e, fatal_errors[i]))
@@ -266,7 +251,7 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return done_testing();
         fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        fds_before = count_fds(h->daemon_pid);
+        fds_before = proc_count_fds(h->daemon_pid);
 
         while (sent < CALLS && attempts++ < 2 * CALLS) {
                 _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -307,7 +292,7 @@ int main(int argc, char *argv[]) {
         r = harness_name_pid(bus, BUS_API_SERVICE, &pid);
         ok(r >= 0 && pid == h->daemon_pid, "the same process (%d) still owns %s", (int) h->daemon_pid,
            BUS_API_SERVICE);
-        fds_after = count_fds(h->daemon_pid);
+        fds_after = proc_count_fds(h->daemon_pid);
         ok(fds_before > 0 && fds_after >= 0 && fds_after <= fds_before + 8,
            "it holds no more file descriptors than before, give or take (%d, was %d)", fds_after, fds_before);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "harness-proc.h"
 #include "time-util.h"
 
@@ -193,21 +195,64 @@ int proc_rm_rf(const char *path) {
         return 0;
 }
 
-int proc_rss_kib(pid_t pid, int64_t *ret) {
-        char path[64], *status = NULL;
+/* One "Key:   N kB" line of /proc/PID/status (never its first line, Name:). */
+static int status_kib(const char *status, const char *key, int64_t *ret) {
+        char line[32];
         const char *p;
         long long kib;
-        int r;
+
+        snprintf(line, sizeof(line), "\n%s:", key);
+        p = strstr(status, line);
+        if (!p || sscanf(p + strlen(line), "%lld", &kib) != 1)
+                return -EBADMSG;
+        *ret = kib;
+        return 0;
+}
+
+static int read_status(pid_t pid, char **ret) {
+        char path[64];
 
         snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-        r = proc_read_file(path, &status, NULL);
+        return proc_read_file(path, ret, NULL);
+}
+
+int proc_rss_kib(pid_t pid, int64_t *ret) {
+        _cleanup_free_ char *status = NULL;
+        int r;
+
+        r = read_status(pid, &status);
+        return r < 0 ? r : status_kib(status, "VmRSS", ret);
+}
+
+int proc_count_fds(pid_t pid) {
+        char path[64];
+        DIR *d;
+        int n = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+        d = opendir(path);
+        if (!d)
+                return -errno;
+        for (struct dirent *e; (e = readdir(d)); )
+                n += e->d_name[0] != '.';
+        closedir(d);
+        return n;
+}
+
+int proc_usage(pid_t pid, ProcUsage *ret) {
+        _cleanup_free_ char *status = NULL;
+        ProcUsage u;
+        int r;
+
+        r = read_status(pid, &status);
         if (r < 0)
                 return r;
-        p = strstr(status, "\nVmRSS:");
-        r = p && sscanf(p + 7, "%lld", &kib) == 1 ? 0 : -EBADMSG;
-        free(status);
-        if (r < 0)
-                return r;
-        *ret = kib;
+        if (status_kib(status, "VmRSS", &u.rss_kib) < 0 || status_kib(status, "RssAnon", &u.rss_anon_kib) < 0 ||
+            status_kib(status, "RssFile", &u.rss_file_kib) < 0 || status_kib(status, "RssShmem", &u.rss_shmem_kib) < 0)
+                return -EBADMSG;
+        u.n_fds = proc_count_fds(pid);
+        if (u.n_fds < 0)
+                return u.n_fds;
+        *ret = u;
         return 0;
 }

@@ -38,6 +38,29 @@ int proc_read_file(const char *path, char **ret, size_t *ret_size);
 
 /* The resident set of process pid, in KiB (VmRSS); -EBADMSG when /proc says nothing of it. */
 int proc_rss_kib(pid_t pid, int64_t *ret);
+
+/* Resident memory from /proc/PID/status, and open fds. rss_kib (VmRSS) is the sum of the other
+ * three. File pages are the binary's and libraries' text and data, mapped (64 KiB at a time)
+ * when a code path first runs: clean, shared, dropped by the kernel at will. Anonymous and shmem
+ * pages (the heap, mappings, the shared table's memfd) are the memory a process holds: a leak
+ * shows there. */
+typedef struct ProcUsage {
+        int64_t rss_kib;
+        int64_t rss_anon_kib;
+        int64_t rss_file_kib;
+        int64_t rss_shmem_kib;
+        int n_fds;
+} ProcUsage;
+
+int proc_usage(pid_t pid, ProcUsage *ret);
+
+/* What a process holds: anonymous and shmem, not file pages. */
+static inline int64_t proc_usage_held_kib(const ProcUsage *u) {
+        return u->rss_anon_kib + u->rss_shmem_kib;
+}
+
+/* The number of open fds of pid, or -errno. */
+int proc_count_fds(pid_t pid);
 int proc_read_fd(int fd, char **ret, size_t *ret_size);
 
 int proc_write_file(const char *path, const char *text);

@@ -6,7 +6,6 @@
  * daemon's NameOwnerChanged. */
 
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -324,51 +323,6 @@ int load_phase(LoadRun *run, const LoadConfig *config, LoadMode mode, LoadResult
         return r;
 }
 
-static int count_fds(pid_t pid) {
-        char path[64];
-        DIR *d;
-        int n = 0;
-
-        snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
-        d = opendir(path);
-        if (!d)
-                return -errno;
-        for (struct dirent *e; (e = readdir(d)); )
-                n += e->d_name[0] != '.';
-        closedir(d);
-        return n;
-}
-
-/* One "Key:   N kB" line of /proc/PID/status (never its first line, Name:). */
-static int status_kib(const char *status, const char *key, int64_t *ret) {
-        char line[32];
-        const char *p;
-        long long kib;
-
-        snprintf(line, sizeof(line), "\n%s:", key);
-        p = strstr(status, line);
-        if (!p || sscanf(p + strlen(line), "%lld", &kib) != 1)
-                return -EBADMSG;
-        *ret = kib;
-        return 0;
-}
-
-static int usage_rss(pid_t pid, LoadUsage *u) {
-        char path[64], *status = NULL;
-        int r;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-        r = proc_read_file(path, &status, NULL);
-        if (r < 0)
-                return r;
-        if (status_kib(status, "VmRSS", &u->rss_kib) < 0 || status_kib(status, "RssAnon", &u->rss_anon_kib) < 0 ||
-            status_kib(status, "RssFile", &u->rss_file_kib) < 0 ||
-            status_kib(status, "RssShmem", &u->rss_shmem_kib) < 0)
-                r = -EBADMSG;
-        free(status);
-        return r;
-}
-
 int load_usage(LoadRun *run, LoadUsage *ret) {
         LoadUsage u;
         int r;
@@ -376,12 +330,9 @@ int load_usage(LoadRun *run, LoadUsage *ret) {
         r = load_check_alive(run);
         if (r < 0)
                 return r;
-        r = usage_rss(run->harness->daemon_pid, &u);
+        r = proc_usage(run->harness->daemon_pid, &u);
         if (r < 0)
                 return r;
-        u.n_fds = count_fds(run->harness->daemon_pid);
-        if (u.n_fds < 0)
-                return u.n_fds;
         *ret = u;
         return 0;
 }

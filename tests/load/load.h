@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "harness-proc.h"
 #include "harness.h"
 #include "xvfb.h"
 
@@ -69,17 +70,8 @@ typedef struct LoadConfig {
         bool restart_x;                 /* restart Xvfb a third into the run */
 } LoadConfig;
 
-/* Resident memory from /proc/PID/status. rss_kib (VmRSS) is the sum of the other three. File
- * pages are the binary's and libraries' text and data, mapped (64 KiB at a time) when a code
- * path first runs: clean, shared, dropped by the kernel at will. Anonymous and shmem pages (the
- * heap, mappings, the shared table's memfd) are the memory the daemon holds: a leak shows there. */
-typedef struct LoadUsage {
-        int64_t rss_kib;
-        int64_t rss_anon_kib;
-        int64_t rss_file_kib;
-        int64_t rss_shmem_kib;
-        int n_fds;
-} LoadUsage;
+/* The daemon's memory and fds (harness-proc.h). */
+typedef ProcUsage LoadUsage;
 
 typedef struct LoadRun {
         Harness *harness;
@@ -120,9 +112,5 @@ void load_teardown(LoadRun *run);
 int load_phase(LoadRun *run, const LoadConfig *config, LoadMode mode, LoadResult *ret);
 /* The daemon's resident memory and open fds, after a round trip (it handled all before). */
 int load_usage(LoadRun *run, LoadUsage *ret);
-/* What the daemon holds: anonymous and shmem, not file pages. */
-static inline int64_t load_usage_held_kib(const LoadUsage *u) {
-        return u->rss_anon_kib + u->rss_shmem_kib;
-}
 /* A single conversion, checked: the daemon still answers right. */
 int load_check_alive(LoadRun *run);

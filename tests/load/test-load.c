@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
            "warm-up: one client, %" PRIu64 " answers checked %s", res.total.checked, res.total.failure);
         r = load_usage(&run, &before);
         ok(r >= 0, "the daemon's start: %" PRIi64 " KiB resident (%" PRIi64 " anonymous and shmem), %d fds",
-           before.rss_kib, load_usage_held_kib(&before), before.n_fds);
+           before.rss_kib, proc_usage_held_kib(&before), before.n_fds);
 
         r = load_phase(&run, &load, LOAD_MODE_MIX, &res);
         ok(r >= 0, "%d clients and a hostile one for %.1f s: %s", CLIENTS, (double) res.elapsed_ns / 1e9,
@@ -115,16 +115,16 @@ int main(int argc, char **argv) {
         ok(r >= 0, "the daemon lives on and converts right: %s", r < 0 ? strerror(-r) : "yes");
         is_int(after.n_fds - before.n_fds, 0, "its open fds are back to the start");
 #ifdef LOAD_SANITIZED
-        diag("anonymous and shmem %" PRIi64 " -> %" PRIi64 " KiB", load_usage_held_kib(&before),
-             load_usage_held_kib(&after));
+        diag("anonymous and shmem %" PRIi64 " -> %" PRIi64 " KiB", proc_usage_held_kib(&before),
+             proc_usage_held_kib(&after));
         skip("resident memory under a sanitizer is its quarantine's, not the daemon's");
 #else
         diag("resident %" PRIi64 " -> %" PRIi64 " KiB, of which file pages %+" PRIi64 " KiB", before.rss_kib,
              after.rss_kib, after.rss_file_kib - before.rss_file_kib);
-        ok(load_usage_held_kib(&after) - load_usage_held_kib(&before) <= RSS_TOLERANCE_KIB,
+        ok(proc_usage_held_kib(&after) - proc_usage_held_kib(&before) <= RSS_TOLERANCE_KIB,
            "the memory it holds is back within %d KiB of the start: %" PRIi64 " -> %" PRIi64 " KiB (%+" PRIi64 ")",
-           RSS_TOLERANCE_KIB, load_usage_held_kib(&before), load_usage_held_kib(&after),
-           load_usage_held_kib(&after) - load_usage_held_kib(&before));
+           RSS_TOLERANCE_KIB, proc_usage_held_kib(&before), proc_usage_held_kib(&after),
+           proc_usage_held_kib(&after) - proc_usage_held_kib(&before));
 #endif
 
         load_teardown(&run);
