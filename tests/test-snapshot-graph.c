@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "snapshot-graph.h"
 #include "tap.h"
@@ -354,47 +353,11 @@ static void test_truth_inside_bound(void) {
         snapshot_graph_free(g);
 }
 
-/* Information only, never asserted: a 2-hop conversion over 1000 snapshots per edge. */
-static void test_timing(void) {
-        enum { N_VALUES = 1 << 20 };
-        SnapshotGraph *g = NULL;
-        uint64_t s = 7;
-        int r = snapshot_graph_new(&g);
-
-        for (int64_t k = 0; r >= 0 && k < 1000; k++) {
-                int64_t t = k * 1000000 + (int64_t) (rng_next(&s) % 1000);
-                r = add2(g, "a", t, "b", t + t / 5000 + 1000000000);
-                if (r >= 0)
-                        r = add2(g, "b", t + 1000000000, "c", t - t / 4000);
-        }
-        if (r >= 0)
-                r = snapshot_graph_finalize(g);
-
-        /* The xorshift costs about a ns; random values defeat the branch predictor. */
-        for (SnapshotMode mode = NEAREST; mode <= DRIFT; mode++) {
-                int64_t sum = 0, v, unc;
-                size_t failed = 0;
-                clock_t t0 = clock();   /* CPU time: other processes do not count */
-
-                for (size_t i = 0; i < N_VALUES; i++) {
-                        int64_t x = (int64_t) (rng_next(&s) % 1000000000);
-
-                        failed += snapshot_graph_convert(g, mode, 0, 2, x, &v, &unc) < 0;
-                        sum += v;
-                }
-                diag("%s: %.1f ns per 2-hop conversion (checksum %" PRId64 ")", mode_name(mode),
-                     1e9 / N_VALUES * (double) (clock() - t0) / CLOCKS_PER_SEC, sum);
-                ok(r == 0 && failed == 0, "%s: every timed conversion succeeded", mode_name(mode));
-        }
-        snapshot_graph_free(g);
-}
-
 int main(void) {
         test_perfetto_examples();
         test_own_tables();
         test_units();
         test_errors();
         test_truth_inside_bound();
-        test_timing();
         return done_testing();
 }
