@@ -70,12 +70,12 @@ static int measure_rtts(sd_bus *bus, size_t calls, int64_t *floor_ns, int64_t *c
                 uint64_t u;
                 int r;
 
-                t0 = harness_clock_ns(CLOCK_MONOTONIC);
+                t0 = clock_now_ns(CLOCK_MONOTONIC);
                 r = get_id(bus);
-                t1 = harness_clock_ns(CLOCK_MONOTONIC);
+                t1 = clock_now_ns(CLOCK_MONOTONIC);
                 if (r >= 0)
                         r = clock_convert(bus, "monotonic", "boottime", t1, NULL, &v, &u);
-                t2 = harness_clock_ns(CLOCK_MONOTONIC);
+                t2 = clock_now_ns(CLOCK_MONOTONIC);
                 if (r < 0)
                         return r;
                 if (i >= WARMUP_CALLS) {
@@ -90,17 +90,17 @@ static int measure_rtts(sd_bus *bus, size_t calls, int64_t *floor_ns, int64_t *c
 static int measure_many(sd_bus *bus, int64_t *ret_best_ns, int64_t *ret_median_ns) {
         int64_t *values = calloc(MANY, sizeof(int64_t)), *out = calloc(MANY, sizeof(int64_t));
         uint64_t *u = calloc(MANY, sizeof(uint64_t));
-        int64_t round_ns[MANY_ROUNDS], base = harness_clock_ns(CLOCK_MONOTONIC);
+        int64_t round_ns[MANY_ROUNDS], base = clock_now_ns(CLOCK_MONOTONIC);
         int r = values && out && u ? 0 : -ENOMEM;
 
         for (size_t i = 0; r >= 0 && i < MANY; i++)
                 values[i] = base - (int64_t) (MANY - i) * 100000;
         for (int k = 0; r >= 0 && k < MANY_ROUNDS; k++) {
-                int64_t t0 = harness_clock_ns(CLOCK_MONOTONIC);
+                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
                 size_t n = 0;
 
                 r = clock_convert_many(bus, "monotonic", "boottime", values, MANY, NULL, out, u, &n);
-                round_ns[k] = harness_clock_ns(CLOCK_MONOTONIC) - t0;
+                round_ns[k] = clock_now_ns(CLOCK_MONOTONIC) - t0;
                 if (r >= 0 && n != MANY)
                         r = -EBADMSG;
         }
@@ -154,12 +154,12 @@ int main(int argc, char *argv[]) {
         r = read_usage(h->daemon_pid, &before);
         if (r < 0)
                 return fail("reading /proc/PID/stat", r);
-        idle_ns = harness_clock_ns(CLOCK_MONOTONIC);
+        idle_ns = clock_now_ns(CLOCK_MONOTONIC);
         idle = (struct timespec) { .tv_sec = (time_t) duration_s,
                                    .tv_nsec = (long) ((duration_s - (double) (time_t) duration_s) * 1e9) };
         while (nanosleep(&idle, &idle) < 0 && errno == EINTR)
                 ;
-        idle_ns = harness_clock_ns(CLOCK_MONOTONIC) - idle_ns;
+        idle_ns = clock_now_ns(CLOCK_MONOTONIC) - idle_ns;
         r = read_usage(h->daemon_pid, &after);
         if (r >= 0)
                 r = proc_rss_kib(h->daemon_pid, &rss_kib);

@@ -44,7 +44,7 @@ static int64_t posix_floor_ns(void) {
         int64_t best = INT64_MAX;
 
         for (int i = 0; i < FLOOR_TRIES; i++) {
-                int64_t t0 = harness_clock_ns(CLOCK_MONOTONIC), t1 = harness_clock_ns(CLOCK_MONOTONIC);
+                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC), t1 = clock_now_ns(CLOCK_MONOTONIC);
 
                 if (t1 - t0 < best)
                         best = t1 - t0;
@@ -55,11 +55,11 @@ static int64_t posix_floor_ns(void) {
 /* The best of FAST_ROUNDS rounds, ns per call. what: 0 convert_id, 1 convert by name, 2 now_id. */
 static double fast_ns(struct timeconv *tc, int what, unsigned from, unsigned to, int *ret_r) {
         double best = 1e300;
-        int64_t base = harness_clock_ns(CLOCK_MONOTONIC);
+        int64_t base = clock_now_ns(CLOCK_MONOTONIC);
 
         *ret_r = 0;
         for (int k = 0; k < FAST_ROUNDS; k++) {
-                int64_t t0 = harness_clock_ns(CLOCK_MONOTONIC), acc = 0, v, u;
+                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC), acc = 0, v, u;
 
                 for (int64_t i = 0; i < FAST_CALLS; i++) {
                         int r = what == 0 ? timeconv_convert_id(tc, from, to, base + i, &v, &u) :
@@ -73,7 +73,7 @@ static double fast_ns(struct timeconv *tc, int what, unsigned from, unsigned to,
                         acc += v + u;
                 }
                 sink = acc;
-                double ns = (double) (harness_clock_ns(CLOCK_MONOTONIC) - t0) / FAST_CALLS;
+                double ns = (double) (clock_now_ns(CLOCK_MONOTONIC) - t0) / FAST_CALLS;
                 if (ns < best)
                         best = ns;
                 if (what == 1)
@@ -87,12 +87,12 @@ static double posix_loop_ns(void) {
         double best = 1e300;
 
         for (int k = 0; k < FAST_ROUNDS; k++) {
-                int64_t t0 = harness_clock_ns(CLOCK_MONOTONIC), acc = 0;
+                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC), acc = 0;
 
                 for (int i = 0; i < FAST_CALLS / 4; i++)
-                        acc += harness_clock_ns(CLOCK_MONOTONIC_RAW);
+                        acc += clock_now_ns(CLOCK_MONOTONIC_RAW);
                 sink = acc;
-                double ns = (double) (harness_clock_ns(CLOCK_MONOTONIC) - t0) / (FAST_CALLS / 4);
+                double ns = (double) (clock_now_ns(CLOCK_MONOTONIC) - t0) / (FAST_CALLS / 4);
                 if (ns < best)
                         best = ns;
         }
@@ -105,10 +105,10 @@ static double now_bracket_ns(struct timeconv *tc, unsigned id, int64_t floor_ns)
         int64_t best = INT64_MAX, v;
 
         for (int i = 0; i < FLOOR_TRIES; i++) {
-                int64_t t0 = harness_clock_ns(CLOCK_MONOTONIC);
+                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
                 timeconv_now_id(tc, id, &v, NULL);
-                int64_t t1 = harness_clock_ns(CLOCK_MONOTONIC);
+                int64_t t1 = clock_now_ns(CLOCK_MONOTONIC);
                 if (t1 - t0 < best)
                         best = t1 - t0;
                 sink = v;
@@ -143,12 +143,12 @@ static int bus_figures(const Harness *h, struct timeconv *tc, int64_t *ret_conve
         for (int i = 0; r >= 0 && i < 200 + BUS_CALLS; i++) {
                 int64_t t0, t1, t2, v, u;
 
-                t0 = harness_clock_ns(CLOCK_MONOTONIC);
+                t0 = clock_now_ns(CLOCK_MONOTONIC);
                 r = get_id(bus);
-                t1 = harness_clock_ns(CLOCK_MONOTONIC);
+                t1 = clock_now_ns(CLOCK_MONOTONIC);
                 if (r >= 0)
                         r = timeconv_convert(tc, "monotonic", "boottime", t1, &v, &u);
-                t2 = harness_clock_ns(CLOCK_MONOTONIC);
+                t2 = clock_now_ns(CLOCK_MONOTONIC);
                 if (i >= 200) {
                         floor_ns[i - 200] = t1 - t0;
                         convert_ns[i - 200] = t2 - t1;
@@ -222,14 +222,14 @@ static int cli_values_per_s(const char *cli, const char *dir, double *ret) {
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, values, O_RDONLY, 0);
         posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        t0 = harness_clock_ns(CLOCK_MONOTONIC);
+        t0 = clock_now_ns(CLOCK_MONOTONIC);
         r = posix_spawn(&pid, cli, &fa, NULL, (char *const *) argv, environ);
         posix_spawn_file_actions_destroy(&fa);
         if (r != 0)
                 return -r;
         if (waitpid(pid, &status, 0) < 0)
                 return -errno;
-        t1 = harness_clock_ns(CLOCK_MONOTONIC);
+        t1 = clock_now_ns(CLOCK_MONOTONIC);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 return -EPROTO;
         *ret = CLI_VALUES / ((double) (t1 - t0) / 1e9);
@@ -266,7 +266,7 @@ int main(int argc, char *argv[]) {
 
         floor_ns = posix_floor_ns();
         timeconv_set_paths(tc, TIMECONV_PATH_TABLE);
-        table = timeconv_convert_id(tc, mono, boot, harness_clock_ns(CLOCK_MONOTONIC), &v, NULL) >= 0;
+        table = timeconv_convert_id(tc, mono, boot, clock_now_ns(CLOCK_MONOTONIC), &v, NULL) >= 0;
         if (table) {
                 convert_ns = fast_ns(tc, 0, mono, boot, &r1);
                 by_name_ns = fast_ns(tc, 1, mono, boot, &r2);

@@ -61,13 +61,13 @@ static int64_t bus_round_trip_ns(Steps *s) {
         int64_t t[ROUND_TRIPS];
 
         for (size_t i = 0; i < ROUND_TRIPS; i++) {
-                int64_t t0 = harness_clock_ns(CLOCK_MONOTONIC), v;
+                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC), v;
                 uint64_t u;
 
                 if (clock_convert(s->bus, "monotonic", "realtime", t0, NULL, &v, &u) < 0)
                         return -1;
                 sink = v;
-                t[i] = harness_clock_ns(CLOCK_MONOTONIC) - t0;
+                t[i] = clock_now_ns(CLOCK_MONOTONIC) - t0;
         }
         return bench_percentile(t, ROUND_TRIPS, 0.5);
 }
@@ -92,18 +92,18 @@ static int trial(Steps *s, bool kernel, int timer_fd, int sign, int64_t *ret_lat
                 r = steps_shim(s, NULL, "step %" PRIi64 " realtime,tai", sign * JUMP_NS);
                 if (r < 0)
                         return r;
-                t0 = harness_clock_ns(CLOCK_MONOTONIC);
+                t0 = clock_now_ns(CLOCK_MONOTONIC);
                 r = kernel_nudge(sign);
                 if (r < 0)
                         return r;
                 if (poll(&p, 1, 1000) == 1)
-                        floor_ns = harness_clock_ns(CLOCK_MONOTONIC) - t0;
+                        floor_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
                 (void) read(timer_fd, &expirations, sizeof(expirations));
                 r = arm_cancel_on_set(timer_fd);
                 if (r < 0)
                         return r;
         } else {
-                t0 = harness_clock_ns(CLOCK_MONOTONIC);
+                t0 = clock_now_ns(CLOCK_MONOTONIC);
                 r = steps_shim(s, NULL, "step %" PRIi64 " realtime,tai wake", sign * JUMP_NS);
                 if (r < 0)
                         return r;

@@ -62,11 +62,11 @@ static int on_departure(sd_bus_message *m, void *userdata, sd_bus_error *error) 
 }
 
 static int wait_departures(sd_bus *bus, const unsigned *counter, unsigned want) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
         int r;
 
         while (*counter < want) {
-                int64_t left_us = (deadline_ns - harness_clock_ns(CLOCK_MONOTONIC)) / 1000;
+                int64_t left_us = (deadline_ns - clock_now_ns(CLOCK_MONOTONIC)) / 1000;
 
                 if (left_us <= 0)
                         return -ETIMEDOUT;
@@ -98,7 +98,7 @@ static void check_name_taken(sd_bus *b, int64_t r_ns, const char *what) {
 
 static void test_daemon(const Harness *h, sd_bus *observer) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *a = NULL, *b = NULL;
-        int64_t r_first_ns = harness_clock_ns(CLOCK_MONOTONIC_RAW) - INT64_C(1000000000);
+        int64_t r_first_ns = clock_now_ns(CLOCK_MONOTONIC_RAW) - INT64_C(1000000000);
         const AcTruth audio = { r_first_ns, INT64_C(7000000000000), 1000 };
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         const char *a_name = NULL;
@@ -212,7 +212,7 @@ static int on_pong(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 /* Pings the handle's connection from b and runs both until the answer: the handle has handled
  * everything b sent it before. */
 static int barrier_handle(sd_bus *b, const char *handle_name, struct timeconv *tc) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
         int done = 0, r;
 
         r = sd_bus_call_method_async(b, NULL, handle_name, "/", "org.freedesktop.DBus.Peer", "Ping", on_pong,
@@ -224,7 +224,7 @@ static int barrier_handle(sd_bus *b, const char *handle_name, struct timeconv *t
                         { .fd = timeconv_get_fd(tc), .events = POLLIN },
                         { .fd = sd_bus_get_fd(b), .events = sd_bus_get_events(b) },
                 };
-                int64_t left_ms = (deadline_ns - harness_clock_ns(CLOCK_MONOTONIC)) / 1000000;
+                int64_t left_ms = (deadline_ns - clock_now_ns(CLOCK_MONOTONIC)) / 1000000;
 
                 if (left_ms <= 0)
                         return -ETIMEDOUT;
@@ -259,7 +259,7 @@ static void test_library(const Harness *h, sd_bus *observer) {
         if (r >= 0)
                 r = timeconv_set_event_handler(tc, on_event, &seen);
         if (r >= 0)
-                r = timeconv_convert(tc, "monotonic", "boottime", harness_clock_ns(CLOCK_MONOTONIC), &v, &u);
+                r = timeconv_convert(tc, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), &v, &u);
         if (r >= 0)
                 r = list_names(observer, &after);
         is_int(r, 0, "a libtimeconv handle opens and converts");
@@ -282,7 +282,7 @@ static void test_library(const Harness *h, sd_bus *observer) {
                 }
         }
         is_int(seen.daemon_changed, 0, "the handle reports no daemon change");
-        is_int(timeconv_convert(tc, "monotonic", "boottime", harness_clock_ns(CLOCK_MONOTONIC), &v, &u), 0,
+        is_int(timeconv_convert(tc, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), &v, &u), 0,
                "and converts as before");
         timeconv_close(tc);
         strv_free(before);

@@ -36,7 +36,7 @@ static const char *const steps_posix_domains[] = {
 };
 
 static inline uint64_t steps_uncertainty_now(Steps *s, const char *domain) {
-        int64_t raw = harness_clock_ns(CLOCK_MONOTONIC_RAW), v;
+        int64_t raw = clock_now_ns(CLOCK_MONOTONIC_RAW), v;
         uint64_t u;
 
         if (clock_convert(s->bus, "monotonic_raw", domain, raw, NULL, &v, &u) < 0)
@@ -67,10 +67,10 @@ static inline void steps_check_step(Steps *s, int64_t jump_ns, const StepsDomain
                 strcat(list, i ? "," : "");
                 strcat(list, moved[i].name);
         }
-        t_before = harness_clock_ns(CLOCK_MONOTONIC);
+        t_before = clock_now_ns(CLOCK_MONOTONIC);
         for (size_t i = 0; i < n_moved && i < 8; i++)
                 u_before[i] = steps_uncertainty_now(s, moved[i].name);
-        t_command = harness_clock_ns(CLOCK_MONOTONIC);
+        t_command = clock_now_ns(CLOCK_MONOTONIC);
         r = steps_shim(s, &reply, "step %" PRIi64 " %s wake", jump_ns, list);
         ok(r == 0, "step of %+" PRIi64 " ns of %s: the shim moved the clocks", jump_ns, list);
         is_int(reply.wakes, 1, "the daemon's cancel-on-set timer was fired, as the kernel would");

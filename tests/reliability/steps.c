@@ -41,7 +41,7 @@ static int on_discontinuity(sd_bus_message *m, void *userdata, sd_bus_error *err
         *e = (StepEvent) {
                 .monotonic_ns = monotonic_ns,
                 .step_ns = step_ns,
-                .received_ns = harness_clock_ns(CLOCK_MONOTONIC),
+                .received_ns = clock_now_ns(CLOCK_MONOTONIC),
         };
         snprintf(e->domain, sizeof(e->domain), "%s", domain);
         snprintf(e->kind, sizeof(e->kind), "%s", kind);
@@ -170,7 +170,7 @@ static bool find(const Steps *s, const char *domain, size_t since, size_t *ret_i
 }
 
 int steps_wait(Steps *s, const char *domain, size_t since, int timeout_ms, size_t *ret_index) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
         int r;
 
         for (;;) {
@@ -181,7 +181,7 @@ int steps_wait(Steps *s, const char *domain, size_t since, int timeout_ms, size_
                         return r;
                 if (find(s, domain, since, ret_index))
                         return 0;
-                left_ns = deadline_ns - harness_clock_ns(CLOCK_MONOTONIC);
+                left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
                 if (left_ns <= 0)
                         return -ETIMEDOUT;
                 r = sd_bus_wait(s->bus, (uint64_t) left_ns / 1000);

@@ -133,7 +133,7 @@ static void *client_run(void *userdata) {
                 if (n == CALLS_MAX)
                         break;
                 bracket_read(CLOCK_MONOTONIC, domains[d].id, &b);
-                t0 = harness_clock_ns(CLOCK_MONOTONIC);
+                t0 = clock_now_ns(CLOCK_MONOTONIC);
                 r = convert(c, bus, tc, domains[d].name, b.from_ns, &v, &u);
                 call = &c->calls[n];
                 *call = (Call) {
@@ -142,7 +142,7 @@ static void *client_run(void *userdata) {
                         .hi_ns = b.to_hi_ns,
                         .value_ns = v,
                         .uncertainty_ns = u,
-                        .latency_ns = harness_clock_ns(CLOCK_MONOTONIC) - t0,
+                        .latency_ns = clock_now_ns(CLOCK_MONOTONIC) - t0,
                         .domain = (uint8_t) d,
                         .error = (int8_t) (r < 0 ? (r < -127 ? -127 : r) : 0),
                 };
@@ -157,7 +157,7 @@ static void *client_run(void *userdata) {
 
 /* Waits until every client made want_more calls since *marks (then updated); false on a stall. */
 static bool wait_progress(Client *clients, size_t *marks, size_t want_more) {
-        int64_t deadline_ns = harness_clock_ns(CLOCK_REALTIME) + (int64_t) PROGRESS_TIMEOUT_MS * 1000000;
+        int64_t deadline_ns = clock_now_ns(CLOCK_REALTIME) + (int64_t) PROGRESS_TIMEOUT_MS * 1000000;
         struct timespec deadline = { .tv_sec = deadline_ns / 1000000000, .tv_nsec = deadline_ns % 1000000000 };
         bool done = false;
 
@@ -186,12 +186,7 @@ int main(int argc, char **argv) {
         int64_t max_latency_ns = 0;
         int r;
 
-        if (argc < 3) {
-                fprintf(stderr, "usage: %s TIMECONVD CLOCKSHIFT_SO\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("no dbus-daemon");
+        tap_args(argc, argv, 2, "TIMECONVD CLOCKSHIFT_SO");
 
         r = steps_start(argv[1], argv[2], args, &s);
         ok(r == 0, "timeconvd with the shim on a private bus: %s", r < 0 ? strerror(-r) : "ready");
@@ -214,7 +209,7 @@ int main(int argc, char **argv) {
                 size_t since = s->n_events, index;
                 ShimReply reply;
 
-                t_command[k] = harness_clock_ns(CLOCK_MONOTONIC);
+                t_command[k] = clock_now_ns(CLOCK_MONOTONIC);
                 r = steps_shim(s, &reply, "step %" PRIi64 " %s wake", plan[k].jump_ns, plan[k].clocks);
                 ok(r == 0 && reply.wakes == 1, "step %zu: %+" PRIi64 " ns of %s, the daemon woken", k,
                    plan[k].jump_ns, plan[k].clocks);

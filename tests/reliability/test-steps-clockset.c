@@ -33,12 +33,7 @@ int main(int argc, char **argv) {
         const int64_t tai_offset_ns[4] = { 0, FORWARD_NS, FORWARD_NS + BACKWARD_NS, FORWARD_NS + BACKWARD_NS + TAI_NS };
         int r;
 
-        if (argc < 3) {
-                fprintf(stderr, "usage: %s TIMECONVD CLOCKSHIFT_SO\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("no dbus-daemon");
+        tap_args(argc, argv, 2, "TIMECONVD CLOCKSHIFT_SO");
 
         r = steps_start(argv[1], argv[2], args, &s);
         ok(r == 0, "timeconvd with the shim on a private bus: %s", r < 0 ? strerror(-r) : "ready");

@@ -22,14 +22,8 @@ int main(int argc, char **argv) {
         uint64_t u_pre, u_back, u;
         int r;
 
-        if (argc < 3) {
-                fprintf(stderr, "usage: %s TIMECONVD CLOCKSHIFT_SO\n", argv[0]);
-                return 2;
-        }
-        if (!xvfb_available())
-                skip_all("no Xvfb");
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("no dbus-daemon");
+        tap_args(argc, argv, 2, "TIMECONVD CLOCKSHIFT_SO");
+        tap_require_program("Xvfb", "xvfb");
 
         ok(xvfb_start(-1, &x) == 0, "Xvfb started (%s)", x.name);
         args[1] = x.name;
@@ -41,13 +35,13 @@ int main(int argc, char **argv) {
         }
 
         /* The first burst of every domain is done before READY=1. */
-        m_pre = harness_clock_ns(CLOCK_MONOTONIC);
+        m_pre = clock_now_ns(CLOCK_MONOTONIC);
         r = clock_convert(s->bus, "monotonic", "x11", m_pre, NULL, &x_pre, &u_pre);
         ok(r == 0, "before the restart: monotonic %" PRIi64 " -> x11 %" PRIi64 " ms +- %" PRIu64 " ns", m_pre, x_pre,
            u_pre);
 
         since = s->n_events;
-        t_stop = harness_clock_ns(CLOCK_MONOTONIC);
+        t_stop = clock_now_ns(CLOCK_MONOTONIC);
         ok(xvfb_stop(&x) == 0, "Xvfb stopped");
         ok(xvfb_start(x.display, &x) == 0, "a new Xvfb on the same display %s", x.name);
         r = steps_wait(s, "x11", since, RESTART_WAIT_MS, &index);
@@ -73,7 +67,7 @@ int main(int argc, char **argv) {
         ok(r == 0 && llabs(m_back - m_pre) <= (int64_t) (u_pre + u_back) + MS_NS,
            "a value from before the restart converts back with the old model: %" PRIi64 " ms -> %" PRIi64
            " +- %" PRIu64 " (was %" PRIi64 ")", x_pre, m_back, u_back, m_pre);
-        r = clock_convert(s->bus, "monotonic", "x11", harness_clock_ns(CLOCK_MONOTONIC), NULL, &v, &u);
+        r = clock_convert(s->bus, "monotonic", "x11", clock_now_ns(CLOCK_MONOTONIC), NULL, &v, &u);
         ok(r == 0, "monotonic -> x11 converts with the new server");
         ok(harness_daemon_alive(s->harness), "the daemon lives on");
         xvfb_stop(&x);

@@ -70,7 +70,7 @@ static void check_mapping(int fd, Mapping *ret) {
         ok(mprotect(ret->mem, ret->size, PROT_READ | PROT_WRITE) < 0 && errno == EACCES,
            "and cannot be made writable (EACCES)");
         is_int(shared_table_validate(ret->mem, ret->size), 0, "it is a valid table");
-        ok(shared_table_alive(ret->mem, harness_clock_ns(CLOCK_MONOTONIC)), "its heartbeat is recent");
+        ok(shared_table_alive(ret->mem, clock_now_ns(CLOCK_MONOTONIC)), "its heartbeat is recent");
 }
 
 /* Through the table and over the bus, against the kernel's clocks. */
@@ -121,13 +121,13 @@ static void check_now(const void *mem, size_t size) {
                 return;
         }
         for (int k = 0; k < CALLS; k++) {
-                int64_t lo = harness_clock_ns(CLOCK_MONOTONIC), v, u, hi;
+                int64_t lo = clock_now_ns(CLOCK_MONOTONIC), v, u, hi;
 
-                if (shared_table_from_hub(mem, size, mono, harness_clock_ns(CLOCK_MONOTONIC_RAW), &v, &u) < 0) {
+                if (shared_table_from_hub(mem, size, mono, clock_now_ns(CLOCK_MONOTONIC_RAW), &v, &u) < 0) {
                         failed++;
                         continue;
                 }
-                hi = harness_clock_ns(CLOCK_MONOTONIC);
+                hi = clock_now_ns(CLOCK_MONOTONIC);
                 outside += !bracket_holds(v, (uint64_t) u, lo, hi);
         }
         ok(failed == 0 && outside == 0, "now(monotonic) from the hub's clock lies within its bound (%d outside)",
@@ -137,22 +137,15 @@ static void check_now(const void *mem, size_t size) {
 int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
         Mapping map = {};
         int r, fd = -1;
 
-        if (argc != 2) {
-                fprintf(stderr, "usage: %s TIMECONVD\n", argv[0]);
-                return 2;
-        }
-        if (!harness_have_program("dbus-daemon"))
-                skip_all("dbus-daemon is not installed (Debian package dbus-daemon)");
-        is_int(bus_timeconv_errors_register(), 0, "the error map registers");
+        tap_args(argc, argv, 1, "TIMECONVD");
         r = harness_new(NULL, &h);
         is_int(r, 0, "a private dbus-daemon starts");
         if (r < 0)
                 return done_testing();
-        r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
+        r = harness_start_timeconvd(h, argv[1], NULL);
         is_int(r, 0, "timeconvd starts and says READY=1");
         if (r >= 0)
                 r = harness_connect(h, &bus);
@@ -171,7 +164,7 @@ int main(int argc, char *argv[]) {
                 is_int(harness_stop_daemon(h, HARNESS_STOP_TIMEOUT_MS, NULL, NULL), 0, "the daemon stops");
                 is_int(shared_table_validate(map.mem, map.size), -ESTALE,
                        "a daemon that stopped has retired its table: -ESTALE");
-                ok(!shared_table_alive(map.mem, harness_clock_ns(CLOCK_MONOTONIC)), "it is not alive");
+                ok(!shared_table_alive(map.mem, clock_now_ns(CLOCK_MONOTONIC)), "it is not alive");
                 munmap(map.mem, map.size);
         }
         close(fd);
