@@ -92,6 +92,25 @@ int bus_api_method_list_domains(sd_bus_message *m, void *userdata, sd_bus_error 
         return sd_bus_send(NULL, reply, NULL);
 }
 
+/* Reads the names of a conversion, the first two arguments of m, and validates them. */
+static int read_pair_names(sd_bus_message *m, const char **ret_from, const char **ret_to, sd_bus_error *error) {
+        const char *from, *to;
+        int r;
+
+        r = sd_bus_message_read(m, "ss", &from, &to);
+        if (r < 0)
+                return r;
+        r = bus_api_validate_domain("from", from, error);
+        if (r < 0)
+                return r;
+        r = bus_api_validate_domain("to", to, error);
+        if (r < 0)
+                return r;
+        *ret_from = from;
+        *ret_to = to;
+        return 0;
+}
+
 int bus_api_method_convert(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         BusApi *a = userdata;
         const char *from, *to;
@@ -102,14 +121,10 @@ int bus_api_method_convert(sd_bus_message *m, void *userdata, sd_bus_error *erro
 
         bus_api_touch(a);
 
-        r = sd_bus_message_read(m, "ssx", &from, &to, &value);
+        r = read_pair_names(m, &from, &to, error);
         if (r < 0)
                 return r;
-
-        r = bus_api_validate_domain("from", from, error);
-        if (r < 0)
-                return r;
-        r = bus_api_validate_domain("to", to, error);
+        r = sd_bus_message_read(m, "x", &value);
         if (r < 0)
                 return r;
         r = bus_api_resolve(a, from, to, &p, error);
@@ -134,7 +149,7 @@ int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error 
 
         bus_api_touch(a);
 
-        r = sd_bus_message_read(m, "ss", &from, &to);
+        r = read_pair_names(m, &from, &to, error);
         if (r < 0)
                 return r;
         r = sd_bus_message_read_array(m, 'x', &values, &size);
@@ -142,12 +157,6 @@ int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error 
                 return r;
         n = size / sizeof(int64_t);
 
-        r = bus_api_validate_domain("from", from, error);
-        if (r < 0)
-                return r;
-        r = bus_api_validate_domain("to", to, error);
-        if (r < 0)
-                return r;
         if (n > BUS_API_CONVERT_MANY_MAX)
                 return bus_timeconv_error_setf(error, -EINVAL, "argument 'values': %zu values, at most %d",
                                                n, BUS_API_CONVERT_MANY_MAX);
