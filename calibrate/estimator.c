@@ -115,6 +115,17 @@ static void sample_excess(const Estimator *e, const Sample *s, double *ret_exces
         *ret_jump_ns = sample_mid - predicted_mid;
 }
 
+/* s fits the model and is in the window: the answers of estimator_add() for it. */
+static int accepted(Estimator *e, const Sample *s, EstimatorVerdict *ret_verdict, int64_t *ret_step_ns) {
+        note_pinned(e, s);
+        e->samples_total++;
+        if (ret_verdict)
+                *ret_verdict = ESTIMATOR_CONSISTENT;
+        if (ret_step_ns)
+                *ret_step_ns = 0;
+        return 0;
+}
+
 int estimator_add(Estimator *e, const Sample *s, EstimatorVerdict *ret_verdict, int64_t *ret_step_ns) {
         EstimatorPoint candidate[ESTIMATOR_VERTICES_MAX];
         const Sample *newest;
@@ -134,13 +145,7 @@ int estimator_add(Estimator *e, const Sample *s, EstimatorVerdict *ret_verdict, 
                         estimator_reset(e);
                         return r;
                 }
-                note_pinned(e, s);
-                e->samples_total++;
-                if (ret_verdict)
-                        *ret_verdict = ESTIMATOR_CONSISTENT;
-                if (ret_step_ns)
-                        *ret_step_ns = 0;
-                return 0;
+                return accepted(e, s, ret_verdict, ret_step_ns);
         }
 
         memcpy(candidate, e->polygon, e->n_vertices * sizeof(EstimatorPoint));
@@ -171,13 +176,7 @@ int estimator_add(Estimator *e, const Sample *s, EstimatorVerdict *ret_verdict, 
                 r = estimator_prior_release_if_redundant(e);
                 if (r < 0)
                         return r;
-                note_pinned(e, s);
-                e->samples_total++;
-                if (ret_verdict)
-                        *ret_verdict = ESTIMATOR_CONSISTENT;
-                if (ret_step_ns)
-                        *ret_step_ns = 0;
-                return 0;
+                return accepted(e, s, ret_verdict, ret_step_ns);
         }
 
         /* The model broke. A change of rate cannot move the clock further from the old line than
