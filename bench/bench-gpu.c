@@ -25,6 +25,7 @@
 #include "domain.h"
 #include "graph.h"
 #include "history.h"
+#include "vulkan.h"
 
 #define FLOOR_TRIES 200000
 #define SAMPLE_CALLS 20000
@@ -182,6 +183,8 @@ finish:
 }
 
 int main(int argc, char **argv) {
+        /* lavapipe is a CPU device: the source offers it only when asked. */
+        const VulkanConfig config = { .software = true };
         int64_t floor_min_ns = 0, floor_p50_ns = 0, sample_ns = 0, burst_cpu_ns = 0;
         DomainInfo infos[4];
         Domain *gpu = NULL;
@@ -192,13 +195,13 @@ int main(int argc, char **argv) {
         if (argc > 1)
                 setenv("VK_ICD_FILENAMES", argv[1], 0);
 
-        r = domain_vulkan_ops.enumerate(NULL, infos, 4, &n);
+        r = domain_vulkan_ops.enumerate(&config, infos, 4, &n);
         if (r < 0 || n == 0 || strcmp(infos[0].name, "gpu0") != 0) {
                 fprintf(stderr, "bench-gpu: no gpu0 (is lavapipe installed? VK_ICD_FILENAMES=%s)\n",
                         getenv("VK_ICD_FILENAMES") ?: "");
                 return 1;
         }
-        r = domain_vulkan_ops.open("gpu0", NULL, &gpu);
+        r = domain_vulkan_ops.open("gpu0", &config, &gpu);
         if (r >= 0)
                 r = bench_posix_floor(CLOCK_MONOTONIC_RAW, FLOOR_TRIES, &floor_min_ns, &floor_p50_ns);
         if (r >= 0)

@@ -17,6 +17,7 @@ enum {
         ARG_LOG_LEVEL,
         ARG_NO_X11,
         ARG_NO_GPU,
+        ARG_GPU_SOFTWARE,
         ARG_DISPLAY,
         ARG_X11_TRACKED,
 };
@@ -30,6 +31,7 @@ static const struct option long_options[] = {
         { "log-level",    required_argument, NULL, ARG_LOG_LEVEL    },
         { "no-x11",       no_argument,       NULL, ARG_NO_X11       },
         { "no-gpu",       no_argument,       NULL, ARG_NO_GPU       },
+        { "gpu-software", no_argument,       NULL, ARG_GPU_SOFTWARE },
         { "display",      required_argument, NULL, ARG_DISPLAY      },
         { "x11-tracked",  no_argument,       NULL, ARG_X11_TRACKED  },
         {}
@@ -101,6 +103,9 @@ int options_parse(int argc, char *argv[], const Log *log, Options *ret) {
                         break;
                 case ARG_NO_GPU:
                         o.no_gpu = true;
+                        break;
+                case ARG_GPU_SOFTWARE:
+                        o.gpu_software = true;
                         break;
                 case ARG_DISPLAY:
                         if (optarg[0] == '\0') {

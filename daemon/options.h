@@ -22,6 +22,7 @@ typedef struct Options {
         int log_level;
         bool no_x11;
         bool no_gpu;
+        bool gpu_software;              /* also offer Vulkan devices of type CPU (lavapipe) */
         const char *display;            /* X display for the x11 domains; NULL: $DISPLAY */
         bool x11_tracked;               /* never call X time the identity (benchmarks, tests) */
 } Options;

@@ -64,16 +64,20 @@ static int open_x11(Core *core, const Options *options, const Log *log) {
         return r;
 }
 
-/* GPU device time (gpuN and its stable alias), unless --no-gpu. */
+/* GPU device time (gpuN and its stable alias), unless --no-gpu; software rasterizers only with
+ * --gpu-software. */
 static int open_gpu(Core *core, const Options *options, const Log *log) {
-        const VulkanConfig config = {};
+        const VulkanConfig config = {
+                .software = options->gpu_software,
+        };
         int r;
 
         if (options->no_gpu)
                 return 0;
         r = open_source(core, &domain_vulkan_ops, &config, log);
         if (r == 0)
-                log_info(log, "no GPU with calibrated timestamps (or no Vulkan loader): no GPU domains");
+                log_info(log, "no GPU with calibrated timestamps (or no Vulkan loader): no GPU domains%s",
+                         options->gpu_software ? "" : " (software rasterizers need --gpu-software)");
         return r;
 }
 

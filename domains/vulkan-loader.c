@@ -264,6 +264,7 @@ static int probe_device(VulkanInstance *vi, VkPhysicalDevice physical, GpuDevice
         info.device_name[sizeof(info.device_name) - 1] = '\0';
         info.driver_version = props.driverVersion;
         info.vendor_id = props.vendorID;
+        info.type = props.deviceType;
         info.period_ns = props.limits.timestampPeriod;
 
         r = probe_queue(vi, &info);
@@ -300,11 +301,18 @@ int vulkan_instance_list(VulkanInstance *vi, GpuDeviceInfo *ret_infos, size_t n_
         return 0;
 }
 
-static int uuid_hex(const uint8_t uuid[VK_UUID_SIZE], char *ret, size_t size) {
-        if (size < 2 * VK_UUID_SIZE + 1)
+/* The usual text of a UUID (RFC 4122): 8-4-4-4-12 hex digits. */
+static int uuid_text(const uint8_t uuid[VK_UUID_SIZE], char *ret, size_t size) {
+        size_t k = 0;
+
+        if (size < 2 * VK_UUID_SIZE + 4 + 1)
                 return -ENOBUFS;
-        for (size_t i = 0; i < VK_UUID_SIZE; i++)
-                sprintf(ret + 2 * i, "%02x", uuid[i]);
+        for (size_t i = 0; i < VK_UUID_SIZE; i++) {
+                if (i == 4 || i == 6 || i == 8 || i == 10)
+                        ret[k++] = '-';
+                sprintf(ret + k, "%02x", uuid[i]);
+                k += 2;
+        }
         return 0;
 }
 
@@ -314,7 +322,7 @@ int vulkan_device_alias(const GpuDeviceInfo *info, char *ret, size_t size) {
         if (!info || !ret)
                 return -EINVAL;
         if (info->have_pci) {
-                k = snprintf(ret, size, "gpu-pci-%04x-%02x-%02x.%x", info->pci_domain, info->pci_bus,
+                k = snprintf(ret, size, "gpu-pci-%04x:%02x:%02x.%x", info->pci_domain, info->pci_bus,
                              info->pci_device, info->pci_function);
                 return k < 0 || (size_t) k >= size ? -ENOBUFS : 0;
         }
@@ -322,7 +330,7 @@ int vulkan_device_alias(const GpuDeviceInfo *info, char *ret, size_t size) {
                 if (size < 5)
                         return -ENOBUFS;
                 memcpy(ret, "gpu-", 4);
-                return uuid_hex(info->uuid, ret + 4, size - 4);
+                return uuid_text(info->uuid, ret + 4, size - 4);
         }
         return -ENODATA;
 }
@@ -338,6 +346,6 @@ int vulkan_device_id(const GpuDeviceInfo *info, char *ret, size_t size) {
                 return k < 0 || (size_t) k >= size ? -ENOBUFS : 0;
         }
         if (info->have_uuid)
-                return uuid_hex(info->uuid, ret, size);
+                return uuid_text(info->uuid, ret, size);
         return -ENODATA;
 }

@@ -38,6 +38,7 @@ typedef struct GpuDeviceInfo {
         char driver_info[VK_MAX_DRIVER_INFO_SIZE];
         uint32_t driver_version;
         uint32_t vendor_id;
+        VkPhysicalDeviceType type;                      /* CPU: a software rasterizer (lavapipe) */
         bool have_uuid;
         uint8_t uuid[VK_UUID_SIZE];
         bool have_pci;
@@ -76,9 +77,10 @@ static inline void vulkan_instance_freep(VulkanInstance **vi) {
  * it cannot enumerate at all. */
 int vulkan_instance_list(VulkanInstance *vi, GpuDeviceInfo *ret_infos, size_t n_max, size_t *ret_n);
 
-/* The stable name of a device: "gpu-pci-DDDD-BB-DD.F" from its PCI address, else "gpu-" and its
- * UUID in hex; -ENODATA when it has neither. */
+/* The stable name of a device: "gpu-pci-DDDD:BB:DD.F" from its PCI address (as lspci -D and
+ * sysfs write it), else "gpu-" and its UUID as 8-4-4-4-12 hex digits; -ENODATA when it has
+ * neither. */
 int vulkan_device_alias(const GpuDeviceInfo *info, char *ret, size_t size);
 
-/* "0000:01:00.0", or the UUID in hex; -ENODATA when it has neither. */
+/* "0000:01:00.0", or the UUID as 8-4-4-4-12 hex digits; -ENODATA when it has neither. */
 int vulkan_device_id(const GpuDeviceInfo *info, char *ret, size_t size);

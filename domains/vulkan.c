@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
-/* GPU device time: every physical device with calibrated timestamps is a domain gpuN (N in
- * enumeration order) in device ticks, with a view named from its PCI address or UUID. Each open
+/* GPU device time: every physical device with calibrated timestamps (a software rasterizer only
+ * when VulkanConfig.software asks) is a domain gpuN (N in enumeration order) in device ticks, with a view named from its PCI address or UUID. Each open
  * domain has its own instance and a minimal logical device; a burst calls
  * vkGetCalibratedTimestamps for DEVICE and the host domain between two reads of
  * CLOCK_MONOTONIC_RAW. A failed call makes the domain unavailable; later bursts try to get a
@@ -33,6 +33,7 @@ struct Domain {
         DomainInfo info;
         unsigned index;                 /* N of gpuN */
         char *loader;
+        bool software;                  /* VulkanConfig.software */
 
         GpuDeviceInfo device_info;      /* of the latest device */
         VulkanInstance *instance;
@@ -55,6 +56,23 @@ static bool name_listed(const DomainInfo *infos, size_t n, const char *name) {
         return false;
 }
 
+/* The devices this source offers, in enumeration order: those vulkan_instance_list() gives,
+ * without the software rasterizers unless software. gpuN is the Nth of these, so a skipped CPU
+ * device takes no number. */
+static int list_devices(VulkanInstance *vi, bool software, GpuDeviceInfo *ret_infos, size_t n_max, size_t *ret_n) {
+        size_t n = 0, kept = 0;
+        int r;
+
+        r = vulkan_instance_list(vi, ret_infos, n_max, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (software || ret_infos[i].type != VK_PHYSICAL_DEVICE_TYPE_CPU)
+                        ret_infos[kept++] = ret_infos[i];
+        *ret_n = kept;
+        return 0;
+}
+
 static int vulkan_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
         const VulkanConfig *c = config;
         _cleanup_vulkan_instance_ VulkanInstance *vi = NULL;
@@ -69,7 +87,7 @@ static int vulkan_enumerate(const void *config, DomainInfo *ret_infos, size_t n_
         r = vulkan_instance_new(c ? c->loader : NULL, &vi);
         if (r == -ENOMEM)
                 return r;
-        if (r >= 0 && vulkan_instance_list(vi, devices, GPU_DEVICES_MAX, &n_devices) < 0)
+        if (r >= 0 && list_devices(vi, c && c->software, devices, GPU_DEVICES_MAX, &n_devices) < 0)
                 n_devices = 0;
 
         for (size_t i = 0; i < n_devices && n < n_max; i++) {
@@ -126,7 +144,7 @@ static int gpu_connect(Domain *d) {
         r = vulkan_instance_new(d->loader, &vi);
         if (r < 0)
                 return r;
-        r = vulkan_instance_list(vi, devices, GPU_DEVICES_MAX, &n);
+        r = list_devices(vi, d->software, devices, GPU_DEVICES_MAX, &n);
         if (r < 0)
                 return r;
         r = gpu_find(d, devices, n, &dev);
@@ -202,6 +220,7 @@ static int vulkan_open(const char *name, const void *config, Domain **ret) {
         if (!d)
                 return -ENOMEM;
         d->index = index;
+        d->software = c && c->software;
         d->best_max_deviation_ns = -1;
         backoff_init(&d->retry, c && c->retry_min_ns > 0 ? c->retry_min_ns : GPU_RETRY_MIN_NS,
                      c && c->retry_max_ns > 0 ? c->retry_max_ns : GPU_RETRY_MAX_NS);

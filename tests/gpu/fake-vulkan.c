@@ -124,7 +124,7 @@ static void VKAPI_CALL fake_get_properties(VkPhysicalDevice pd, VkPhysicalDevice
         ret->apiVersion = VK_API_VERSION_1_3;
         ret->driverVersion = 0x1234;
         ret->vendorID = 0x8086;
-        ret->deviceType = VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+        ret->deviceType = pd->spec.cpu ? VK_PHYSICAL_DEVICE_TYPE_CPU : VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
         strcpy(ret->deviceName, pd->spec.name);
         ret->limits.timestampPeriod = (float) pd->spec.period_ns;
 }

@@ -16,6 +16,7 @@ typedef struct FakeVulkanDevice {
         bool host_raw;                  /* time domains DEVICE + MONOTONIC + MONOTONIC_RAW */
         bool host_none;                 /* DEVICE only (else DEVICE + MONOTONIC) */
         bool pci;                       /* VK_EXT_pci_bus_info, at 0000:00:02.0 */
+        bool cpu;                       /* VK_PHYSICAL_DEVICE_TYPE_CPU (a software rasterizer) */
         double period_ns;
         unsigned valid_bits;
         int64_t offset_ns;              /* device time = CLOCK_MONOTONIC_RAW + offset */

@@ -110,7 +110,8 @@ static int write_file(const char *path, const char *text) {
 /* A private bus, timeconvd on lavapipe with the fault layer, our subscriptions. */
 static int loss_start(const char *daemon, const char *icd, const char *layer_dir, Loss **ret) {
         _cleanup_(loss_freep) Loss *t = NULL;
-        const char *const args[] = { "--no-x11", "--cadence=0.1", "--idle-cadence=0.1", NULL };
+        /* lavapipe is a CPU device, offered only with --gpu-software. */
+        const char *const args[] = { "--no-x11", "--gpu-software", "--cadence=0.1", "--idle-cadence=0.1", NULL };
         int r;
 
         t = calloc(1, sizeof(*t));

@@ -193,7 +193,11 @@ static void check_listing(sd_bus *bus, char **domains) {
         ok(strncmp(gpu.device_name, "llvmpipe", 8) == 0, "device_name \"%s\"", gpu.device_name);
         ok(strcmp(gpu.driver, "llvmpipe") == 0, "driver \"%s\"", gpu.driver);
         ok(strcmp(gpu.host_domain, "monotonic") == 0, "host_domain \"%s\"", gpu.host_domain);
-        ok(alias_name != NULL, "a stable alias is listed: %s", alias_name ?: "(none)");
+        /* lavapipe has no PCI address: its alias is the UUID, as 8-4-4-4-12 hex digits. */
+        ok(alias_name && strlen(alias_name) == 4 + 36 && alias_name[12] == '-' && alias_name[17] == '-' &&
+           alias_name[22] == '-' && alias_name[27] == '-' &&
+           strspn(alias_name + 4, "0123456789abcdef-") == 36,
+           "a stable alias is listed, the UUID in 8-4-4-4-12 form: %s", alias_name ?: "(none)");
         if (alias_name)
                 ok(list_domain(bus, alias_name, &alias) >= 0 && strcmp(alias.view_of, "gpu0") == 0,
                    "the alias is a view of gpu0 (view_of \"%s\")", alias.view_of);
@@ -232,7 +236,9 @@ int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(clock_strv_freep) char **domains = NULL;
-        const char *const args[] = { "--no-x11", "--cadence=0.1", NULL };
+        /* lavapipe is a CPU device: without --gpu-software the daemon leaves it out. */
+        const char *const args[] = { "--no-x11", "--gpu-software", "--cadence=0.1", NULL };
+        const char *const args_default[] = { "--no-x11", "--cadence=0.1", NULL };
         int r;
 
         tap_args(argc, argv, 2, "TIMECONVD LAVAPIPE_ICD_JSON");
@@ -265,5 +271,6 @@ int main(int argc, char *argv[]) {
         check_without_gpu(argv[1], "VK_ICD_FILENAMES naming nothing: timeconvd starts",
                           "/nonexistent/icd.json", args);
         check_without_gpu(argv[1], "--no-gpu: timeconvd starts", argv[2], NULL);
+        check_without_gpu(argv[1], "lavapipe without --gpu-software: timeconvd starts", argv[2], args_default);
         return done_testing();
 }

@@ -55,18 +55,19 @@ static void test_enumerate(const VulkanConfig *config) {
         size_t n = 0;
 
         is_int(domain_vulkan_ops.enumerate(config, infos, 8, &n), 0, "enumerate");
-        is_int(n, 4, "two calibrateable devices, each with its alias; the third has no extension");
+        is_int(n, 4, "two calibrateable devices, each with its alias; the third has no extension, the "
+               "fourth is a CPU");
         if (n != 4)
                 return;
         ok(strcmp(infos[0].name, "gpu0") == 0 && infos[0].view_of[0] == '\0', "gpu0");
-        ok(strcmp(infos[1].name, "gpu-pci-0000-00-02.0") == 0 && strcmp(infos[1].view_of, "gpu0") == 0,
-           "gpu0's alias from its PCI address: %s", infos[1].name);
+        ok(strcmp(infos[1].name, "gpu-pci-0000:00:02.0") == 0 && strcmp(infos[1].view_of, "gpu0") == 0,
+           "gpu0's alias from its PCI address, as lspci -D writes it: %s", infos[1].name);
         ok(infos[0].unit.period_ns == INTEL_PERIOD_NS && infos[0].unit.wrap_bits == 36,
            "gpu0: fractional period, 36 bits");
         ok(infos[0].resolution_ns == 53, "gpu0: resolution 53 ns (got %lld)", (long long) infos[0].resolution_ns);
         ok(strcmp(infos[2].name, "gpu1") == 0, "the KHR device is gpu1 (enumeration order, skipping one)");
-        ok(strcmp(infos[3].name, "gpu-fa000000000000000000000000000002") == 0 &&
-           strcmp(infos[3].view_of, "gpu1") == 0, "gpu1's alias from its UUID: %s", infos[3].name);
+        ok(strcmp(infos[3].name, "gpu-fa000000-0000-0000-0000-000000000002") == 0 &&
+           strcmp(infos[3].view_of, "gpu1") == 0, "gpu1's alias from its UUID, 8-4-4-4-12: %s", infos[3].name);
         ok(infos[2].unit.period_ns == 1.0 && infos[2].unit.wrap_bits == 0, "gpu1: 1 ns, 64 bits");
 
         is_int(domain_vulkan_ops.enumerate(config, infos, 3, &n), 0, "enumerate into 3");
@@ -212,8 +213,27 @@ static void test_gpu1(const VulkanConfig *config, int64_t offset_ns) {
         is_int(domain_vulkan_ops.status(d, &status), 0, "status");
         ok(extra_is(&status, "host_domain", "none"), "host_domain none");
         ok(extra_is(&status, "extension", "VK_KHR_calibrated_timestamps"), "uses the KHR extension");
-        ok(extra_is(&status, "uuid", "fa000000000000000000000000000002"), "uuid");
+        ok(extra_is(&status, "uuid", "fa000000-0000-0000-0000-000000000002"), "uuid, 8-4-4-4-12");
         domain_vulkan_ops.close(d);
+}
+
+/* A software rasterizer (type CPU) only when asked, and then after the GPUs it follows. */
+static void test_software(const VulkanConfig *config) {
+        VulkanConfig software = *config;
+        DomainInfo infos[8];
+        Domain *d = NULL;
+        size_t n = 0;
+
+        is_int(domain_vulkan_ops.open("gpu2", config, &d), -ENOENT, "the CPU device is no gpu2 unless asked");
+        software.software = true;
+        is_int(domain_vulkan_ops.enumerate(&software, infos, 8, &n), 0, "enumerate with software rasterizers");
+        is_int(n, 6, "three devices and their aliases");
+        if (n == 6)
+                ok(strcmp(infos[4].name, "gpu2") == 0 &&
+                   strcmp(infos[5].name, "gpu-fa000000-0000-0000-0000-000000000003") == 0 &&
+                   strcmp(infos[5].view_of, "gpu2") == 0, "the CPU device is gpu2, alias %s", infos[5].name);
+        is_int(domain_vulkan_ops.open("gpu2", &software, &d), 0, "asked, gpu2 opens");
+        d = domain_vulkan_ops.close(d);
 }
 
 static void test_no_loader(void) {
@@ -261,8 +281,9 @@ int main(int argc, char **argv) {
                         .name = "Fake KHR", .calibrated = true, .khr = true, .host_none = true,
                         .period_ns = 1.0, .valid_bits = 64, .offset_ns = -now_ns + 12345,
                 },
+                { .name = "Fake llvmpipe", .calibrated = true, .cpu = true, .period_ns = 1.0, .valid_bits = 64 },
         };
-        fake_configure(devices, 3);
+        fake_configure(devices, 4);
 
         const VulkanConfig config = {
                 .loader = argv[1],
@@ -272,6 +293,7 @@ int main(int argc, char **argv) {
         test_enumerate(&config);
         test_gpu0(&config);
         test_gpu1(&config, devices[2].offset_ns);
+        test_software(&config);
         test_no_loader();
         test_no_driver(&config);
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 
-/* The vulkan source on Mesa's lavapipe, in process: it lists gpu0 and its alias, opens it, and
- * its samples hold the truth (lavapipe's device time is CLOCK_MONOTONIC in ns). meson sets
+/* The vulkan source on Mesa's lavapipe, in process: a CPU device, left out unless
+ * VulkanConfig.software asks; asked, it lists gpu0 and its alias (the UUID in 8-4-4-4-12 form),
+ * opens it, and its samples hold the truth (lavapipe's device time is CLOCK_MONOTONIC in ns). meson sets
  * VK_ICD_FILENAMES to lavapipe's ICD file; argv[1] (optional) is that file, to skip without it. */
 
 #include <errno.h>
@@ -26,25 +27,44 @@ static const char *extra(const DomainStatus *s, const char *key) {
         return NULL;
 }
 
+static const VulkanConfig software = { .software = true };
+
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", lower-case hex. */
+static bool is_uuid_text(const char *s) {
+        for (size_t i = 0; i < 36; i++) {
+                bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+                if (dash ? s[i] != '-' : !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        }
+        return s[36] == '\0';
+}
+
 static void test_enumerate(void) {
         DomainInfo infos[8];
-        size_t n = 0;
+        size_t n = 99;
         int r;
 
         r = domain_vulkan_ops.enumerate(NULL, infos, 8, &n);
-        is_int(r, 0, "enumerate");
+        is_int(r, 0, "enumerate, software rasterizers not asked for");
+        is_int(n, 0, "lavapipe is a CPU device: no GPU domain");
+        is_int(domain_vulkan_ops.open("gpu0", NULL, &(Domain *) { NULL }), -ENOENT,
+               "and gpu0 cannot be opened without asking");
+
+        r = domain_vulkan_ops.enumerate(&software, infos, 8, &n);
+        is_int(r, 0, "enumerate with VulkanConfig.software");
         ok(n == 2, "lavapipe: gpu0 and its alias (got %zu)", n);
         if (n < 2)
                 return;
         ok(strcmp(infos[0].name, "gpu0") == 0 && infos[0].view_of[0] == '\0', "first is gpu0, not a view");
         ok(infos[0].unit.period_ns == 1.0 && infos[0].unit.wrap_bits == 0, "lavapipe: ns ticks, 64 bits");
-        ok(strncmp(infos[1].name, "gpu-", 4) == 0 && strlen(infos[1].name) == 4 + 32, "alias from the UUID: %s",
-           infos[1].name);
+        ok(strncmp(infos[1].name, "gpu-", 4) == 0 && is_uuid_text(infos[1].name + 4),
+           "alias from the UUID, 8-4-4-4-12: %s", infos[1].name);
         ok(strcmp(infos[1].view_of, "gpu0") == 0, "the alias is a view of gpu0");
         ok(infos[0].perfetto_id != infos[1].perfetto_id && (infos[0].perfetto_id & 0x80000000u),
            "perfetto ids of their own");
 
-        is_int(domain_vulkan_ops.enumerate(NULL, infos, 1, &n), 0, "enumerate, room for one");
+        is_int(domain_vulkan_ops.enumerate(&software, infos, 1, &n), 0, "enumerate, room for one");
         is_int(n, 1, "one entry when there is room for one");
 }
 
@@ -55,12 +75,12 @@ static void test_samples(void) {
         unsigned n_bad = 0, n_samples = 0;
         int r;
 
-        r = domain_vulkan_ops.open("gpu0", NULL, &d);
+        r = domain_vulkan_ops.open("gpu0", &software, &d);
         is_int(r, 0, "open gpu0");
         if (r < 0)
                 return;
-        is_int(domain_vulkan_ops.open("gpu7", NULL, &(Domain *) { NULL }), -ENOENT, "open gpu7: no such device");
-        is_int(domain_vulkan_ops.open("gpu01", NULL, &(Domain *) { NULL }), -ENOENT, "open gpu01: not a name");
+        is_int(domain_vulkan_ops.open("gpu7", &software, &(Domain *) { NULL }), -ENOENT, "open gpu7: no such device");
+        is_int(domain_vulkan_ops.open("gpu01", &software, &(Domain *) { NULL }), -ENOENT, "open gpu01: not a name");
         is_int(domain_vulkan_ops.watch_fd(d), -EOPNOTSUPP, "no fd to watch");
 
         for (int b = 0; b < BURSTS; b++) {
@@ -97,7 +117,8 @@ static void test_samples(void) {
         ok(extra(&status, "host_domain") && strcmp(extra(&status, "host_domain"), "monotonic") == 0,
            "host domain monotonic");
         ok(extra(&status, "valid_bits") && strcmp(extra(&status, "valid_bits"), "64") == 0, "64 valid bits");
-        ok(extra(&status, "uuid") != NULL, "uuid given");
+        ok(extra(&status, "uuid") && is_uuid_text(extra(&status, "uuid")), "uuid given, 8-4-4-4-12: %s",
+           extra(&status, "uuid") ?: "(none)");
         ok(extra(&status, "max_deviation_ns") != NULL, "max deviation given");
         ok(status.n_extras <= DOMAIN_EXTRAS_MAX, "at most DOMAIN_EXTRAS_MAX extras");
         for (size_t i = 0; i < status.n_extras; i++)
