@@ -3,7 +3,10 @@
 /* timeconvd on its own private dbus-daemon (the integration harness), measured from outside:
  * the bus floor (org.freedesktop.DBus.GetId round trip) against a Convert round trip, one
  * ConvertMany of 10,000 values, and, over --duration seconds with no client at all (POSIX
- * domains only), the daemon's resident memory and CPU share. One JSON object on stdout.
+ * domains only), the daemon's resident memory and CPU share. Then a second daemon with
+ * --gpu-software, which also opens whatever Vulkan device the loader finds (lavapipe where there
+ * is no GPU): its resident memory and threads, against the first one's, are what a GPU domain
+ * costs. One JSON object on stdout.
  * usage: bench-bus TIMECONVD [--duration=SECONDS] [--calls=N] */
 
 #define _GNU_SOURCE
@@ -114,6 +117,75 @@ static int measure_many(sd_bus *bus, int64_t *ret_best_ns, int64_t *ret_median_n
         return 0;
 }
 
+/* Threads of pid, from /proc/PID/status; -EBADMSG when it says nothing of them. */
+static int read_threads(pid_t pid, int64_t *ret) {
+        _cleanup_free_ char *status = NULL;
+        char path[64];
+        const char *p;
+        long long n;
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        r = proc_read_file(path, &status, NULL);
+        if (r < 0)
+                return r;
+        p = strstr(status, "\nThreads:");
+        if (!p || sscanf(p + 9, "%lld", &n) != 1)
+                return -EBADMSG;
+        *ret = n;
+        return 0;
+}
+
+static void idle_for(double seconds) {
+        struct timespec t = { .tv_sec = (time_t) seconds,
+                              .tv_nsec = (long) ((seconds - (double) (time_t) seconds) * 1e9) };
+
+        /* A measurement over time with nobody calling, not a wait for an event. */
+        while (nanosleep(&t, &t) < 0 && errno == EINTR)
+                ;
+}
+
+typedef struct GpuCost {
+        char domain[64];                /* the GPU domain the daemon offered; "" for none */
+        int64_t rss_kib;
+        int64_t threads;
+} GpuCost;
+
+/* A daemon with --gpu-software, idle for idle_s once READY=1 (its first burst of every domain,
+ * the GPU's included, is in): its resident memory and threads, and which GPU domain it has. */
+static int measure_gpu_daemon(const char *daemon, double idle_s, GpuCost *ret) {
+        _cleanup_(harness_freep) Harness *h = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(clock_strv_freep) char **domains = NULL;
+        const char *const args[] = { "--no-x11", "--gpu-software", NULL };
+        GpuCost c = {};
+        int r;
+
+        r = harness_new(NULL, &h);
+        if (r >= 0)
+                r = harness_start_daemon(h, daemon, args, HARNESS_READY_TIMEOUT_MS);
+        if (r >= 0)
+                r = harness_connect(h, &bus);
+        if (r >= 0)
+                r = clock_list_domains(bus, &domains);
+        if (r < 0)
+                return r;
+        for (char **d = domains; *d; d++)
+                if (strncmp(*d, "gpu", 3) == 0 && (*d)[3] >= '0' && (*d)[3] <= '9') {
+                        snprintf(c.domain, sizeof(c.domain), "%s", *d);
+                        break;
+                }
+        bus = sd_bus_flush_close_unref(bus);
+        idle_for(idle_s);
+        r = proc_rss_kib(h->daemon_pid, &c.rss_kib);
+        if (r >= 0)
+                r = read_threads(h->daemon_pid, &c.threads);
+        if (r < 0)
+                return r;
+        *ret = c;
+        return 0;
+}
+
 static int fail(const char *stage, int r) {
         fprintf(stderr, "bench-bus: %s: %s\n", stage, strerror(r < 0 ? -r : r));
         return 1;
@@ -126,10 +198,11 @@ int main(int argc, char *argv[]) {
         double duration_s = 60;
         size_t calls = 2000;
         Usage before, after;
+        GpuCost gpu = {};
+        int64_t threads = -1;
         int64_t *floor_ns, *convert_ns, rss_kib, rss_load_kib = -1, idle_ns, many_best_ns, many_median_ns;
         int64_t floor_p50, convert_p50, convert_p99;
         double cpu_pct, sched_pct = -1, ratio;
-        struct timespec idle;
         int r;
 
         for (int i = 2; i < argc; i++)
@@ -155,14 +228,13 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return fail("reading /proc/PID/stat", r);
         idle_ns = clock_now_ns(CLOCK_MONOTONIC);
-        idle = (struct timespec) { .tv_sec = (time_t) duration_s,
-                                   .tv_nsec = (long) ((duration_s - (double) (time_t) duration_s) * 1e9) };
-        while (nanosleep(&idle, &idle) < 0 && errno == EINTR)
-                ;
+        idle_for(duration_s);
         idle_ns = clock_now_ns(CLOCK_MONOTONIC) - idle_ns;
         r = read_usage(h->daemon_pid, &after);
         if (r >= 0)
                 r = proc_rss_kib(h->daemon_pid, &rss_kib);
+        if (r >= 0)
+                r = read_threads(h->daemon_pid, &threads);
         if (r < 0)
                 return fail("reading /proc/PID", r);
         cpu_pct = 100.0 * (double) (after.cpu_ticks - before.cpu_ticks) / (double) sysconf(_SC_CLK_TCK) /
@@ -191,6 +263,13 @@ int main(int argc, char *argv[]) {
         free(floor_ns);
         free(convert_ns);
 
+        /* One daemon at a time: the first is gone before the second one starts. */
+        bus = sd_bus_flush_close_unref(bus);
+        h = harness_free(h);
+        r = measure_gpu_daemon(argv[1], duration_s < 10 ? duration_s : 10, &gpu);
+        if (r < 0)
+                return fail("timeconvd --gpu-software", r);
+
         printf("{\n");
         printf("  \"bus_floor_rtt_p50_ns\": %" PRIi64 ",\n", floor_p50);
         printf("  \"convert_rtt_p50_ns\": %" PRIi64 ",\n", convert_p50);
@@ -202,6 +281,11 @@ int main(int argc, char *argv[]) {
         printf("  \"idle_duration_s\": %.1f,\n", (double) idle_ns / 1e9);
         printf("  \"daemon_rss_kib\": %" PRIi64 ",\n", rss_kib);
         printf("  \"daemon_rss_after_load_kib\": %" PRIi64 ",\n", rss_load_kib);
+        printf("  \"daemon_threads\": %" PRIi64 ",\n", threads);
+        /* --gpu-software: the same daemon with the first Vulkan device the loader offers. */
+        printf("  \"gpu_domain\": \"%s\",\n", gpu.domain);
+        printf("  \"daemon_rss_with_gpu_kib\": %" PRIi64 ",\n", gpu.domain[0] ? gpu.rss_kib : -1);
+        printf("  \"daemon_threads_with_gpu\": %" PRIi64 ",\n", gpu.domain[0] ? gpu.threads : -1);
         printf("  \"daemon_cpu_idle_pct\": %.4f,\n", cpu_pct);
         printf("  \"daemon_cpu_idle_schedstat_pct\": %.4f,\n", sched_pct);
         printf("  \"target_values\": { \"convert_rtt_to_floor_ratio\": 1.5, \"convert_many_10k_ns\": 5000000, "
