@@ -2,16 +2,19 @@
 
 /* timeconv frames: frame statistics from SurfaceFlinger --latency dumps, gfxinfo framestats or
  * libtimeconv's frame log, read from the files given (in order, merged) or standard input. It
- * needs no daemon: the times are all CLOCK_MONOTONIC already. */
+ * needs no daemon: the times are all CLOCK_MONOTONIC already. With --probe it measures the
+ * running compositor instead (cli-probe.c). */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli-io.h"
+#include "cli-probe.h"
 #include "cli.h"
 #include "frames-report.h"
 #include "frames-stats.h"
@@ -89,42 +92,62 @@ static int read_file(Frames *c, const char *name) {
         return status;
 }
 
-static int write_plot(const char *path, const FramesLog *log, const FramesStats *s) {
-        FILE *f = fopen(path, "we");
-        int r;
+static int write_plot(const char *path, const FramesReport *r) {
+        FILE *f;
+        int k;
 
+        /* One picture: the first section (--window chooses another). */
+        if (r->n_sections == 0)
+                return 0;
+        f = fopen(path, "we");
         if (!f) {
                 fprintf(stderr, "timeconv: %s: %s\n", path, strerror(errno));
                 return EXIT_IOERR;
         }
-        r = frames_plot_svg(f, log->frames, s);
-        if (fclose(f) != 0 || r < 0) {
+        k = frames_plot_svg_section(f, &r->sections[0]);
+        if (fclose(f) != 0 || k < 0) {
                 fprintf(stderr, "timeconv: %s: cannot write the plot\n", path);
                 return EXIT_IOERR;
         }
         return 0;
 }
 
-static int report(Frames *c, bool json, const char *plot, int64_t refresh_ns) {
-        const char *format = c->mixed ? "mixed" : frames_format_name(c->format);
-        FramesStats s;
+int cli_frames_print(const FramesReport *r, bool json, const char *plot) {
         int status = 0;
 
-        if (frames_stats_compute(c->log->frames, c->log->n_frames, refresh_ns, &s) < 0) {
-                fputs("timeconv: out of memory\n", stderr);
-                return EXIT_FAILURE;
-        }
         if (json)
-                frames_report_json(stdout, format, c->log, &s);
+                frames_report_json(stdout, r);
         else
-                frames_report_text(stdout, format, c->log, &s);
+                frames_report_text(stdout, r);
         if (plot)
-                status = write_plot(plot, c->log, &s);
-        frames_stats_done(&s);
+                status = write_plot(plot, r);
         if (fflush(stdout) != 0 || ferror(stdout)) {
                 fprintf(stderr, "timeconv: cannot write: %s\n", strerror(errno));
                 return EXIT_IOERR;
         }
+        if (status == 0 && !frames_report_any(r)) {
+                fputs("timeconv: no figure could be computed (fewer than two frames and no latency)\n", stderr);
+                return EXIT_FAILURE;
+        }
+        return status;
+}
+
+static int report(Frames *c, bool json, const char *plot, int64_t refresh_ns, int64_t window) {
+        const char *format = c->mixed ? "mixed" : frames_format_name(c->format);
+        FramesReport *r;
+        int k, status;
+
+        k = frames_report_new(c->log, format, refresh_ns, window, &r);
+        if (k == -ENOENT) {
+                fprintf(stderr, "timeconv: no window 0x%" PRIx64 " in the frame log\n", (uint64_t) window);
+                return EXIT_FAILURE;
+        }
+        if (k < 0) {
+                fputs("timeconv: out of memory\n", stderr);
+                return EXIT_FAILURE;
+        }
+        status = cli_frames_print(r, json, plot);
+        frames_report_free(r);
         return status;
 }
 
@@ -142,17 +165,23 @@ int cli_cmd_frames(int argc, char **argv) {
                 { "json", no_argument, NULL, 'j' },
                 { "plot", required_argument, NULL, 'p' },
                 { "refresh-hz", required_argument, NULL, 'r' },
+                { "window", required_argument, NULL, 'w' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {}
         };
         const char *plot = NULL;
-        int64_t refresh_ns = 0;
+        int64_t refresh_ns = 0, window = FRAMES_NO_WINDOW;
         bool json = false;
         int opt, status = 0;
         Frames *c;
 
-        while ((opt = getopt_long(argc, argv, "jp:r:h", options, NULL)) >= 0)
+        /* The probe has options of its own. */
+        for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+                if (strcmp(argv[i], "--probe") == 0)
+                        return cli_probe(argc, argv);
+
+        while ((opt = getopt_long(argc, argv, "jp:r:w:h", options, NULL)) >= 0)
                 switch (opt) {
                 case 'j':
                         json = true;
@@ -164,6 +193,16 @@ int cli_cmd_frames(int argc, char **argv) {
                         if (parse_hz(optarg, &refresh_ns) < 0)
                                 return cli_usage_error("bad --refresh-hz '%s' (1 to 10000)", optarg);
                         break;
+                case 'w': {
+                        char *end;
+
+                        errno = 0;
+                        window = (int64_t) strtoll(optarg, &end, 0);
+                        if (errno != 0 || end == optarg || *end != '\0' || window < 0 || window > UINT32_MAX)
+                                return cli_usage_error("bad --window '%s' (an X window id: 0x1a00003, 27262979)",
+                                                       optarg);
+                        break;
+                }
                 case 'h':
                         cli_help(stdout);
                         return 0;
@@ -185,7 +224,7 @@ int cli_cmd_frames(int argc, char **argv) {
         for (int i = optind; i < argc && status == 0; i++)
                 status = read_file(c, argv[i]);
         if (status == 0)
-                status = report(c, json, plot, refresh_ns);
+                status = report(c, json, plot, refresh_ns, window);
         frames_log_free(c->log);
         free(c);
         return status;

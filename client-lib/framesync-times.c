@@ -17,6 +17,13 @@
 
 /* The longest line: seven fields of at most 20 characters, names and punctuation. */
 #define FRAME_LOG_LINE_MAX 384
+/* A record's line: fourteen fields. */
+#define FRAME_RECORD_LINE_MAX 1024
+
+#define FRAME_RECORD_FLAGS_ALL                                                                   \
+        (TIMECONV_FRAME_RECORD_WINDOW | TIMECONV_FRAME_RECORD_DRAWN | TIMECONV_FRAME_RECORD_BEGIN | \
+         TIMECONV_FRAME_RECORD_END | TIMECONV_FRAME_RECORD_RAW | TIMECONV_FRAME_RECORD_DRAWN_RECEIVED | \
+         TIMECONV_FRAME_RECORD_TIMINGS_RECEIVED)
 
 TIMECONV_EXPORT int timeconv_frame_convert(struct timeconv *tc, const struct timeconv_frame_drawn *drawn,
                                            const struct timeconv_frame_timings *timings,
@@ -143,5 +150,66 @@ TIMECONV_EXPORT int timeconv_frame_log_write_fd(int fd, const struct timeconv_fr
                         return -EIO;
                 done += (size_t) n;
         }
+        return 0;
+}
+
+/* Appends ",\"key\":value" (or null) to line at *len; the first field opens the object. */
+static void field(char *line, size_t size, size_t *len, const char *key, int known, int64_t v) {
+        int n;
+
+        if (*len >= size)
+                return;
+        if (known)
+                n = snprintf(line + *len, size - *len, "%s\"%s\":%" PRIi64, *len ? "," : "{", key, v);
+        else
+                n = snprintf(line + *len, size - *len, "%s\"%s\":null", *len ? "," : "{", key);
+        *len = n < 0 ? size : *len + (size_t) n;
+}
+
+TIMECONV_EXPORT int timeconv_frame_log_write_record(FILE *f, const struct timeconv_frame_record *record) {
+        const struct timeconv_frame_record *r = record;
+        const struct timeconv_frame_times *t;
+        char line[FRAME_RECORD_LINE_MAX];
+        size_t len = 0;
+        unsigned rf;
+        int presented;
+
+        if (!f || !r || (r->times.flags & ~(unsigned) FRAME_FLAGS_ALL) ||
+            (r->record_flags & ~(unsigned) FRAME_RECORD_FLAGS_ALL))
+                return -EINVAL;
+        t = &r->times;
+        rf = r->record_flags;
+        if (t->counter > (uint64_t) INT64_MAX || r->drawn_x11_us > (uint64_t) INT64_MAX)
+                return -ERANGE;
+        /* Presented only when drawn: the presentation time is an offset from the drawn one. */
+        presented = (rf & TIMECONV_FRAME_RECORD_DRAWN) && (t->flags & TIMECONV_FRAME_PRESENTED);
+
+        /* The order is part of the format: readers may take the fast path for it. */
+        field(line, sizeof line, &len, "window", rf & TIMECONV_FRAME_RECORD_WINDOW, r->window);
+        field(line, sizeof line, &len, "counter", 1, (int64_t) t->counter);
+        field(line, sizeof line, &len, "begin_ns", rf & TIMECONV_FRAME_RECORD_BEGIN, r->begin_ns);
+        field(line, sizeof line, &len, "end_ns", rf & TIMECONV_FRAME_RECORD_END, r->end_ns);
+        field(line, sizeof line, &len, "drawn_x11_us", rf & TIMECONV_FRAME_RECORD_RAW, (int64_t) r->drawn_x11_us);
+        field(line, sizeof line, &len, "presentation_offset_us", (rf & TIMECONV_FRAME_RECORD_RAW) && presented,
+              r->presentation_offset_us);
+        field(line, sizeof line, &len, "drawn_ns", rf & TIMECONV_FRAME_RECORD_DRAWN, t->drawn_ns);
+        field(line, sizeof line, &len, "drawn_uncertainty_ns", rf & TIMECONV_FRAME_RECORD_DRAWN,
+              t->drawn_uncertainty_ns);
+        field(line, sizeof line, &len, "presented_ns", presented, t->presented_ns);
+        field(line, sizeof line, &len, "presented_uncertainty_ns", presented, t->presented_uncertainty_ns);
+        field(line, sizeof line, &len, "refresh_interval_ns", t->flags & TIMECONV_FRAME_REFRESH_INTERVAL,
+              t->refresh_interval_ns);
+        field(line, sizeof line, &len, "frame_delay_us", t->flags & TIMECONV_FRAME_DELAY, t->frame_delay_us);
+        field(line, sizeof line, &len, "drawn_received_ns", rf & TIMECONV_FRAME_RECORD_DRAWN_RECEIVED,
+              r->drawn_received_ns);
+        field(line, sizeof line, &len, "timings_received_ns", rf & TIMECONV_FRAME_RECORD_TIMINGS_RECEIVED,
+              r->timings_received_ns);
+        if (len + 2 >= sizeof line)
+                return -ENOBUFS;
+        line[len++] = '}';
+        line[len++] = '\n';
+        errno = 0;
+        if (fwrite(line, 1, len, f) != len)
+                return errno > 0 ? -errno : -EIO;
         return 0;
 }

@@ -332,6 +332,37 @@ int timeconv_frame_convert(struct timeconv *tc, const struct timeconv_frame_draw
 int timeconv_frame_log_write(FILE *f, const struct timeconv_frame_times *frame);
 int timeconv_frame_log_write_fd(int fd, const struct timeconv_frame_times *frame);
 
+/* What a frame log row may say beyond struct timeconv_frame_times (flags of a record). */
+enum {
+        TIMECONV_FRAME_RECORD_WINDOW = 1,               /* window */
+        TIMECONV_FRAME_RECORD_DRAWN = 2,                /* times.drawn_ns: the frame was drawn */
+        TIMECONV_FRAME_RECORD_BEGIN = 4,                /* begin_ns */
+        TIMECONV_FRAME_RECORD_END = 8,                  /* end_ns */
+        TIMECONV_FRAME_RECORD_RAW = 16,                 /* drawn_x11_us (and, when presented, the offset) */
+        TIMECONV_FRAME_RECORD_DRAWN_RECEIVED = 32,      /* drawn_received_ns */
+        TIMECONV_FRAME_RECORD_TIMINGS_RECEIVED = 64     /* timings_received_ns */
+};
+
+/* A frame as a client saw it: its window, when it began and ended it (it set the counter),
+ * the values of the messages as they came, when they came, and what they convert to. Times
+ * are CLOCK_MONOTONIC ns. */
+struct timeconv_frame_record {
+        struct timeconv_frame_times times;      /* times.counter: the frame's end value */
+        unsigned record_flags;                  /* TIMECONV_FRAME_RECORD_*: which fields are known */
+        uint32_t window;                        /* the X window (or surface) id */
+        int64_t begin_ns;                       /* the counter set to the frame's odd begin value */
+        int64_t end_ns;                         /* the counter set to its even end value */
+        uint64_t drawn_x11_us;                  /* _NET_WM_FRAME_DRAWN's time as received */
+        int64_t presentation_offset_us;         /* _NET_WM_FRAME_TIMINGS' offset as received */
+        int64_t drawn_received_ns;              /* _NET_WM_FRAME_DRAWN arrived */
+        int64_t timings_received_ns;            /* _NET_WM_FRAME_TIMINGS arrived */
+};
+
+/* One line of the frame log for a record: the fields of timeconv_frame_log_write() and the
+ * record's, null where not known (see libtimeconv(3)). Errors as timeconv_frame_log_write(),
+ * and -EINVAL for record_flags outside TIMECONV_FRAME_RECORD_*. */
+int timeconv_frame_log_write_record(FILE *f, const struct timeconv_frame_record *record);
+
 #ifdef __cplusplus
 }
 #endif

@@ -130,6 +130,7 @@ static int flush(FramesParser *p) {
 
         for (size_t i = 0; i < p->n_rows && !presents; i++)
                 presents = frames_time_valid(p->rows[i].display_present_ns);
+        p->log->completed_only |= p->n_rows > 0 && !presents;
         for (size_t i = 0; i < p->n_rows; i++) {
                 GfxRow *r = &p->rows[i];
 

@@ -1,37 +1,115 @@
 /* SPDX-License-Identifier: MIT */
 
 /* libtimeconv's frame log: one JSON object per line for each EWMH frame,
- * {"counter":N,"drawn_ns":T,"drawn_uncertainty_ns":U,"presented_ns":T|null,
- *  "presented_uncertainty_ns":U|null,"refresh_interval_ns":T|null,"frame_delay_us":N|null},
- * all CLOCK_MONOTONIC ns. drawn is the desired time, presented the actual one (null: not
- * presented yet); there is no ready time. Keys this reader does not use are let be. */
+ * {"window":N,"counter":N,"begin_ns":T,"end_ns":T,"drawn_x11_us":N,"presentation_offset_us":N,
+ *  "drawn_ns":T,"drawn_uncertainty_ns":U,"presented_ns":T,"presented_uncertainty_ns":U,
+ *  "refresh_interval_ns":T,"frame_delay_us":N,"drawn_received_ns":T,"timings_received_ns":T},
+ * all CLOCK_MONOTONIC ns, any of them null but counter, "counter" and "drawn_ns" required (the
+ * older writer has only those two and presented_ns to frame_delay_us). Keys this reader does
+ * not know are let be.
+ *
+ * A log holds millions of rows, and a general JSON parser spends most of its time building
+ * objects: a row written as libtimeconv writes it (no blanks, integers or null, no escapes)
+ * is read in one pass here; anything else, and every error, goes through jansson. */
 
 #include <errno.h>
 #include <jansson.h>
+#include <string.h>
 
 #include "frames-internal.h"
 
-/* The integer at key: 1, 0 when it is null or absent and may be, or -EBADMSG. */
-static int get(FramesParser *p, json_t *o, const char *key, bool required, int64_t *ret,
-               FramesError *ret_error) {
-        json_t *v = json_object_get(o, key);
+enum {
+        K_WINDOW,
+        K_COUNTER,
+        K_BEGIN,
+        K_END,
+        K_DRAWN_X11,
+        K_OFFSET,
+        K_DRAWN,
+        K_DRAWN_UNC,
+        K_PRESENTED,
+        K_PRESENTED_UNC,
+        K_REFRESH,
+        K_DELAY,
+        K_DRAWN_RECEIVED,
+        K_TIMINGS_RECEIVED,
+        N_KEYS,
+};
 
-        if ((!v && !required) || json_is_null(v))
-                return required ? frames_fail(ret_error, p->line, "\"%s\" is null", key) : 0;
-        if (!v)
-                return frames_fail(ret_error, p->line, "no \"%s\"", key);
-        if (!json_is_integer(v))
-                return frames_fail(ret_error, p->line, "\"%s\" is not an integer", key);
-        *ret = (int64_t) json_integer_value(v);
-        return 1;
+/* In the order the writer puts them, each with its quotes and colon. */
+static const struct {
+        const char *text;
+        size_t size;
+} keys[N_KEYS] = {
+#define KEY(s) { "\"" s "\":", sizeof(s) + 2 }
+        KEY("window"), KEY("counter"), KEY("begin_ns"), KEY("end_ns"), KEY("drawn_x11_us"),
+        KEY("presentation_offset_us"), KEY("drawn_ns"), KEY("drawn_uncertainty_ns"), KEY("presented_ns"),
+        KEY("presented_uncertainty_ns"), KEY("refresh_interval_ns"), KEY("frame_delay_us"),
+        KEY("drawn_received_ns"), KEY("timings_received_ns"),
+#undef KEY
+};
+
+typedef struct Values {
+        int64_t v[N_KEYS];
+        unsigned seen, null;    /* bit k: key k was there; its value was null */
+} Values;
+
+static int find_key(const char *s, size_t n, size_t hint) {
+        if (n >= keys[hint].size && memcmp(s, keys[hint].text, keys[hint].size) == 0)
+                return (int) hint;
+        for (size_t k = 0; k < N_KEYS; k++)
+                if (n >= keys[k].size && memcmp(s, keys[k].text, keys[k].size) == 0)
+                        return (int) k;
+        return -1;
 }
 
-int frames_jsonl_line(FramesParser *p, const char *line, size_t size, FramesError *ret_error) {
-        int64_t counter = 0, drawn_ns = 0, presented_ns = 0, refresh_ns = 0;
+/* The row as libtimeconv writes it: 1 with *v filled (it starts zeroed), 0 when the line is
+ * anything else (*v is then garbage). */
+static int fast_row(const char *s, size_t n, Values *v) {
+        size_t i = 1, hint = 0;
+
+        if (n < 2 || s[0] != '{' || s[n - 1] != '}')
+                return 0;
+        for (;;) {
+                int k = find_key(s + i, n - i, hint);
+                bool negative;
+                uint64_t u = 0;
+                size_t start;
+
+                if (k < 0 || (v->seen & 1u << k))
+                        return 0;       /* an unknown key, or one twice */
+                v->seen |= 1u << k;
+                i += keys[k].size;
+                hint = (size_t) k + 1 < N_KEYS ? (size_t) k + 1 : 0;
+                if (n - i >= 4 && memcmp(s + i, "null", 4) == 0) {
+                        v->null |= 1u << k;
+                        i += 4;
+                } else {
+                        negative = s[i] == '-';
+                        i += negative;
+                        start = i;
+                        /* 18 digits cannot overflow; longer numbers, and a leading 0 before
+                         * another digit (not JSON), are jansson's. */
+                        while (i < n && i - start < 19 && (unsigned) (s[i] - '0') <= 9)
+                                u = u * 10 + (unsigned) (s[i++] - '0');
+                        if (i == start || i - start > 18 || (s[start] == '0' && i - start > 1))
+                                return 0;
+                        v->v[k] = negative ? -(int64_t) u : (int64_t) u;
+                }
+                if (s[i] == '}')
+                        break;
+                if (s[i] != ',')
+                        return 0;
+                i++;
+        }
+        return i == n - 1;
+}
+
+/* Any JSON object: 0 with *ret filled, or -EBADMSG. */
+static int slow_row(FramesParser *p, const char *line, size_t size, Values *ret, FramesError *ret_error) {
         json_error_t error;
+        Values v = {};
         json_t *o;
-        Frame f;
-        int r;
 
         o = json_loadb(line, size, JSON_REJECT_DUPLICATES, &error);
         if (!o)
@@ -40,27 +118,72 @@ int frames_jsonl_line(FramesParser *p, const char *line, size_t size, FramesErro
                 json_decref(o);
                 return frames_fail(ret_error, p->line, "not a JSON object");
         }
-        r = get(p, o, "counter", true, &counter, ret_error);
-        if (r >= 0)
-                r = get(p, o, "drawn_ns", true, &drawn_ns, ret_error);
-        if (r >= 0) {
-                r = get(p, o, "presented_ns", false, &presented_ns, ret_error);
-                if (r == 0)
-                        presented_ns = INT64_MAX;       /* not presented yet: pending */
-        }
-        if (r >= 0)
-                r = get(p, o, "refresh_interval_ns", false, &refresh_ns, ret_error);
-        json_decref(o);
-        if (r < 0)
-                return r;
-        if (counter < 0)
-                return frames_fail(ret_error, p->line, "\"counter\" is negative");
+        for (size_t k = 0; k < N_KEYS; k++) {
+                char name[32];
+                json_t *j;
 
-        f = (Frame) {
-                .present_ns = presented_ns,
-                .desired_ns = frames_time_valid(drawn_ns) ? drawn_ns : FRAMES_NO_TIME,
-                .ready_ns = FRAMES_NO_TIME,
-                .refresh_ns = refresh_ns > 0 ? refresh_ns : 0,
+                snprintf(name, sizeof(name), "%.*s", (int) keys[k].size - 3, keys[k].text + 1);
+                j = json_object_get(o, name);
+                if (!j)
+                        continue;
+                v.seen |= 1u << k;
+                if (json_is_null(j))
+                        v.null |= 1u << k;
+                else if (json_is_integer(j))
+                        v.v[k] = (int64_t) json_integer_value(j);
+                else {
+                        json_decref(o);
+                        return frames_fail(ret_error, p->line, "\"%s\" is not an integer", name);
+                }
+        }
+        json_decref(o);
+        *ret = v;
+        return 0;
+}
+
+static int64_t time_or_none(const Values *v, unsigned k) {
+        return (v->seen & 1u << k) && !(v->null & 1u << k) ? v->v[k] : FRAMES_NO_TIME;
+}
+
+int frames_jsonl_line(FramesParser *p, const char *line, size_t size, FramesError *ret_error) {
+        unsigned present;
+        Values v = {};
+        FramesRow row;
+        int64_t window;
+        int r;
+
+        if (!fast_row(line, size, &v)) {
+                r = slow_row(p, line, size, &v, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        present = v.seen & ~v.null;
+        if (!(v.seen & 1u << K_COUNTER))
+                return frames_fail(ret_error, p->line, "no \"counter\"");
+        if (!(present & 1u << K_COUNTER))
+                return frames_fail(ret_error, p->line, "\"counter\" is null");
+        if (!(v.seen & 1u << K_DRAWN))
+                return frames_fail(ret_error, p->line, "no \"drawn_ns\"");
+        if (v.v[K_COUNTER] < 0)
+                return frames_fail(ret_error, p->line, "\"counter\" is negative");
+        if ((present & 1u << K_WINDOW) && v.v[K_WINDOW] < 0)
+                return frames_fail(ret_error, p->line, "\"window\" is negative");
+
+        window = present & 1u << K_WINDOW ? v.v[K_WINDOW] : FRAMES_NO_WINDOW;
+        row = (FramesRow) {
+                .counter = (uint64_t) v.v[K_COUNTER],
+                .begin_ns = time_or_none(&v, K_BEGIN),
+                .end_ns = time_or_none(&v, K_END),
+                .drawn_x11_us = time_or_none(&v, K_DRAWN_X11),
+                .presentation_offset_us = time_or_none(&v, K_OFFSET),
+                .drawn_ns = time_or_none(&v, K_DRAWN),
+                .drawn_uncertainty_ns = time_or_none(&v, K_DRAWN_UNC),
+                .presented_ns = time_or_none(&v, K_PRESENTED),
+                .presented_uncertainty_ns = time_or_none(&v, K_PRESENTED_UNC),
+                .refresh_ns = time_or_none(&v, K_REFRESH) > 0 ? v.v[K_REFRESH] : 0,
+                .frame_delay_us = time_or_none(&v, K_DELAY),
+                .drawn_received_ns = time_or_none(&v, K_DRAWN_RECEIVED),
+                .timings_received_ns = time_or_none(&v, K_TIMINGS_RECEIVED),
         };
-        return frames_log_add(p->log, &f) < 0 ? -ENOMEM : 0;
+        return frames_log_add_row(p->log, window, &row);
 }

@@ -29,14 +29,19 @@ int frames_log_new(FramesLog **ret) {
 }
 
 FramesLog *frames_log_free(FramesLog *log) {
-        if (log)
+        if (log) {
                 free(log->frames);
+                for (size_t i = 0; i < log->n_windows; i++)
+                        free(log->windows[i].rows);
+                free(log->windows);
+        }
         free(log);
         return NULL;
 }
 
 int frames_log_add(FramesLog *log, const Frame *f) {
         log->rows++;
+        log->android_rows++;
         if (f->present_ns == INT64_MAX) {
                 log->pending++;
                 return 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
-/* The report of `timeconv frames`. Text says "n/a" and JSON null where a figure cannot be
- * computed (fewer than two frames, no desired times, no refresh period). */
+/* The report of `timeconv frames` and of its probe. Text says "n/a" and JSON null where a
+ * figure cannot be computed (fewer than two frames, no desired times, no refresh period). */
 
 #include <inttypes.h>
 #include <math.h>
@@ -48,10 +48,69 @@ static void text_per_second(FILE *f, const FramesStats *s) {
         fprintf(f, "; per second over %zu s: %" PRIu32 " to %" PRIu32, s->n_seconds, min, max);
 }
 
-void frames_report_text(FILE *f, const char *format, const FramesLog *log, const FramesStats *s) {
-        fprintf(f, "input           %s, %" PRIu64 " dump%s, %" PRIu64 " rows (%" PRIu64
-                " pending, %" PRIu64 " unused or repeated)\n", format, log->dumps,
-                log->dumps == 1 ? "" : "s", log->rows, log->pending, log->dropped);
+static void text_spread(FILE *f, const char *label, const FramesSpread *v, size_t n, const char *why) {
+        fputs(label, f);
+        if (n == 0) {
+                fprintf(f, "n/a (%s)\n", why);
+                return;
+        }
+        text_ms(f, "mean ", v->mean_ms);
+        text_ms(f, " ms, p50 ", v->p50_ms);
+        text_ms(f, ", p90 ", v->p90_ms);
+        text_ms(f, ", p99 ", v->p99_ms);
+        text_ms(f, ", min ", v->min_ms);
+        text_ms(f, ", max ", v->max_ms);
+        fprintf(f, " (%zu frames)\n", n);
+}
+
+static void text_window(FILE *f, const FramesSection *sec) {
+        if (sec->window == FRAMES_NO_WINDOW)
+                fputs("window          not named in the log", f);
+        else
+                fprintf(f, "window          0x%" PRIx64, (uint64_t) sec->window);
+        fprintf(f, ": %" PRIu64 " rows, %zu drawn (%" PRIu64 " never), %zu presented\n", sec->rows,
+                sec->desktop_stats.n_drawn, sec->not_drawn, sec->desktop_stats.n_presented);
+}
+
+static void text_timed_by(FILE *f, const FramesSection *sec) {
+        fprintf(f, "timed by        %s", frames_timed_by_name(sec->timed_by));
+        if (sec->timed_by == FRAMES_TIMED_BY_DRAWN)
+                fputs(" (no presentation time in the log: rate, intervals and janks are of the drawn "
+                      "times)", f);
+        else if (sec->timed_by == FRAMES_TIMED_BY_COMPLETED)
+                fputs(" (no present times in the dump: FrameCompleted stands in)", f);
+        fputc('\n', f);
+}
+
+static void text_desktop(FILE *f, const FramesDesktopStats *d) {
+        fputs("client rate    ", f);
+        text_ms(f, " ", d->client_fps);
+        fprintf(f, " FPS (the frames' begin times, %zu frames)\n", d->n_client);
+        text_spread(f, "end->drawn      ", &d->end_to_drawn, d->n_end_to_drawn, "no frame end times");
+        text_spread(f, "drawn->presented ", &d->drawn_to_presented, d->n_drawn_to_presented,
+                    "no presentation times");
+        text_spread(f, "FRAME_DRAWN msg ", &d->drawn_message, d->n_drawn_message, "no arrival times");
+        text_spread(f, "FRAME_TIMINGS msg ", &d->timings_message, d->n_timings_message, "no arrival times");
+        fputs("compositor clock ", f);
+        if (d->n_clock == 0)
+                fputs("n/a (no drawn times as sent)", f);
+        else if (d->n_clock_identity == d->n_clock)
+                fprintf(f, "identity: the drawn times as sent are CLOCK_MONOTONIC us (%zu of %zu frames)",
+                        d->n_clock_identity, d->n_clock);
+        else
+                fprintf(f, "not identity: sent - converted p50 %.3f ms (identity on %zu of %zu frames)",
+                        d->clock_offset.p50_ms, d->n_clock_identity, d->n_clock);
+        fputs("\ncausality       ", f);
+        if (d->n_causal == 0)
+                fputs("n/a (no frame end or arrival times)\n", f);
+        else
+                fprintf(f, "%zu of %zu drawn times outside [frame end, FRAME_DRAWN arrival] by more than "
+                        "their bound\n", d->n_causal_outside, d->n_causal);
+}
+
+static void text_section(FILE *f, const FramesSection *sec) {
+        const FramesStats *s = &sec->stats;
+
         fprintf(f, "frames          %zu", s->n_frames);
         if (!isnan(s->span_s))
                 fprintf(f, " over %.3f s", s->span_s);
@@ -90,6 +149,26 @@ void frames_report_text(FILE *f, const char *format, const FramesLog *log, const
         fputs(", Chromium ", f);
         text_count(f, s->chromium_jank);
         fputc('\n', f);
+        if (sec->desktop)
+                text_desktop(f, &sec->desktop_stats);
+}
+
+void frames_report_text(FILE *f, const FramesReport *r) {
+        fprintf(f, "input           %s, %" PRIu64 " dump%s, %" PRIu64 " rows (%" PRIu64
+                " pending, %" PRIu64 " unused or repeated)\n", r->format, r->dumps,
+                r->dumps == 1 ? "" : "s", r->rows, r->pending, r->dropped);
+        if (r->n_sections > 1)
+                fprintf(f, "sections        %zu (--window ID shows one window)\n", r->n_sections);
+        for (size_t i = 0; i < r->n_sections; i++) {
+                const FramesSection *sec = &r->sections[i];
+
+                if (r->n_sections > 1)
+                        fputc('\n', f);
+                if (sec->desktop)
+                        text_window(f, sec);
+                text_timed_by(f, sec);
+                text_section(f, sec);
+        }
 }
 
 static void json_number(FILE *f, const char *key, double v, const char *after) {
@@ -110,13 +189,41 @@ static double ms_or_nan(int64_t ns) {
         return ns > 0 ? (double) ns / 1e6 : NAN;
 }
 
-void frames_report_json(FILE *f, const char *format, const FramesLog *log, const FramesStats *s) {
+static void json_spread(FILE *f, const char *key, const FramesSpread *v, size_t n, const char *after) {
+        fprintf(f, "\"%s\":{", key);
+        json_number(f, "mean", v->mean_ms, ",");
+        json_number(f, "p50", v->p50_ms, ",");
+        json_number(f, "p90", v->p90_ms, ",");
+        json_number(f, "p99", v->p99_ms, ",");
+        json_number(f, "min", v->min_ms, ",");
+        json_number(f, "max", v->max_ms, ",");
+        fprintf(f, "\"frames\":%zu}%s", n, after);
+}
+
+static void json_desktop(FILE *f, const FramesSection *sec) {
+        const FramesDesktopStats *d = &sec->desktop_stats;
+        const char *verdict = d->n_clock == 0 ? "null" :
+                              d->n_clock_identity == d->n_clock ? "\"identity\"" : "\"not identity\"";
+
+        fprintf(f, "\"desktop\":{\"rows\":%zu,\"drawn\":%zu,\"not_drawn\":%" PRIu64 ",\"presented\":%zu,",
+                d->n_rows, d->n_drawn, sec->not_drawn, d->n_presented);
+        json_number(f, "client_fps", d->client_fps, ",");
+        json_spread(f, "end_to_drawn_ms", &d->end_to_drawn, d->n_end_to_drawn, ",");
+        json_spread(f, "drawn_to_presented_ms", &d->drawn_to_presented, d->n_drawn_to_presented, ",");
+        json_spread(f, "frame_drawn_message_ms", &d->drawn_message, d->n_drawn_message, ",");
+        json_spread(f, "frame_timings_message_ms", &d->timings_message, d->n_timings_message, ",");
+        fprintf(f, "\"compositor_clock\":{\"verdict\":%s,\"frames\":%zu,\"identity\":%zu,", verdict,
+                d->n_clock, d->n_clock_identity);
+        json_number(f, "offset_p50_ms", d->clock_offset.p50_ms, "},");
+        fprintf(f, "\"causality\":{\"frames\":%zu,\"outside\":%zu}}", d->n_causal, d->n_causal_outside);
+}
+
+/* The figures of a section, without braces; the keys of the report before windows. */
+static void json_figures(FILE *f, const FramesSection *sec) {
+        const FramesStats *s = &sec->stats;
         const FramesSpread *i = &s->interval;
 
-        /* format is one of the fixed names of frames_format_name() or "mixed": no escaping. */
-        fprintf(f, "{\"format\":\"%s\",\"dumps\":%" PRIu64 ",\"rows\":{\"read\":%" PRIu64
-                ",\"pending\":%" PRIu64 ",\"dropped\":%" PRIu64 "},\"frames\":%zu,",
-                format, log->dumps, log->rows, log->pending, log->dropped, s->n_frames);
+        fprintf(f, "\"timed_by\":\"%s\",\"frames\":%zu,", frames_timed_by_name(sec->timed_by), s->n_frames);
         json_number(f, "span_s", s->span_s, ",");
         json_number(f, "fps", s->fps, ",\"fps_per_second\":");
         if (s->per_second_too_long)
@@ -147,5 +254,38 @@ void frames_report_json(FILE *f, const char *format, const FramesLog *log, const
         json_number(f, "refresh_period_max_ms", ms_or_nan(s->refresh_max_ns), ",\"janks\":{");
         json_count(f, "perfdog_jank", s->perfdog_jank, ",");
         json_count(f, "perfdog_bigjank", s->perfdog_bigjank, ",");
-        json_count(f, "chromium", s->chromium_jank, "}}\n");
+        json_count(f, "chromium", s->chromium_jank, "}");
+        if (sec->desktop) {
+                fputc(',', f);
+                json_desktop(f, sec);
+        }
+}
+
+void frames_report_json(FILE *f, const FramesReport *r) {
+        /* format is one of the fixed names of frames_format_name() or "mixed": no escaping. */
+        fprintf(f, "{\"format\":\"%s\",\"dumps\":%" PRIu64 ",\"rows\":{\"read\":%" PRIu64
+                ",\"pending\":%" PRIu64 ",\"dropped\":%" PRIu64 "},", r->format, r->dumps, r->rows,
+                r->pending, r->dropped);
+        /* One section: its figures at the top too, where they always were. */
+        if (r->n_sections == 1) {
+                json_figures(f, &r->sections[0]);
+                fputc(',', f);
+        }
+        fputs("\"windows\":[", f);
+        for (size_t i = 0; i < r->n_sections; i++) {
+                const FramesSection *sec = &r->sections[i];
+
+                fputs(i ? ",{" : "{", f);
+                fprintf(f, "\"source\":\"%s\",", sec->desktop ? "frame log" : "android");
+                if (sec->window == FRAMES_NO_WINDOW)
+                        fputs("\"window\":null,", f);
+                else
+                        fprintf(f, "\"window\":%" PRId64 ",", sec->window);
+                fprintf(f, "\"rows\":{\"read\":%" PRIu64 ",\"pending\":%" PRIu64 ",\"dropped\":%" PRIu64
+                        ",\"not_drawn\":%" PRIu64 "},", sec->rows, sec->series->pending, sec->series->dropped,
+                        sec->not_drawn);
+                json_figures(f, sec);
+                fputc('}', f);
+        }
+        fputs("]}\n", f);
 }

@@ -131,11 +131,15 @@ static size_t rank(unsigned p, size_t m) {
         return r > 0 ? r - 1 : 0;
 }
 
-static void spread(int64_t *d, size_t m, FramesSpread *ret) {
+void frames_spread(int64_t *d, size_t m, FramesSpread *ret) {
         size_t k50 = rank(50, m), k90 = rank(90, m), k99 = rank(99, m);
         int64_t min = INT64_MAX, max = INT64_MIN;
         double sum = 0;
 
+        if (m == 0) {
+                *ret = (FramesSpread) { NAN, NAN, NAN, NAN, NAN, NAN };
+                return;
+        }
         for (size_t i = 0; i < m; i++) {
                 sum += (double) d[i];
                 min = d[i] < min ? d[i] : min;
@@ -248,7 +252,7 @@ static int intervals(const Frame *frames, size_t n, int64_t default_refresh_ns, 
         }
         frames_janks_perfdog(d, m, s->marks, &s->perfdog_jank, &s->perfdog_bigjank);
         s->chromium_jank = frames_janks_chromium(d, refresh_ns, m, s->marks);
-        spread(d, m, &s->interval);     /* reorders d */
+        frames_spread(d, m, &s->interval);      /* reorders d */
         s->jitter_ms = jitter_ms(d, m, s->interval.mean_ms);
         r = per_second(frames, n, s);
 finish:

@@ -43,6 +43,9 @@ typedef struct FramesStats {
         uint8_t *marks;                 /* n_frames - 1 of FRAMES_MARK_*, or NULL */
 } FramesStats;
 
+/* The spread of d[0..m) (ns) in ms, all NAN when m is 0. Reorders d. */
+void frames_spread(int64_t *d, size_t m, FramesSpread *ret);
+
 /* default_refresh_ns (0: none) stands for the refresh period of frames that do not say theirs.
  * 0 or -ENOMEM; *ret is written only on success and released with frames_stats_done(). */
 int frames_stats_compute(const Frame *frames, size_t n_frames, int64_t default_refresh_ns,

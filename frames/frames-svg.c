@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 
 /* The plot of `timeconv frames --plot`: frame intervals over time, gridlines at whole refresh
- * periods, PerfDog and Chromium janks marked. Past a few thousand intervals the line becomes
- * one min-max bar per pixel column, so that a day-long capture stays a small file. */
+ * periods, PerfDog and Chromium janks marked; for a window of the frame log, a second panel of
+ * its desktop latencies (frame end -> drawn, drawn -> presented) on the same time axis. Past a
+ * few thousand points a line becomes one min-max bar per pixel column, so that a day-long
+ * capture stays a small file. */
 
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 
-#include "frames-stats.h"
+#include "frames-report.h"
 
 #define WIDTH 960
 #define HEIGHT 480
@@ -20,6 +22,10 @@
 #define PLOT_H (HEIGHT - TOP - BOTTOM)
 #define MAX_GRIDLINES 12
 #define MAX_MARKS 20000
+/* The desktop panel, below the intervals. */
+#define PANEL_TOP (HEIGHT + 16)
+#define PANEL_H 200
+#define PANEL_HEIGHT (PANEL_TOP + PANEL_H + 48)
 
 typedef struct Axes {
         int64_t t0_ns;
@@ -143,12 +149,120 @@ static void legend(FILE *f, const FramesStats *s) {
                         LEFT + 400, (double) s->refresh_ns / 1e6);
 }
 
-int frames_plot_svg(FILE *f, const Frame *frames, const FramesStats *s) {
+/* One latency of the rows over time: the value for row i, FRAMES_NO_TIME when it has none. */
+typedef int64_t (*LatencyOf)(const FramesRow *row);
+
+static int64_t end_to_drawn(const FramesRow *row) {
+        return row->end_ns != FRAMES_NO_TIME && frames_time_valid(row->drawn_ns) ? row->drawn_ns - row->end_ns
+                                                                                   : FRAMES_NO_TIME;
+}
+
+static int64_t drawn_to_presented(const FramesRow *row) {
+        return frames_time_valid(row->drawn_ns) && frames_time_valid(row->presented_ns) ?
+                row->presented_ns - row->drawn_ns : FRAMES_NO_TIME;
+}
+
+static double panel_y(double v_ms, double ymax_ms) {
+        double v = v_ms < 0 ? 0 : v_ms < ymax_ms ? v_ms : ymax_ms;
+
+        return PANEL_TOP + PANEL_H - v / ymax_ms * PANEL_H;
+}
+
+/* x: the drawn time on the intervals' axis, kept inside the plot. */
+static double panel_x(const Axes *a, const FramesRow *row) {
+        double x = x_of(a, row->drawn_ns);
+
+        return x < LEFT ? LEFT : x > LEFT + PLOT_W ? LEFT + PLOT_W : x;
+}
+
+static void latency_line(FILE *f, const Axes *a, const FramesWindow *w, LatencyOf of, const char *cls,
+                         double ymax_ms) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < w->n_rows; i++)
+                n += of(&w->rows[i]) != FRAMES_NO_TIME;
+        if (n == 0)
+                return;
+        fprintf(f, "<path class=\"%s\" d=\"", cls);
+        if (n <= 2 * PLOT_W) {
+                bool first = true;
+
+                for (size_t i = 0; i < w->n_rows; i++) {
+                        int64_t v = of(&w->rows[i]);
+
+                        if (v == FRAMES_NO_TIME)
+                                continue;
+                        fprintf(f, "%c%.1f,%.1f", first ? 'M' : 'L', panel_x(a, &w->rows[i]),
+                                panel_y((double) v / 1e6, ymax_ms));
+                        first = false;
+                }
+        } else
+                /* One bar per pixel column, as the intervals. */
+                for (size_t i = 0; i < w->n_rows;) {
+                        int column = (int) (panel_x(a, &w->rows[i]) - LEFT);
+                        double lo = INFINITY, hi = -INFINITY;
+
+                        for (; i < w->n_rows && (int) (panel_x(a, &w->rows[i]) - LEFT) == column; i++) {
+                                int64_t v = of(&w->rows[i]);
+
+                                if (v == FRAMES_NO_TIME)
+                                        continue;
+                                lo = fmin(lo, (double) v / 1e6);
+                                hi = fmax(hi, (double) v / 1e6);
+                        }
+                        if (lo <= hi)
+                                fprintf(f, "M%d,%.1fV%.1f", LEFT + column, panel_y(lo, ymax_ms),
+                                        panel_y(hi, ymax_ms) - 0.5);
+                }
+        fputs("\"/>\n", f);
+}
+
+static void desktop_panel(FILE *f, const Axes *a, const FramesSection *sec) {
+        const FramesDesktopStats *d = &sec->desktop_stats;
+        double ymax_ms = 1;
+
+        /* Clipped like the intervals: a pause of seconds would flatten the rest. */
+        if (d->n_end_to_drawn > 0)
+                ymax_ms = fmax(ymax_ms, fmin(d->end_to_drawn.max_ms, 4 * d->end_to_drawn.p99_ms));
+        if (d->n_drawn_to_presented > 0)
+                ymax_ms = fmax(ymax_ms, fmin(d->drawn_to_presented.max_ms, 4 * d->drawn_to_presented.p99_ms));
+        ymax_ms *= 1.05;
+
+        fprintf(f, "<path class=\"axis\" d=\"M%d,%dV%dH%d\"/>\n", LEFT, PANEL_TOP, PANEL_TOP + PANEL_H,
+                LEFT + PLOT_W);
+        for (int k = 0; k <= 4; k++) {
+                double v = ymax_ms * k / 4, y = panel_y(v, ymax_ms);
+
+                fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", LEFT, y,
+                        LEFT + PLOT_W, y);
+                fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.2f</text>\n", LEFT - 6, y + 4, v);
+        }
+        fprintf(f, "<text transform=\"translate(16,%d) rotate(-90)\" text-anchor=\"middle\">latency (ms)</text>\n",
+                PANEL_TOP + PANEL_H / 2);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"title\">desktop latencies</text>"
+                "<path class=\"end-to-drawn\" d=\"M%d,%dh16\"/><text x=\"%d\" y=\"%d\">frame end -&gt; drawn "
+                "(p50 %.3f ms, %zu frames)</text>"
+                "<path class=\"drawn-to-presented\" d=\"M%d,%dh16\"/><text x=\"%d\" y=\"%d\">drawn -&gt; presented "
+                "(%s)</text>\n",
+                LEFT, PANEL_TOP - 2, LEFT + 170, PANEL_TOP - 6, LEFT + 190, PANEL_TOP - 2,
+                d->end_to_drawn.p50_ms, d->n_end_to_drawn, LEFT + 470, PANEL_TOP - 6, LEFT + 490, PANEL_TOP - 2,
+                d->n_drawn_to_presented ? "presented" : "no presentation times");
+        if (sec->window_rows) {
+                latency_line(f, a, sec->window_rows, end_to_drawn, "end-to-drawn", ymax_ms);
+                latency_line(f, a, sec->window_rows, drawn_to_presented, "drawn-to-presented", ymax_ms);
+        }
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time since the first frame (s), "
+                "at the drawn time</text>\n", LEFT + PLOT_W / 2, PANEL_TOP + PANEL_H + 36);
+}
+
+static int plot(FILE *f, const Frame *frames, const FramesStats *s, const FramesSection *desktop) {
         size_t m = s->n_frames >= 2 ? s->n_frames - 1 : 0;
+        int height = desktop ? PANEL_HEIGHT : HEIGHT;
         Axes a = { .ymax_ms = 1 };
 
-        if (m > 0) {
+        if (s->n_frames > 0)
                 a.t0_ns = frames[0].present_ns;
+        if (m > 0) {
                 a.span_ns = (double) (frames[m].present_ns - frames[0].present_ns);
                 /* One pause of seconds would flatten the rest: clip at four times the p99. */
                 a.ymax_ms = fmin(s->interval.max_ms, 4 * s->interval.p99_ms);
@@ -162,9 +276,11 @@ int frames_plot_svg(FILE *f, const Frame *frames, const FramesStats *s) {
                 "<style>.grid{stroke:#bbb;stroke-dasharray:4 3}.axis{stroke:#000;fill:none}"
                 ".intervals{stroke:#1f5fa8;stroke-width:1;fill:none}.perfdog-jank{fill:#f39c12}"
                 ".perfdog-bigjank{fill:#d62728}.chromium-jank{fill:#6a3d9a}.small{font-size:10px}"
-                ".title{font-size:14px;font-weight:bold}</style>\n"
+                ".title{font-size:14px;font-weight:bold}%s</style>\n"
                 "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n",
-                WIDTH, HEIGHT, WIDTH, HEIGHT);
+                WIDTH, height, WIDTH, height,
+                desktop ? ".end-to-drawn{stroke:#e6550d;stroke-width:1;fill:none}"
+                          ".drawn-to-presented{stroke:#31a354;stroke-width:1;fill:none}" : "");
         legend(f, s);
         fprintf(f, "<path class=\"axis\" d=\"M%d,%dV%dH%d\"/>\n", LEFT, TOP, TOP + PLOT_H, LEFT + PLOT_W);
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time since the first frame (s)</text>\n",
@@ -178,6 +294,16 @@ int frames_plot_svg(FILE *f, const Frame *frames, const FramesStats *s) {
         } else
                 fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">fewer than two frames</text>\n",
                         LEFT + PLOT_W / 2, TOP + PLOT_H / 2);
+        if (desktop)
+                desktop_panel(f, &a, desktop);
         fputs("</svg>\n", f);
         return ferror(f) ? -EIO : 0;
+}
+
+int frames_plot_svg(FILE *f, const Frame *frames, const FramesStats *s) {
+        return plot(f, frames, s, NULL);
+}
+
+int frames_plot_svg_section(FILE *f, const FramesSection *sec) {
+        return plot(f, sec->series->frames, &sec->stats, sec->desktop ? sec : NULL);
 }

@@ -2,8 +2,9 @@
 #pragma once
 
 /* Frame timings read from `dumpsys SurfaceFlinger --latency`, `dumpsys gfxinfo PKG framestats`
- * and libtimeconv's JSON Lines frame log, merged into one series of presented frames. The CLI
- * feeds lines and prints; this part does no I/O, so a fuzzer can drive it with bytes. */
+ * and libtimeconv's JSON Lines frame log. Android's dumps merge into one series of presented
+ * frames; the frame log's rows are kept per window (frames-desktop.h makes their series). The
+ * CLI feeds lines and prints; this part does no I/O, so a fuzzer can drive it with bytes. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,7 +20,30 @@ typedef struct Frame {
         int64_t refresh_ns;     /* the display's refresh period at that time; 0 if unknown */
 } Frame;
 
-/* The merged series: present times strictly increase. */
+/* One row of the EWMH frame log (libtimeconv's timeconv_frame_log_write[_record]()). Times
+ * are CLOCK_MONOTONIC ns, FRAMES_NO_TIME where the row has null or lacks the field. */
+typedef struct FramesRow {
+        uint64_t counter;
+        int64_t begin_ns, end_ns;               /* the client began / ended the frame */
+        int64_t drawn_x11_us;                   /* _NET_WM_FRAME_DRAWN's time as received */
+        int64_t presentation_offset_us;         /* _NET_WM_FRAME_TIMINGS' offset as received */
+        int64_t drawn_ns, drawn_uncertainty_ns; /* drawn_ns FRAMES_NO_TIME: never drawn */
+        int64_t presented_ns, presented_uncertainty_ns;
+        int64_t refresh_ns;                     /* 0: unknown */
+        int64_t frame_delay_us;
+        int64_t drawn_received_ns, timings_received_ns;
+} FramesRow;
+
+/* The rows of one window, in the order of the log. */
+typedef struct FramesWindow {
+        int64_t id;                     /* the X window; FRAMES_NO_WINDOW: rows that did not say */
+        FramesRow *rows;
+        size_t n_rows, n_allocated;
+} FramesWindow;
+
+#define FRAMES_NO_WINDOW INT64_C(-1)
+
+/* Android's merged series (present times strictly increase) and the frame log's windows. */
 typedef struct FramesLog {
         Frame *frames;
         size_t n_frames, n_allocated;
@@ -27,6 +51,11 @@ typedef struct FramesLog {
         uint64_t pending;       /* rows whose present fence had not signalled yet */
         uint64_t dropped;       /* unused rows, and frames already kept from an earlier dump */
         uint64_t dumps;         /* dumps (SurfaceFlinger) or PROFILEDATA sections (gfxinfo) */
+        bool completed_only;    /* gfxinfo sections without present times: FrameCompleted stood in */
+        uint64_t android_rows;  /* of rows, those of Android dumps */
+        FramesWindow *windows;  /* the frame log's rows, by window in order of appearance */
+        size_t n_windows, n_windows_allocated;
+        size_t last_window;     /* where the previous row went: rows come in runs */
 } FramesLog;
 
 int frames_log_new(FramesLog **ret);
@@ -35,6 +64,9 @@ FramesLog *frames_log_free(FramesLog *log);
 /* A row: kept when its present time is valid and later than the last kept one (which drops
  * unused rows and the frames that successive dumps repeat). 1 kept, 0 dropped, or -ENOMEM. */
 int frames_log_add(FramesLog *log, const Frame *f);
+
+/* A row of the frame log, to its window's rows. 0 or -ENOMEM. */
+int frames_log_add_row(FramesLog *log, int64_t window, const FramesRow *row);
 
 /* Whether t is a time a dump means (not 0, negative or the pending INT64_MAX). */
 static inline bool frames_time_valid(int64_t t) {

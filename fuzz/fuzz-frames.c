@@ -6,6 +6,7 @@
 
 #include <errno.h>
 
+#include "frames-report.h"
 #include "frames-stats.h"
 #include "frames.h"
 #include "fuzz-input.h"
@@ -78,6 +79,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         fclose(sink);
                 }
                 frames_stats_done(&stats);
+        }
+
+        /* The frame log's windows: each a series the statistics take, and a report. */
+        {
+                FramesReport *report = NULL;
+
+                r = frames_report_new(log, "fuzz", 16666667, FRAMES_NO_WINDOW, &report);
+                fuzz_check(r == 0 || r == -ENOMEM, "report returned %d", r);
+                for (size_t i = 0; r == 0 && i < report->n_sections; i++)
+                        check_stats(report->sections[i].series, &report->sections[i].stats);
+                if (r == 0 && (sink = fopen("/dev/null", "we"))) {
+                        frames_report_text(sink, report);
+                        frames_report_json(sink, report);
+                        for (size_t i = 0; i < report->n_sections; i++)
+                                fuzz_check(frames_plot_svg_section(sink, &report->sections[i]) == 0, "plot failed");
+                        fclose(sink);
+                }
+                frames_report_free(report);
         }
 
         frames_log_free(log);

@@ -23,6 +23,7 @@
 
 #define PLOT_WIDTH 960
 #define PLOT_HEIGHT 480
+#define PLOT_DESKTOP_HEIGHT 744
 
 static const char *tc_path, *data_dir;
 static char tmp_dir[] = "/tmp/test-frames-cli-XXXXXX";
@@ -90,6 +91,13 @@ static int frames(const char *stdin_path, ...) {
         return run_in(stdin_path, argv);
 }
 
+/* A usage error's exit status: 2, or EX_USAGE (64) since the CLI took sysexits.h's. */
+static bool usage(int status) {
+        if (status != 2 && status != 64)
+                diag("exit status %d", status);
+        return status == 2 || status == 64;
+}
+
 static json_t *json_out(void) {
         json_error_t e;
         json_t *j = json_loads(out ? out : "", 0, &e);
@@ -139,8 +147,9 @@ static void test_json(void) {
            json_integer_value(at(j, "late_frames")) == 1, "--json: the figures of sf-basic");
         json_decref(j);
 
-        /* Nothing computable without two frames: null, not 0. */
-        is_int(frames(NULL, "--json", "@sf-zero.txt", NULL), 0, "no frames: exit 0");
+        /* Nothing computable without two frames: null, not 0, and a failure. */
+        is_int(frames(NULL, "--json", "@sf-zero.txt", NULL), 1, "no frames: exit 1");
+        ok(strstr(err, "no figure could be computed") != NULL, "no frames: says so");
         j = json_out();
         for (size_t i = 1; i < sizeof(keys) / sizeof(keys[0]); i++)
                 if (i != 2 && !json_is_null(at(j, keys[i]))) {
@@ -162,6 +171,50 @@ static void test_json(void) {
         ok(json_integer_value(at(j, "frames")) == 3 && json_integer_value(at(j, "rows.pending")) == 1 &&
            !strcmp(json_string_value(at(j, "format")), "frame log"), "frame log: 3 frames, 1 pending");
         json_decref(j);
+}
+
+/* The frame log by window: desktop.jsonl (its figures in test-frames-stats.c). */
+static void test_desktop(void) {
+        json_t *j;
+
+        is_int(frames(NULL, "@desktop.jsonl", NULL), 0, "desktop: exit 0");
+        ok(strstr(out, "sections        2") && strstr(out, "window          0x200003: 5 rows, 4 drawn (1 never)") &&
+           strstr(out, "window          0x400005: 3 rows") && strstr(out, "timed by        drawn (no presentation"),
+           "desktop text: a section per window, timed by drawn");
+        ok(strstr(out, "end->drawn      mean 9.000 ms, p50 1.000") &&
+           strstr(out, "drawn->presented n/a (no presentation times)") &&
+           strstr(out, "FRAME_DRAWN msg mean 0.750 ms") &&
+           strstr(out, "not identity: sent - converted p50 0.000 ms (identity on 3 of 4 frames)") &&
+           strstr(out, "1 of 4 drawn times outside"), "desktop text: latencies, clock, causality");
+
+        is_int(frames(NULL, "--json", "@desktop.jsonl", NULL), 0, "desktop --json: exit 0");
+        j = json_out();
+        ok(json_array_size(at(j, "windows")) == 2 && !at(j, "fps") &&
+           json_integer_value(at(json_array_get(at(j, "windows"), 0), "window")) == 0x200003 &&
+           !strcmp(json_string_value(at(json_array_get(at(j, "windows"), 0), "timed_by")), "drawn") &&
+           json_real_value(at(json_array_get(at(j, "windows"), 1), "fps")) == 31.25 &&
+           json_real_value(at(json_array_get(at(j, "windows"), 0), "desktop.end_to_drawn_ms.p90")) == 17.0 &&
+           json_is_null(at(json_array_get(at(j, "windows"), 0), "desktop.drawn_to_presented_ms.p50")),
+           "desktop --json: two windows, no figures at the top");
+        json_decref(j);
+
+        is_int(frames(NULL, "--json", "--window", "0x400005", "@desktop.jsonl", NULL), 0, "--window: exit 0");
+        j = json_out();
+        ok(json_array_size(at(j, "windows")) == 1 && json_real_value(at(j, "fps")) == 31.25 &&
+           json_integer_value(at(j, "rows.read")) == 3, "--window 0x400005: its figures at the top");
+        json_decref(j);
+        is_int(frames(NULL, "--window", "4194309", "@desktop.jsonl", NULL), 0, "--window in decimal");
+        is_int(frames(NULL, "--window", "0x1234", "@desktop.jsonl", NULL), 1, "--window not in the log: exit 1");
+        ok(strstr(err, "no window 0x1234") != NULL, "and says which");
+        ok(usage(frames(NULL, "--window", "x", "@desktop.jsonl", NULL)), "--window x: a usage error");
+
+        /* The older writer's rows, with presentation: timed by it. */
+        is_int(frames(NULL, "@frames.jsonl", NULL), 0, "frames.jsonl text: exit 0");
+        ok(strstr(out, "timed by        presented") != NULL, "frames.jsonl: timed by presented");
+        is_int(frames(NULL, "@sf-basic.txt", NULL), 0, "sf-basic text: exit 0");
+        ok(strstr(out, "timed by        actual present") != NULL, "Android: timed by actual present");
+        /* Rows never drawn, nothing else: nothing at all to compute. */
+        is_int(frames(NULL, "-", NULL), 1, "empty input: exit 1");
 }
 
 static void test_inputs(void) {
@@ -200,8 +253,8 @@ static void test_errors(void) {
         is_int(frames(NULL, "/nonexistent/dump.txt", NULL), 66, "missing file: exit 66");
         ok(strstr(err, "/nonexistent/dump.txt") != NULL, "missing file: named");
         is_int(frames(NULL, "/", NULL), 66, "a directory: exit 66");
-        is_int(frames(NULL, "--bogus", NULL), 2, "unknown option: exit 2");
-        is_int(frames(NULL, "--refresh-hz", "0", "@sf-basic.txt", NULL), 2, "--refresh-hz 0: exit 2");
+        ok(usage(frames(NULL, "--bogus", NULL)), "unknown option: a usage error");
+        ok(usage(frames(NULL, "--refresh-hz", "0", "@sf-basic.txt", NULL)), "--refresh-hz 0: a usage error");
         is_int(frames(NULL, "--plot", "/nonexistent/plot.svg", "@sf-basic.txt", NULL), 74,
                "unwritable plot: exit 74");
 }
@@ -219,7 +272,8 @@ static uint32_t be32(const unsigned char *p) {
 }
 
 /* --plot of input (a data file, or a path when absolute): renders to a PNG of the declared size. */
-static void plot(const char *input, unsigned want_perfdog, unsigned want_chromium, const char *what) {
+static void plot(const char *input, unsigned want_perfdog, unsigned want_chromium, const char *what, int status,
+                 unsigned height, const char *must_have) {
         char svg[4096], png[4096], in[4096];
         unsigned char head[24] = {};
         int fd;
@@ -228,7 +282,7 @@ static void plot(const char *input, unsigned want_perfdog, unsigned want_chromiu
         snprintf(png, sizeof(png), "%s/plot.png", tmp_dir);
         snprintf(in, sizeof(in), input[0] == '/' ? "%.0s%s" : "%s/%s", data_dir, input);
         unlink(png);
-        is_int(frames(NULL, "--plot", svg, in, NULL), 0, "--plot: exit 0");
+        ok(frames(NULL, "--plot", svg, in, NULL) == status, "--plot: exit %d", status);
         fd = open(svg, O_RDONLY | O_CLOEXEC);
         if (fd >= 0) {
                 char *text = read_fd(fd);
@@ -237,6 +291,8 @@ static void plot(const char *input, unsigned want_perfdog, unsigned want_chromiu
                 ok(count(text, "class=\"perfdog-jank\"") + count(text, "class=\"perfdog-bigjank\"") ==
                    2 + want_perfdog && count(text, "class=\"chromium-jank\"") == 1 + want_chromium,
                    "%s: %u PerfDog and %u Chromium janks marked", what, want_perfdog, want_chromium);
+                if (must_have)
+                        ok(strstr(text, must_have) != NULL, "%s: the SVG has %s", what, must_have);
                 free(text);
         } else
                 ok(0, "%s: the SVG is there", what);
@@ -249,8 +305,8 @@ static void plot(const char *input, unsigned want_perfdog, unsigned want_chromiu
         fd = open(png, O_RDONLY | O_CLOEXEC);
         ok(fd >= 0 && read(fd, head, sizeof(head)) == sizeof(head) &&
            memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0 && memcmp(head + 12, "IHDR", 4) == 0 &&
-           be32(head + 16) == PLOT_WIDTH && be32(head + 20) == PLOT_HEIGHT,
-           "%s: a %dx%d PNG", what, PLOT_WIDTH, PLOT_HEIGHT);
+           be32(head + 16) == PLOT_WIDTH && be32(head + 20) == height,
+           "%s: a %dx%u PNG", what, PLOT_WIDTH, height);
         if (fd >= 0)
                 close(fd);
         unlink(svg);
@@ -287,12 +343,15 @@ int main(int argc, char **argv) {
                 return done_testing();
         }
         test_json();
+        test_desktop();
         test_inputs();
         test_errors();
-        plot("sf-basic.txt", 0, 1, "sf-basic");
-        plot("sf-zero.txt", 0, 0, "no frames");
+        plot("sf-basic.txt", 0, 1, "sf-basic", 0, PLOT_HEIGHT, NULL);
+        plot("sf-zero.txt", 0, 0, "no frames", 1, PLOT_HEIGHT, NULL);
+        /* A window of the frame log: its desktop latencies in a panel below. */
+        plot("desktop.jsonl", 0, 1, "desktop", 0, PLOT_DESKTOP_HEIGHT, "class=\"end-to-drawn\" d=\"M");
         if (write_long_dump(long_dump, sizeof(long_dump)) == 0) {
-                plot(long_dump, 36, 36, "36000 frames");
+                plot(long_dump, 36, 36, "36000 frames", 0, PLOT_HEIGHT, NULL);
                 unlink(long_dump);
         } else
                 ok(0, "writing a long dump");

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames-desktop.h"
 #include "frames.h"
 #include "tap.h"
 
@@ -51,6 +52,17 @@ static FramesLog *load(const char *name) {
                 diag("r=%d line %u: %s", r, error.line, error.message);
                 return frames_log_free(log);
         }
+        return log;
+}
+
+/* The frames of a log: Android's series, or the series of its one window. *owned is what to free. */
+static const FramesLog *series_of(FramesLog *log, FramesLog **owned) {
+        FramesTimedBy by;
+
+        *owned = NULL;
+        if (log->n_windows == 1 && log->android_rows == 0 &&
+            frames_window_series(&log->windows[0], owned, &by) == 0)
+                return *owned;
         return log;
 }
 
@@ -137,27 +149,93 @@ static void test_gfxinfo(void) {
 }
 
 static void test_jsonl(void) {
-        FramesLog *log;
+        FramesLog *log, *series;
+        FramesTimedBy by;
 
+        /* The older writer's rows: no window, timed by presentation where the log has any. */
         if ((log = load("frames.jsonl"))) {
-                check_counts(log, 3, 4, 1, 0, 1, "frame log");
-                check_frame(log, 0, 1016, 1000, -1, 16, "frame log");
-                check_frame(log, 2, 1064, 1048, -1, 16, "frame log: after a null presented_ns");
+                ok(log->n_windows == 1 && log->windows[0].id == FRAMES_NO_WINDOW && log->rows == 4 &&
+                   log->android_rows == 0, "frame log: one window, not named");
+                if (log->n_windows == 1 && frames_window_series(&log->windows[0], &series, &by) == 0) {
+                        is_int(by, FRAMES_TIMED_BY_PRESENTED, "frame log: timed by presented");
+                        check_counts(series, 3, 4, 1, 0, 1, "frame log");
+                        check_frame(series, 0, 1016, 1000, -1, 16, "frame log");
+                        check_frame(series, 2, 1064, 1048, -1, 16, "frame log: after a null presented_ns");
+                        frames_log_free(series);
+                }
                 frames_log_free(log);
+        }
+        /* Two windows interleaved, nothing presented, a frame never drawn. */
+        if ((log = load("desktop.jsonl"))) {
+                ok(log->n_windows == 2 && log->windows[0].id == 0x200003 && log->windows[1].id == 0x400005 &&
+                   log->windows[0].n_rows == 5 && log->windows[1].n_rows == 3, "desktop: rows by window");
+                if (log->n_windows == 2 && frames_window_series(&log->windows[0], &series, &by) == 0) {
+                        is_int(by, FRAMES_TIMED_BY_DRAWN, "desktop: no presentation, timed by drawn");
+                        check_counts(series, 4, 4, 0, 0, 1, "desktop: window 0x200003, one never drawn");
+                        check_frame(series, 1, 1018, -1, -1, 16, "desktop: the drawn time stands as present");
+                        frames_log_free(series);
+                }
+                if (log->n_windows == 2) {
+                        const FramesRow *row = &log->windows[0].rows[0];
+
+                        ok(row->counter == 4 && row->begin_ns == 1000 * MS && row->end_ns == 1001 * MS &&
+                           row->drawn_x11_us == 1002000 && row->presentation_offset_us == FRAMES_NO_TIME &&
+                           row->drawn_ns == 1002 * MS && row->drawn_uncertainty_ns == 1500 &&
+                           row->presented_ns == FRAMES_NO_TIME && row->refresh_ns == 16 * MS &&
+                           row->frame_delay_us == FRAMES_NO_TIME && row->drawn_received_ns == 1003 * MS &&
+                           row->timings_received_ns == 1020 * MS, "desktop: every field of a row");
+                }
+                frames_log_free(log);
+        }
+}
+
+/* A row read by the fast path and the same row as jansson reads it (blanks, other key order,
+ * a key this reader does not know) give the same FramesRow. */
+static void test_jsonl_paths(void) {
+        static const char *const rows[][2] = {
+                { "{\"window\":7,\"counter\":8,\"begin_ns\":-5,\"end_ns\":0,\"drawn_x11_us\":123,"
+                  "\"presentation_offset_us\":-16,\"drawn_ns\":999999999999999999,\"drawn_uncertainty_ns\":1,"
+                  "\"presented_ns\":null,\"presented_uncertainty_ns\":null,\"refresh_interval_ns\":16,"
+                  "\"frame_delay_us\":-2,\"drawn_received_ns\":3,\"timings_received_ns\":null}",
+                  "{ \"counter\": 8, \"window\": 7, \"begin_ns\": -5, \"end_ns\": 0, \"drawn_x11_us\": 123,"
+                  "\"presentation_offset_us\": -16, \"drawn_ns\": 999999999999999999, \"new\": \"x\","
+                  "\"drawn_uncertainty_ns\": 1, \"refresh_interval_ns\": 16, \"frame_delay_us\": -2,"
+                  "\"drawn_received_ns\": 3 }" },
+                { "{\"counter\":4,\"drawn_ns\":null}", "{\"drawn_ns\":null, \"counter\":4}" },
+                /* 19 digits: past the fast path's 18. */
+                { "{\"counter\":4,\"drawn_ns\":9223372036854775807}",
+                  "{\"counter\": 4, \"drawn_ns\": 9223372036854775807}" },
+        };
+
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+                FramesLog *a = NULL, *b = NULL;
+                FramesError error;
+                bool same;
+
+                if (frames_log_new(&a) < 0 || frames_log_new(&b) < 0)
+                        abort();
+                same = frames_parse_text(a, rows[i][0], strlen(rows[i][0]), &error) == 0 &&
+                       frames_parse_text(b, rows[i][1], strlen(rows[i][1]), &error) == 0 &&
+                       a->n_windows == 1 && b->n_windows == 1 && a->windows[0].id == b->windows[0].id &&
+                       memcmp(a->windows[0].rows, b->windows[0].rows, sizeof(FramesRow)) == 0;
+                ok(same, "frame log row %zu: the fast path reads what jansson reads", i);
+                frames_log_free(a);
+                frames_log_free(b);
         }
 }
 
 /* text must parse to n frames (n >= 0), or fail at line (n < 0). */
 static void expect(const char *text, int n, unsigned line, const char *what) {
         FramesError error = { .line = 9999 };
-        FramesLog *log = NULL;
+        FramesLog *log = NULL, *owned = NULL;
         int r;
 
         if (frames_log_new(&log) < 0)
                 return (void) ok(0, "%s: log", what);
         r = frames_parse_text(log, text, strlen(text), &error);
         if (n >= 0) {
-                ok(r == 0 && log->n_frames == (size_t) n, "%s: %d frames", what, n);
+                ok(r == 0 && series_of(log, &owned)->n_frames == (size_t) n, "%s: %d frames", what, n);
+                frames_log_free(owned);
                 if (r < 0)
                         diag("line %u: %s", error.line, error.message);
         } else {
@@ -210,6 +288,14 @@ static void test_text(void) {
         expect("{\"counter\":1,\"drawn_ns\":5,\"presented_ns\":\"10\"}\n", -1, 1,
                "frame log: a string for a time");
         expect("{\"counter\":1,\"drawn_ns\":5}\n[1,2]\n", -1, 2, "frame log: an array");
+        expect("{\"counter\":1,\"drawn_ns\":5,\"drawn_ns\":6}\n", -1, 1, "frame log: a key twice");
+        expect("{\"counter\":null,\"drawn_ns\":5}\n", -1, 1, "frame log: a null counter");
+        expect("{\"counter\":-4,\"drawn_ns\":5}\n", -1, 1, "frame log: a negative counter");
+        expect("{\"window\":-1,\"counter\":4,\"drawn_ns\":5}\n", -1, 1, "frame log: a negative window");
+        expect("{\"counter\":4,\"drawn_ns\":05}\n", -1, 1, "frame log: a leading zero (not JSON)");
+        expect("{\"counter\":4,\"drawn_ns\":5.5}\n", -1, 1, "frame log: a fraction");
+        expect("{\"counter\":4,\"drawn_ns\":null}\n{\"counter\":8,\"drawn_ns\":5}\n", 1, 0,
+               "frame log: a frame never drawn is no frame");
 }
 
 int main(int argc, char **argv) {
@@ -218,6 +304,7 @@ int main(int argc, char **argv) {
         test_surfaceflinger();
         test_gfxinfo();
         test_jsonl();
+        test_jsonl_paths();
         test_text();
         return done_testing();
 }

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames-desktop.h"
+#include "frames-report.h"
 #include "frames-stats.h"
 #include "tap.h"
 
@@ -60,12 +62,18 @@ typedef struct Want {
 } Want;
 
 static void check_file(const Want *w) {
-        FramesLog *log = NULL;
+        FramesLog *log = NULL, *series = NULL;
+        const FramesLog *frames;
+        FramesTimedBy by;
         FramesStats s;
         int r = load(w->file, &log);
 
+        /* A frame log's one window stands for the log. */
+        if (r >= 0 && log->n_windows == 1 && log->android_rows == 0)
+                r = frames_window_series(&log->windows[0], &series, &by);
+        frames = series ? series : log;
         if (r >= 0)
-                r = frames_stats_compute(log->frames, log->n_frames, w->default_refresh_ms * MS, &s);
+                r = frames_stats_compute(frames->frames, frames->n_frames, w->default_refresh_ms * MS, &s);
         ok(r == 0, "%s: computes", w->file);
         if (r < 0) {
                 frames_log_free(log);
@@ -89,6 +97,63 @@ static void check_file(const Want *w) {
         is_int(s.perfdog_bigjank, w->perfdog_bigjank, "PerfDog BigJank");
         is_int(s.chromium_jank, w->chromium, "Chromium jank");
         frames_stats_done(&s);
+        frames_log_free(series);
+        frames_log_free(log);
+}
+
+static void is_spread(const FramesSpread *v, size_t n, size_t want_n, const double want[6], const char *what) {
+        ok(n == want_n, "%s: %zu frames", what, want_n);
+        is_near(v->mean_ms, want[0], what, "mean");
+        is_near(v->p50_ms, want[1], what, "p50");
+        is_near(v->p90_ms, want[2], what, "p90");
+        is_near(v->p99_ms, want[3], what, "p99");
+        is_near(v->min_ms, want[4], what, "min");
+        is_near(v->max_ms, want[5], what, "max");
+}
+
+/* desktop.jsonl, window 0x200003: begun at 1000 1016 1032 1048 1064 ms, the third never drawn;
+ * end -> drawn 1 1 17 17; FRAME_DRAWN arrived 1 2 1 -1 ms after drawn (the last before it:
+ * outside its causal window); FRAME_TIMINGS 18 ms after each; the last drawn time as sent
+ * is 0.5 ms off its conversion, the others the same. */
+static void test_desktop(void) {
+        FramesReport *report = NULL;
+        FramesLog *log = NULL;
+        int r = load("desktop.jsonl", &log);
+
+        if (r >= 0)
+                r = frames_report_new(log, "frame log", 0, FRAMES_NO_WINDOW, &report);
+        ok(r == 0 && report->n_sections == 2, "desktop.jsonl: a section per window");
+        if (r == 0 && report->n_sections == 2) {
+                const FramesSection *a = &report->sections[0], *b = &report->sections[1];
+                const FramesDesktopStats *d = &a->desktop_stats;
+
+                ok(a->desktop && a->window == 0x200003 && a->timed_by == FRAMES_TIMED_BY_DRAWN &&
+                   a->rows == 5 && a->not_drawn == 1, "window 0x200003: 5 rows, 1 never drawn, timed by drawn");
+                is_int(a->stats.n_frames, 4, "window 0x200003: 4 frames");
+                is_near(a->stats.fps, 3 / 0.080, "window 0x200003", "fps (drawn 1002 to 1082 ms)");
+                is_near(d->client_fps, 4 / 0.064, "window 0x200003", "client fps (begun 1000 to 1064 ms)");
+                is_spread(&d->end_to_drawn, d->n_end_to_drawn, 4, (double[]) { 9, 1, 17, 17, 1, 17 },
+                          "end->drawn");
+                is_spread(&d->drawn_message, d->n_drawn_message, 4, (double[]) { 0.75, 1, 2, 2, -1, 2 },
+                          "FRAME_DRAWN message");
+                is_spread(&d->timings_message, d->n_timings_message, 4, (double[]) { 18, 18, 18, 18, 18, 18 },
+                          "FRAME_TIMINGS message");
+                is_int(d->n_drawn_to_presented, 0, "drawn->presented: none");
+                ok(d->n_clock == 4 && d->n_clock_identity == 3, "compositor clock: identity on 3 of 4");
+                ok(d->n_causal == 4 && d->n_causal_outside == 1, "causality: 1 of 4 outside");
+                ok(b->window == 0x400005 && b->stats.n_frames == 3, "window 0x400005: 3 frames");
+                is_near(b->stats.fps, 2 / 0.064, "window 0x400005", "fps");
+                ok(frames_report_any(report), "something was computed");
+        }
+        frames_report_free(report);
+        report = NULL;
+        if (r == 0)
+                r = frames_report_new(log, "frame log", 0, 0x400005, &report);
+        ok(r == 0 && report->n_sections == 1 && report->sections[0].window == 0x400005 && report->rows == 3,
+           "--window 0x400005: its section alone, its rows counted");
+        frames_report_free(report);
+        report = NULL;
+        is_int(frames_report_new(log, "frame log", 0, 0x1234, &report), -ENOENT, "a window not in the log: -ENOENT");
         frames_log_free(log);
 }
 
@@ -271,6 +336,7 @@ int main(int argc, char **argv) {
         tap_args(argc, argv, 1, "DATA_DIR");
         data_dir = argv[1];
         test_files();
+        test_desktop();
         test_perfdog();
         test_chromium();
         test_series();
