@@ -1,13 +1,250 @@
 /* SPDX-License-Identifier: MIT */
 
-/* timeconv frames --probe: not built yet. */
+/* timeconv frames --probe: measures the running compositor. The X client (cli-probe-x11.c)
+ * draws the frames; here each frame's messages are converted to CLOCK_MONOTONIC through
+ * timeconvd (libtimeconv's timeconv_frame_convert()), written as the frame log, and the log is
+ * read back through the very parser and report of `timeconv frames`: the probe's summary and
+ * `timeconv frames` on its log are the same figures by construction. */
 
-#include <stdio.h>
+#define _GNU_SOURCE
 
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "cli-probe-x11.h"
 #include "cli-probe.h"
 #include "cli.h"
+#include "frames-report.h"
+#include "parse-util.h"
+
+#define DEFAULT_FRAMES 300
+#define MAX_FRAMES 1000000
+#define DEFAULT_WAIT_NS (2 * INT64_C(1000000000))
+
+/* The log line of one frame. */
+static int record(struct timeconv *tc, const ProbeRun *run, const ProbeFrame *f, FILE *out) {
+        struct timeconv_frame_record rec = {
+                .times = { .counter = f->counter },
+                .record_flags = TIMECONV_FRAME_RECORD_WINDOW | TIMECONV_FRAME_RECORD_BEGIN | TIMECONV_FRAME_RECORD_END,
+                .window = run->window,
+                .begin_ns = f->begin_ns,
+                .end_ns = f->end_ns,
+        };
+        int r;
+
+        if (f->drawn) {
+                /* Timings of a frame count only with its drawn time: the offset is from it. */
+                r = timeconv_frame_convert(tc, &f->drawn_message, f->timed ? &f->timings_message : NULL, &rec.times);
+                if (r < 0)
+                        return r;
+                rec.record_flags |= TIMECONV_FRAME_RECORD_DRAWN | TIMECONV_FRAME_RECORD_RAW |
+                                    TIMECONV_FRAME_RECORD_DRAWN_RECEIVED;
+                rec.drawn_x11_us = f->drawn_message.drawn_x11_us;
+                rec.presentation_offset_us = f->timings_message.presentation_offset_us;
+                rec.drawn_received_ns = f->drawn_received_ns;
+                if (f->timed) {
+                        rec.record_flags |= TIMECONV_FRAME_RECORD_TIMINGS_RECEIVED;
+                        rec.timings_received_ns = f->timings_received_ns;
+                }
+        }
+        return timeconv_frame_log_write_record(out, &rec);
+}
+
+/* The frame log as text (and to log_path when given). */
+static int write_log(struct timeconv *tc, const ProbeRun *run, const char *log_path, char **ret_text,
+                     size_t *ret_size) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *mem = open_memstream(&text, &size), *file;
+        int r = 0;
+
+        if (!mem)
+                return -ENOMEM;
+        for (size_t i = 0; i < run->n_frames && r >= 0; i++)
+                r = record(tc, run, &run->frames[i], mem);
+        if (fclose(mem) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r >= 0 && log_path) {
+                file = fopen(log_path, "we");
+                if (!file)
+                        r = -errno;
+                else {
+                        bool written = fwrite(text, 1, size, file) == size;
+
+                        if (fclose(file) != 0 || !written)
+                                r = -EIO;
+                }
+        }
+        if (r < 0) {
+                free(text);
+                return r;
+        }
+        *ret_text = text;
+        *ret_size = size;
+        return 0;
+}
+
+static void print_probe_text(const ProbeOptions *o, const ProbeRun *run, double cpu_percent) {
+        printf("compositor      %s (_NET_WM_FRAME_DRAWN%s)\n", run->wm_name,
+               run->wm_timings ? ", _NET_WM_FRAME_TIMINGS" : "; no _NET_WM_FRAME_TIMINGS");
+        printf("probe           window 0x%" PRIx32 ", %zu frames, ", run->window, run->n_frames);
+        if (o->rate_hz > 0)
+                printf("%g Hz", o->rate_hz);
+        else
+                fputs("as fast as the compositor lets (the next frame after each _NET_WM_FRAME_DRAWN)", stdout);
+        printf("%s, %u sync requests\n", o->urgent ? ", urgent" : "", run->sync_requests);
+        if (isnan(cpu_percent))
+                puts("probe CPU       n/a");
+        else
+                printf("probe CPU       %.2f %% of one core\n", cpu_percent);
+}
+
+static void print_probe_json(const ProbeOptions *o, const ProbeRun *run, double cpu_percent) {
+        fputs("{\"probe\":{\"compositor\":", stdout);
+        /* The name comes from the X server: escaped as JSON. */
+        putchar('"');
+        for (const unsigned char *s = (const unsigned char *) run->wm_name; *s; s++)
+                if (*s == '"' || *s == '\\')
+                        printf("\\%c", *s);
+                else if (*s < 0x20)
+                        printf("\\u%04x", *s);
+                else
+                        putchar(*s);
+        printf("\",\"frame_timings\":%s,\"window\":%" PRIu32 ",\"frames\":%zu,\"rate_hz\":", run->wm_timings ? "true" : "false",
+               run->window, run->n_frames);
+        if (o->rate_hz > 0)
+                printf("%g", o->rate_hz);
+        else
+                fputs("null", stdout);
+        printf(",\"urgent\":%s,\"sync_requests\":%u,\"cpu_percent\":", o->urgent ? "true" : "false", run->sync_requests);
+        if (isnan(cpu_percent))
+                fputs("null", stdout);
+        else
+                printf("%.3f", cpu_percent);
+        fputs("},\"report\":", stdout);
+}
+
+static int summary(const ProbeOptions *o, const ProbeRun *run, const char *text, size_t size, bool json,
+                   const char *plot) {
+        double cpu_percent = run->wall_ns > 0 ? 100.0 * (double) run->cpu_ns / (double) run->wall_ns : NAN;
+        FramesReport *report = NULL;
+        FramesLog *log = NULL;
+        FramesError error;
+        int r, status;
+
+        r = frames_log_new(&log);
+        if (r >= 0)
+                r = frames_parse_text(log, text, size, &error);
+        if (r >= 0)
+                r = frames_report_new(log, "frame log", 0, FRAMES_NO_WINDOW, &report);
+        if (r < 0) {
+                /* The log is ours: only memory can fail here. */
+                fprintf(stderr, "timeconv: the probe's frame log: %s\n", r == -EBADMSG ? error.message : strerror(-r));
+                frames_log_free(log);
+                return EXIT_FAILURE;
+        }
+        if (json)
+                print_probe_json(o, run, cpu_percent);
+        else
+                print_probe_text(o, run, cpu_percent);
+        status = cli_frames_print(report, json, plot);
+        if (json)
+                puts("}");
+        frames_report_free(report);
+        frames_log_free(log);
+        return status;
+}
 
 int cli_probe(int argc, char **argv) {
-        fputs("timeconv: frames --probe: not available in this build\n", stderr);
-        return EXIT_UNAVAILABLE;
+        static const struct option options[] = {
+                { "probe", no_argument, NULL, 'P' },
+                { "display", required_argument, NULL, 'd' },
+                { "frames", required_argument, NULL, 'n' },
+                { "rate", required_argument, NULL, 'r' },
+                { "urgent", no_argument, NULL, 'u' },
+                { "log", required_argument, NULL, 'l' },
+                { "json", no_argument, NULL, 'j' },
+                { "plot", required_argument, NULL, 'p' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        ProbeOptions o = { .n_frames = DEFAULT_FRAMES, .wait_ns = DEFAULT_WAIT_NS };
+        const char *log_path = NULL, *plot = NULL;
+        struct timeconv *tc = NULL;
+        char message[512] = "", *text = NULL;
+        ProbeRun run = {};
+        bool json = false;
+        size_t size = 0;
+        int opt, r, status;
+
+        optind = 1;
+        while ((opt = getopt_long(argc, argv, "jp:h", options, NULL)) >= 0)
+                switch (opt) {
+                case 'P':
+                        break;
+                case 'd':
+                        o.display = optarg;
+                        break;
+                case 'n': {
+                        int64_t n;
+
+                        if (parse_int64(optarg, strlen(optarg), &n) < 0 || n < 2 || n > MAX_FRAMES)
+                                return cli_usage_error("bad --frames '%s' (2 to 1000000)", optarg);
+                        o.n_frames = (unsigned) n;
+                        break;
+                }
+                case 'r':
+                        if (parse_double(optarg, 0, 10000, &o.rate_hz) < 0)
+                                return cli_usage_error("bad --rate '%s' (Hz, 0 to 10000; 0: as fast as the "
+                                                       "compositor lets)", optarg);
+                        break;
+                case 'u':
+                        o.urgent = true;
+                        break;
+                case 'l':
+                        log_path = optarg;
+                        break;
+                case 'j':
+                        json = true;
+                        break;
+                case 'p':
+                        plot = optarg;
+                        break;
+                case 'h':
+                        cli_help(stdout);
+                        return 0;
+                default:
+                        return cli_usage_error("%s", "bad option for 'frames --probe'");
+                }
+        if (optind < argc)
+                return cli_usage_error("'frames --probe' takes no file: '%s'", argv[optind]);
+
+        /* The daemon first: frames drawn for nothing are a waste of the user's time. */
+        status = cli_open(&tc);
+        if (status != 0)
+                return status;
+        r = probe_x11_run(&o, &run, message, sizeof(message));
+        if (r < 0) {
+                fprintf(stderr, "timeconv: %s\n", message);
+                timeconv_close(tc);
+                return r == -ENOMEM ? EXIT_FAILURE : EXIT_UNAVAILABLE;
+        }
+        r = write_log(tc, &run, log_path, &text, &size);
+        if (r < 0) {
+                if (cli_unavailable(r) || r == -ENODEV || r == -ENOENT)
+                        fprintf(stderr, "timeconv: converting the compositor's times needs timeconvd's x11_us "
+                                "domain for this display: %s\n", timeconv_strerror(r));
+                else
+                        fprintf(stderr, "timeconv: %s: %s\n", log_path ? log_path : "the frame log",
+                                r < -1 && r > -4096 ? strerror(-r) : timeconv_strerror(r));
+                status = cli_unavailable(r) || r == -ENODEV || r == -ENOENT ? EXIT_UNAVAILABLE : EXIT_IOERR;
+        } else
+                status = summary(&o, &run, text, size, json, plot);
+        free(text);
+        probe_run_done(&run);
+        timeconv_close(tc);
+        return status;
 }
