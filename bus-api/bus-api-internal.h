@@ -10,6 +10,8 @@
 #include "bus-clients.h"
 #include "cleanup.h"
 
+typedef struct BusDomainSeen BusDomainSeen;
+
 struct BusApi {
         sd_bus *bus;
         sd_bus_slot *slot;
@@ -21,7 +23,15 @@ struct BusApi {
         sd_event_source *jobs_source;
         BusClient *ring_head, *ring_tail;       /* clients with jobs, in turn */
         size_t values_queued;
+
+        /* The domains as DomainsChanged last announced them (bus-api-changes.c). */
+        BusDomainSeen *seen;
+        size_t n_seen;
 };
+
+/* bus-api-changes.c: the list DomainsChanged compares with, taken at the start and dropped. */
+int bus_api_changes_init(BusApi *a);
+void bus_api_changes_done(BusApi *a);
 
 /* The record of the caller of m (bus-clients.h); QuotaExceeded when too many are tracked. NULL
  * on a connection without a bus: no limits there. */

@@ -11,6 +11,29 @@
 #include "bus-api-jobs.h"
 #include "time-util.h"
 
+/* One source-specific entry with the type it carries; one without a key or value is left out. */
+static int append_extra(sd_bus_message *reply, const BusDomainExtra *e) {
+        if (!e->key)
+                return 0;
+        switch (e->type) {
+        case 'b':
+                return sd_bus_message_append(reply, "{sv}", e->key, "b", (int) e->b);
+        case 'u':
+                return sd_bus_message_append(reply, "{sv}", e->key, "u", e->u);
+        case 't':
+                return sd_bus_message_append(reply, "{sv}", e->key, "t", e->t);
+        case 'x':
+                return sd_bus_message_append(reply, "{sv}", e->key, "x", e->x);
+        case 'd':
+                return sd_bus_message_append(reply, "{sv}", e->key, "d", e->d);
+        case 0:
+        case 's':
+                return e->value ? sd_bus_message_append(reply, "{sv}", e->key, "s", e->value) : 0;
+        default:
+                return 0;
+        }
+}
+
 static int append_entries(sd_bus_message *reply, const BusDomainInfo *d) {
         int r;
 
@@ -36,9 +59,7 @@ static int append_entries(sd_bus_message *reply, const BusDomainInfo *d) {
         if (r >= 0 && d->has_offset_ns)
                 r = sd_bus_message_append(reply, "{sv}", "offset_ns", "x", d->offset_ns);
         for (size_t i = 0; r >= 0 && i < d->n_extras && i < BUS_DOMAIN_EXTRAS_MAX; i++)
-                if (d->extras[i].key && d->extras[i].value)
-                        r = sd_bus_message_append(reply, "{sv}", d->extras[i].key, "s",
-                                                  d->extras[i].value);
+                r = append_extra(reply, &d->extras[i]);
         return r;
 }
 

@@ -76,7 +76,9 @@ static const sd_bus_vtable bus_api_vtable[] = {
         SD_BUS_SIGNAL_WITH_ARGS("Discontinuity",
                                 SD_BUS_ARGS("s", domain, "x", monotonic_ns, "x", step_ns, "s", kind),
                                 0),
-        SD_BUS_SIGNAL("DomainsChanged", "", 0),
+        SD_BUS_SIGNAL_WITH_ARGS("DomainsChanged",
+                                SD_BUS_ARGS("as", added, "as", removed, "as", changed),
+                                0),
 
         SD_BUS_VTABLE_END
 };
@@ -231,6 +233,10 @@ int bus_api_new(sd_bus *bus, const BusCoreOps *ops, void *core, BusApi **ret) {
         if (r < 0)
                 return r;
 
+        r = bus_api_changes_init(a);
+        if (r < 0)
+                return r;
+
         *ret = a;
         a = NULL;
         return 0;
@@ -243,6 +249,7 @@ BusApi *bus_api_free(BusApi *a) {
         sd_bus_slot_unref(a->slot);
         a->clients = bus_clients_free(a->clients);
         bus_api_jobs_done(a);
+        bus_api_changes_done(a);
         sd_bus_unref(a->bus);
         free(a);
         return NULL;
@@ -270,11 +277,4 @@ int bus_api_emit_discontinuity(BusApi *a, const char *domain, int64_t monotonic_
 
         return sd_bus_emit_signal(a->bus, BUS_API_OBJECT, BUS_API_INTERFACE, "Discontinuity",
                                   "sxxs", domain, monotonic_ns, step_ns, kind_str);
-}
-
-int bus_api_emit_domains_changed(BusApi *a) {
-        if (!a)
-                return -EINVAL;
-
-        return sd_bus_emit_signal(a->bus, BUS_API_OBJECT, BUS_API_INTERFACE, "DomainsChanged", NULL);
 }

@@ -13,12 +13,22 @@
 
 #include "bus-errors.h"
 
-/* Up to this many source-specific string entries per domain in ListDomains' a{sv}. */
-#define BUS_DOMAIN_EXTRAS_MAX 10
+/* Up to this many source-specific entries per domain in ListDomains' a{sv}: a source's own
+ * (DOMAIN_EXTRAS_MAX) and the daemon's (same_as, view_of, owner). */
+#define BUS_DOMAIN_EXTRAS_MAX 12
 
+/* One source-specific entry, typed as the XML lists it, so that clients read a number as a
+ * number ("probes" t, "connected" b), not a string to parse. type says which field holds
+ * the value; 0 (the default, so that { key, value } reads as before) and 's' mean value. */
 typedef struct BusDomainExtra {
         const char *key;                /* e.g. "pci_bus_id"; must not clash with the keys below */
-        const char *value;
+        const char *value;              /* 's' */
+        char type;                      /* 0 or 's', 'b', 'u', 't', 'x' or 'd' */
+        bool b;
+        uint32_t u;
+        uint64_t t;
+        int64_t x;
+        double d;
 } BusDomainExtra;
 
 /* One domain as ListDomains reports it. Strings are borrowed from the core: they must stay
@@ -117,7 +127,8 @@ typedef enum BusDiscontinuityKind {
 
 const char *bus_discontinuity_kind_to_string(BusDiscontinuityKind kind);
 
-/* Emit the signals; return 0 or -errno. */
+/* Emit the signals; return 0 or -errno. DomainsChanged names the domains added, removed, and
+ * those whose availability changed since the previous one (or since bus_api_new()). */
 int bus_api_emit_discontinuity(BusApi *api, const char *domain, int64_t monotonic_ns, int64_t step_ns,
                                BusDiscontinuityKind kind);
 int bus_api_emit_domains_changed(BusApi *api);

@@ -35,7 +35,7 @@ static const struct {
         { "ExportSnapshots", "method", "-", "s", { "out:s:json" } },
         { "Discontinuity", "signal", "sxxs", "-",
           { "-:s:domain", "-:x:monotonic_ns", "-:x:step_ns", "-:s:kind" } },
-        { "DomainsChanged", "signal", "-", "-", { NULL } },
+        { "DomainsChanged", "signal", "asasas", "-", { "-:as:added", "-:as:removed", "-:as:changed" } },
         { "Version", "property", "s", NULL, { NULL } },
         { "ReferenceDomain", "property", "s", "\"monotonic_raw\"", { NULL } },
 };

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,13 +51,22 @@ static int read_entry(sd_bus_message *m, BusDomain *d) {
                 r = sd_bus_message_read(m, "v", "t", &d->rate_uncertainty_ppb);
         else if (strcmp(key, "last_calibrated_ns") == 0 && strcmp(contents, "x") == 0)
                 r = sd_bus_message_read(m, "v", "x", &d->last_calibrated_ns);
-        else if (strcmp(contents, "s") == 0) {
+        else if (strcmp(key, "refresh_interval_ns") == 0 && strcmp(contents, "d") == 0) {
+                double v;
+
+                /* Typed on the bus (d and x, as the XML lists them); kept as text here. */
+                r = sd_bus_message_read(m, "v", "d", &v);
+                if (r >= 0)
+                        snprintf(d->refresh_interval_ns, sizeof(d->refresh_interval_ns), "%.0f", v);
+        } else if (strcmp(key, "next_vblank_ns") == 0 && strcmp(contents, "x") == 0) {
+                int64_t v;
+
+                r = sd_bus_message_read(m, "v", "x", &v);
+                if (r >= 0)
+                        snprintf(d->next_vblank_ns, sizeof(d->next_vblank_ns), "%" PRIi64, v);
+        } else if (strcmp(contents, "s") == 0) {
                 r = sd_bus_message_read(m, "v", "s", &s);
-                if (r >= 0 && strcmp(key, "refresh_interval_ns") == 0)
-                        snprintf(d->refresh_interval_ns, sizeof(d->refresh_interval_ns), "%s", s);
-                else if (r >= 0 && strcmp(key, "next_vblank_ns") == 0)
-                        snprintf(d->next_vblank_ns, sizeof(d->next_vblank_ns), "%s", s);
-                else if (r >= 0 && strcmp(key, "crtc") == 0)
+                if (r >= 0 && strcmp(key, "crtc") == 0)
                         snprintf(d->crtc, sizeof(d->crtc), "%s", s);
         } else
                 r = sd_bus_message_skip(m, "v");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -37,18 +38,28 @@ static int read_property(sd_bus_message *m, X11BusDomain *d) {
                 r = sd_bus_message_read(m, "v", "t", &d->uncertainty_ns);
         else if (strcmp(key, "last_calibrated_ns") == 0 && strcmp(contents, "x") == 0)
                 r = sd_bus_message_read(m, "v", "x", &d->last_calibrated_ns);
-        else if (strcmp(contents, "s") == 0) {
+        else if (strcmp(key, "probes") == 0 && strcmp(contents, "t") == 0) {
+                uint64_t t;
+
+                /* Typed on the bus (ListDomains' "probes" t); kept as text here. */
+                r = sd_bus_message_read(m, "v", "t", &t);
+                if (r >= 0)
+                        snprintf(d->probes, sizeof(d->probes), "%" PRIu64, t);
+        } else if ((strcmp(key, "rtt_min_ns") == 0 || strcmp(key, "probe_cpu_ns") == 0) &&
+                   strcmp(contents, "x") == 0) {
+                int64_t x;
+
+                r = sd_bus_message_read(m, "v", "x", &x);
+                if (r >= 0 && strcmp(key, "rtt_min_ns") == 0)
+                        snprintf(d->rtt_min_ns, sizeof(d->rtt_min_ns), "%" PRIi64, x);
+                else if (r >= 0)
+                        snprintf(d->probe_cpu_ns, sizeof(d->probe_cpu_ns), "%" PRIi64, x);
+        } else if (strcmp(contents, "s") == 0) {
                 r = sd_bus_message_read(m, "v", "s", &s);
                 if (r >= 0 && strcmp(key, "verdict") == 0)
                         copy_string(d->verdict, sizeof(d->verdict), s);
                 else if (r >= 0 && strcmp(key, "same_as") == 0)
                         copy_string(d->same_as, sizeof(d->same_as), s);
-                else if (r >= 0 && strcmp(key, "probes") == 0)
-                        copy_string(d->probes, sizeof(d->probes), s);
-                else if (r >= 0 && strcmp(key, "rtt_min_ns") == 0)
-                        copy_string(d->rtt_min_ns, sizeof(d->rtt_min_ns), s);
-                else if (r >= 0 && strcmp(key, "probe_cpu_ns") == 0)
-                        copy_string(d->probe_cpu_ns, sizeof(d->probe_cpu_ns), s);
         } else
                 r = sd_bus_message_skip(m, "v");
         return r;
