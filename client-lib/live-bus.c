@@ -48,6 +48,7 @@ static int call(struct timeconv *tc, const char *method, sd_bus_message **ret, c
         }
         if (r >= 0)
                 r = sd_bus_call(tc->bus, m, LIVE_CALL_TIMEOUT_USEC, &error, ret);
+        live_error_save(tc, &error);
         if (r < 0)
                 r = live_bus_errno(&error, r);
         (void) live_dispatch(tc);
@@ -126,6 +127,7 @@ int live_bus_convert_many(struct timeconv *tc, const char *from, const char *to,
                 r = sd_bus_message_append_array(m, 'x', values, n * sizeof(int64_t));
         if (r >= 0)
                 r = sd_bus_call(tc->bus, m, LIVE_CALL_TIMEOUT_USEC, &error, &reply);
+        live_error_save(tc, &error);
         if (r < 0)
                 r = live_bus_errno(&error, r);
         (void) live_dispatch(tc);

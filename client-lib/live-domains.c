@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 
-/* ListDomains: a(ssa{sv}) into struct timeconv_domain. Entries we do not know are skipped, so a
- * newer daemon with more properties still reads; a known key with another type is refused. */
+/* ListDomains: a(ssa{sv}) into struct timeconv_domain. Entries without a field of their own are
+ * kept as typed properties (and those of a type we do not read skipped), so a newer daemon with
+ * more properties still reads; a known key with another type is refused. */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -28,8 +29,39 @@ static void copy_string(char *dst, size_t size, const char *src) {
         dst[n] = 0;
 }
 
+/* A key we have no field for: kept as a property, typed as it came. */
+static void take_property(struct timeconv_domain *d, const char *key, char type, const Variant *v) {
+        struct timeconv_property *p;
+
+        if (d->n_properties >= TIMECONV_PROPERTIES_MAX || strlen(key) >= sizeof(p->key))
+                return;
+        p = &d->properties[d->n_properties++];
+        copy_string(p->key, sizeof(p->key), key);
+        p->type = type;
+        switch (type) {
+        case 'b':
+                p->b = v->b != 0;
+                break;
+        case 'u':
+                p->u = v->u;
+                break;
+        case 't':
+                p->u = v->t;
+                break;
+        case 'x':
+                p->x = v->x;
+                break;
+        case 'd':
+                p->d = v->d;
+                break;
+        case 's':
+                copy_string(p->s, sizeof(p->s), v->s);
+                break;
+        }
+}
+
 /* Stores key's value into *d when key is ours and of our type; -EPROTO for a known key of
- * another type. */
+ * another type; any other key becomes a property. */
 static int take_entry(struct timeconv_domain *d, const char *key, char type, const Variant *v) {
         static const struct {
                 const char *key;
@@ -46,8 +78,10 @@ static int take_entry(struct timeconv_domain *d, const char *key, char type, con
         for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
                 if (strcmp(known[i].key, key) == 0)
                         break;
-        if (i == sizeof(known) / sizeof(known[0]))
+        if (i == sizeof(known) / sizeof(known[0])) {
+                take_property(d, key, type, v);
                 return 0;
+        }
         if (known[i].type != type)
                 return -EPROTO;
 
@@ -185,6 +219,7 @@ int live_bus_list_domains(struct timeconv *tc, struct timeconv_domain ***ret) {
 
         r = sd_bus_call_method(tc->bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains",
                                &error, &reply, "");
+        live_error_save(tc, &error);
         if (r < 0)
                 r = live_bus_errno(&error, r);
         (void) live_dispatch(tc);

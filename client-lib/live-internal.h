@@ -53,6 +53,13 @@ struct timeconv {
         unsigned n_ids;
         timeconv_event_handler handler;
         void *userdata;
+        /* The daemon's text for the latest D-Bus error on this handle ("" after a D-Bus call
+         * that succeeded): timeconv_last_error_message(). Per handle, never global. */
+        char error_message[TIMECONV_ERROR_MESSAGE_MAX];
+        /* The unique name of org.timeconv.Clock1's owner ("": none), which alone may send the
+         * daemon's signals; learned from NameOwnerChanged, or asked when a signal comes first. */
+        char daemon_owner[256];
+        bool daemon_owner_known;
 };
 
 /* live.c */
@@ -73,6 +80,10 @@ int live_bus_list_domains(struct timeconv *tc, struct timeconv_domain ***ret);
 int live_bus_export(struct timeconv *tc, char **ret_json);
 /* A dup of the fd GetSharedTable hands out; -EOPNOTSUPP when the daemon has no such method. */
 int live_bus_get_shared_table(struct timeconv *tc, int *ret_fd);
+
+/* live-error.c: keeps error's message (or clears it when no error is set) for
+ * timeconv_last_error_message(). Called after every D-Bus call. */
+void live_error_save(struct timeconv *tc, const sd_bus_error *error);
 
 /* live-table.c (the conversions themselves are inline, in live-table.h) */
 /* Forget the table (a new daemon, or it went away): the next conversion asks again. */

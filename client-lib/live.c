@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,17 +47,58 @@ static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *err
                 return 0;
         /* Whatever the old daemon published is no one's any more. */
         live_table_drop(tc);
+        snprintf(tc->daemon_owner, sizeof(tc->daemon_owner), "%s", new_owner);
+        tc->daemon_owner_known = strlen(new_owner) < sizeof(tc->daemon_owner);
         tc->owner_changes++;
         live_emit(tc, &(struct timeconv_event) { .type = TIMECONV_EVENT_DAEMON_CHANGED,
                                                  .daemon_running = new_owner[0] != 0 });
         return 0;
 }
 
+/* Whether m comes from the daemon itself. The match names org.timeconv.Clock1, but a well-known
+ * name in a match does not stop a client from sending us a signal of that interface unicast:
+ * only the unique name that owns the name is believed. */
+static bool from_daemon(struct timeconv *tc, sd_bus_message *m) {
+        const char *sender = sd_bus_message_get_sender(m);
+
+        if (!sender)
+                return false;
+        if (!tc->daemon_owner_known) {
+                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                const char *owner = "";
+                int r;
+
+                r = sd_bus_call_method(tc->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "GetNameOwner", &error, &reply, "s",
+                                       BUS_API_SERVICE);
+                if (r >= 0 && sd_bus_message_read(reply, "s", &owner) < 0)
+                        return false;
+                if (r < 0 && !sd_bus_error_has_name(&error, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
+                        return false;   /* unknown yet: ask again at the next signal */
+                if (strlen(owner) >= sizeof(tc->daemon_owner))
+                        return false;
+                strcpy(tc->daemon_owner, owner);
+                tc->daemon_owner_known = true;
+        }
+        return tc->daemon_owner[0] && strcmp(sender, tc->daemon_owner) == 0;
+}
+
+/* sd_bus_message_read_strv()'s lists. */
+static void strv_freep(char ***p) {
+        for (char **s = *p; s && *s; s++)
+                free(*s);
+        free(*p);
+}
+
 static int on_daemon_signal(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_(strv_freep) char **added = NULL, **removed = NULL, **changed = NULL;
         struct timeconv *tc = userdata;
         struct timeconv_event event = {};
         const char *domain;
 
+        if (!from_daemon(tc, m))
+                return 0;
         if (sd_bus_message_is_signal(m, BUS_API_INTERFACE, "Discontinuity")) {
                 if (sd_bus_message_read(m, "sxx", &domain, &event.monotonic_ns, &event.step_ns) < 0)
                         return 0;
@@ -69,6 +111,14 @@ static int on_daemon_signal(sd_bus_message *m, void *userdata, sd_bus_error *err
                 /* The daemon may hand out a new table for the new set: ask again. */
                 live_table_drop(tc);
                 event.type = TIMECONV_EVENT_DOMAINS_CHANGED;
+                /* An older daemon said nothing of what changed. */
+                if (sd_bus_message_read_strv(m, &added) >= 0 && added &&
+                    sd_bus_message_read_strv(m, &removed) >= 0 && removed &&
+                    sd_bus_message_read_strv(m, &changed) >= 0 && changed) {
+                        event.added = (const char *const *) added;
+                        event.removed = (const char *const *) removed;
+                        event.changed = (const char *const *) changed;
+                }
         } else
                 return 0;
         live_emit(tc, &event);

@@ -49,6 +49,8 @@ TIMECONV_EXPORT const char *timeconv_strerror(int error) {
                 return "too many domain names";
         case -ECONNREFUSED:
                 return "cannot connect to the bus";
+        case -EEXIST:
+                return "the domain belongs to another client";
         default:
                 return "unexpected error";
         }

@@ -151,6 +151,16 @@ int timeconv_convert_id(struct timeconv *tc, unsigned from, unsigned to, int64_t
 int timeconv_now_id(struct timeconv *tc, unsigned domain, int64_t *ret_value,
                     int64_t *ret_uncertainty_ns);
 
+/* What timeconvd said when it refused (with one of its named errors) the latest call of this
+ * handle that went to it over D-Bus, e.g. "argument 'to': invalid byte 0x52 at offset 0 of the domain name (allowed: a-z
+ * 0-9 _ . : -)" or "unknown domain 'nope'": the errno says what kind of failure it was, this
+ * says which argument and why. NULL when that call succeeded or came back without a message.
+ * A call answered in this process (the shared table, a check of the arguments) leaves it as it
+ * was: read it right after the call that failed, or allow TIMECONV_PATH_DBUS only when every
+ * failure should carry the daemon's words. Valid until the next call on the handle; per
+ * handle, never shared between handles. */
+const char *timeconv_last_error_message(const struct timeconv *tc);
+
 /* Restricts the paths a conversion may take (TIMECONV_PATH_TABLE, _DBUS or _ANY, the
  * default); with one path only, a conversion the other would answer fails with -EOPNOTSUPP. */
 int timeconv_set_paths(struct timeconv *tc, int paths);
@@ -165,6 +175,22 @@ enum {
         TIMECONV_DOMAIN_MONOTONIC = 2,          /* never goes backwards */
         TIMECONV_DOMAIN_HAS_OFFSET = 4,         /* offset_ns is set */
         TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY = 8 /* rate_uncertainty_ppb is set */
+};
+
+#define TIMECONV_PROPERTIES_MAX 16
+
+/* A source-specific property of a domain, as ListDomains gives it, typed: "owner" (s, an
+ * application domain's owner), "connected" (b), "probes" (t), "next_vblank_ns" (x),
+ * "refresh_interval_ns" (d), ...: org.timeconv.Clock1.xml lists them. type is the D-Bus type
+ * and says which member holds the value: 'b' b; 'u' and 't' u; 'x' x; 'd' d; 's' s. */
+struct timeconv_property {
+        char key[32];
+        char type;
+        int b;
+        uint64_t u;
+        int64_t x;
+        double d;
+        char s[128];
 };
 
 /* One domain as timeconvd lists it (ListDomains). Strings are NUL-terminated, "" when the
@@ -186,6 +212,9 @@ struct timeconv_domain {
         double period_ns;               /* ns per tick; 0 unless the unit is "tick" */
         char device_name[128];          /* GPUs */
         char driver[64];                /* GPUs */
+        /* Every other entry of the daemon's, in its order (up to TIMECONV_PROPERTIES_MAX). */
+        unsigned n_properties;
+        struct timeconv_property properties[TIMECONV_PROPERTIES_MAX];
 };
 
 /* The daemon's domains, as a NULL-terminated array. */
@@ -198,10 +227,40 @@ struct timeconv_domain **timeconv_domains_free(struct timeconv_domain **domains)
  * reads it back), NUL-terminated; release it with free(). */
 int timeconv_export_snapshots(struct timeconv *tc, char **ret_json);
 
+/* ---- Application clocks ----
+ *
+ * A clock the application owns (an audio DAC, a camera, a remote device) becomes a domain that
+ * every client of timeconvd can convert to and from: push snapshots, each a set of readings of
+ * the application's clock and of the daemon's domains taken at the same instant.
+ *
+ * The daemon ties the domain to the handle's bus connection: the first push of an unknown name
+ * creates it, owned by this handle; only this handle may push to it; it goes away when the
+ * handle is closed (or the process ends), and its name is free again. So keep one handle for
+ * as long as the domain should exist, and do not close it between pushes. When timeconvd
+ * restarts (TIMECONV_EVENT_DAEMON_CHANGED), the domain is gone with the old daemon: the next
+ * push makes it again, with a fresh calibration. */
+
+/* One reading of a snapshot. */
+struct timeconv_reading {
+        const char *domain;             /* a domain name (1-63 bytes of a-z 0-9 _ . : -) */
+        int64_t value;                  /* in the domain's unit; an application domain counts ns */
+};
+
+/* Publishes a snapshot of n (2 to 16) readings taken at the same instant: at least one of an
+ * application domain (created if nobody has it), at least one of the daemon's own domains.
+ * Naming a daemon domain twice, read before and after the application's clock, brackets the
+ * reading and gives an honest bound whatever the delay between the reads:
+ *     { "monotonic", before }, { "audio-dac", dac }, { "monotonic", after }
+ * An application domain counts ns, does not wrap, and keeps its nominal rate within 1 %.
+ * Errors: -EINVAL (a bad snapshot; timeconv_last_error_message() says which entry), -EEXIST
+ * (the name belongs to another client), -ENODEV (a daemon domain not calibrated yet),
+ * -ERANGE, -EDQUOT (too many domains or snapshots a second), and the live errors above. */
+int timeconv_push_snapshot(struct timeconv *tc, const struct timeconv_reading *readings, size_t n);
+
 /* What a handle reports through its event handler. */
 enum {
         TIMECONV_EVENT_DISCONTINUITY = 1,       /* domain stepped by step_ns at monotonic_ns */
-        TIMECONV_EVENT_DOMAINS_CHANGED = 2,     /* a domain appeared or went away */
+        TIMECONV_EVENT_DOMAINS_CHANGED = 2,     /* a domain appeared, went away or changed */
         TIMECONV_EVENT_DAEMON_CHANGED = 3       /* timeconvd stopped or a new one started */
 };
 
@@ -214,6 +273,12 @@ struct timeconv_event {
         /* DISCONTINUITY: "step" (the clock jumped), "rate" (its rate changed, step_ns is 0) or
          * "restart" (a new X server, a GPU reset); NULL from a daemon that does not say. */
         const char *kind;
+        /* DOMAINS_CHANGED: NULL-terminated lists of the domains added, removed, and whose
+         * availability changed since the previous one; NULL from a daemon that does not say.
+         * Valid during the call of the handler. */
+        const char *const *added;
+        const char *const *removed;
+        const char *const *changed;
 };
 
 typedef void (*timeconv_event_handler)(const struct timeconv_event *event, void *userdata);
