@@ -14,6 +14,8 @@
 #include "cli.h"
 
 #define BATCH_MAX 4096
+/* The text of a batched value is kept for "in"; a longer one (zeros in front) goes alone. */
+#define IN_TEXT_MAX 32
 
 typedef struct Convert {
         const struct timeconv_snapshots *snapshots;     /* offline, or */
@@ -21,35 +23,40 @@ typedef struct Convert {
         const char *from, *to;
         int mode;
         bool json;
-        bool failed;
+        int status;                                     /* the worst exit status so far */
+        int fatal;                                      /* != 0: stop, said once on stderr */
         bool unavailable;                               /* a value failed for want of the daemon */
         size_t n_batch;
         int64_t batch[BATCH_MAX];
+        char batch_in[BATCH_MAX][IN_TEXT_MAX];
         int64_t batch_out[BATCH_MAX];
         int64_t batch_uncertainty_ns[BATCH_MAX];
         CliOut out;
 } Convert;
 
-/* One result line: the value, or the reason it failed. in is the input's text when it did
- * not parse (NULL when it did, or when it was too long to keep). */
-static void emit(Convert *c, int64_t value, const char *in, size_t in_size, bool too_long,
-                 const char *reason, int64_t out, int64_t uncertainty_ns) {
-        c->failed |= reason != NULL;
+/* One result line: the value and its bound, or the reason it failed. in is the input as given
+ * (NULL when it was too long to keep). */
+static void emit(Convert *c, const char *in, size_t in_size, const char *reason, int status, int64_t out,
+                 int64_t uncertainty_ns) {
+        if (reason)
+                c->status = cli_worse_status(c->status, status);
         if (!c->json) {
                 if (reason) {
                         cli_out_write(&c->out, "error: ", 7);
                         cli_out_str(&c->out, reason);
-                } else
+                } else {
                         cli_out_int(&c->out, out);
+                        cli_out_str(&c->out, " \xc2\xb1");
+                        cli_out_int(&c->out, uncertainty_ns);
+                        cli_out_str(&c->out, " ns");
+                }
                 cli_out_char(&c->out, '\n');
                 return;
         }
 
         cli_out_write(&c->out, "{\"in\":", 6);
-        if (too_long)
+        if (!in)
                 cli_out_write(&c->out, "null", 4);
-        else if (!in)
-                cli_out_int(&c->out, value);
         else
                 cli_out_json_string(&c->out, in, in_size);
         if (reason) {
@@ -64,9 +71,46 @@ static void emit(Convert *c, int64_t value, const char *in, size_t in_size, bool
         cli_out_write(&c->out, "}\n", 2);
 }
 
-static void emit_live(Convert *c, int64_t value, int r, int64_t out, int64_t uncertainty_ns) {
+/* An unknown or malformed domain fails every value alike: said once, and the run stops. */
+static bool live_fatal(Convert *c, int r) {
+        if (r != -ENOENT && r != -EINVAL)
+                return false;
+        if (c->fatal)
+                return true;
+        if (r == -ENOENT) {
+                const char *message = timeconv_last_error_message(c->tc);
+                char quoted[80];
+
+                /* The daemon names the domain it does not know: "unknown domain 'x'". */
+                snprintf(quoted, sizeof(quoted), "'%s'", c->from);
+                c->fatal = cli_unknown_domain(c->tc, message && strstr(message, quoted) ? c->from : c->to);
+        } else {
+                fprintf(stderr, "timeconv: cannot convert from '%s' to '%s': %s\n", c->from, c->to,
+                        cli_reason(c->tc, r));
+                c->fatal = EXIT_DATAERR;
+        }
+        return true;
+}
+
+static void emit_live(Convert *c, const char *in, int r, int64_t out, int64_t uncertainty_ns) {
+        if (r < 0 && live_fatal(c, r))
+                return;
         c->unavailable |= cli_unavailable(r);
-        emit(c, value, NULL, 0, false, r < 0 ? timeconv_strerror(r) : NULL, out, uncertainty_ns);
+        emit(c, in, in ? strlen(in) : 0, r < 0 ? cli_reason(c->tc, r) : NULL, cli_exit_status(r), out,
+             uncertainty_ns);
+}
+
+/* One value on its own, over D-Bus when it fails through the table, so that a failure carries
+ * the daemon's message. */
+static int convert_alone(Convert *c, int64_t value, int64_t *ret_out, int64_t *ret_uncertainty_ns) {
+        int r = timeconv_convert(c->tc, c->from, c->to, value, ret_out, ret_uncertainty_ns);
+
+        if (r < 0 && !cli_unavailable(r) && timeconv_last_path(c->tc) != TIMECONV_PATH_DBUS &&
+            timeconv_set_paths(c->tc, TIMECONV_PATH_DBUS) >= 0) {
+                r = timeconv_convert(c->tc, c->from, c->to, value, ret_out, ret_uncertainty_ns);
+                (void) timeconv_set_paths(c->tc, TIMECONV_PATH_ANY);
+        }
+        return r;
 }
 
 static void flush_batch(Convert *c) {
@@ -76,55 +120,77 @@ static void flush_batch(Convert *c) {
         if (n == 0)
                 return;
         c->n_batch = 0;
+        if (c->fatal)
+                return;
         r = timeconv_convert_many(c->tc, c->from, c->to, c->batch, n, c->batch_out, c->batch_uncertainty_ns);
-        for (size_t i = 0; i < n; i++) {
+        if (r < 0 && live_fatal(c, r))
+                return;
+        for (size_t i = 0; i < n && !c->fatal; i++) {
                 int64_t out = 0, uncertainty_ns = 0;
 
                 if (r >= 0)
-                        emit_live(c, c->batch[i], 0, c->batch_out[i], c->batch_uncertainty_ns[i]);
+                        emit_live(c, c->batch_in[i], 0, c->batch_out[i], c->batch_uncertainty_ns[i]);
                 else if (cli_unavailable(r))
-                        emit_live(c, c->batch[i], r, 0, 0);
+                        emit_live(c, c->batch_in[i], r, 0, 0);
                 else {
-                        int k = timeconv_convert(c->tc, c->from, c->to, c->batch[i], &out, &uncertainty_ns);
-                        emit_live(c, c->batch[i], k, out, uncertainty_ns);
+                        int k = convert_alone(c, c->batch[i], &out, &uncertainty_ns);
+                        emit_live(c, c->batch_in[i], k, out, uncertainty_ns);
                 }
         }
 }
 
 static void convert_one(Convert *c, const char *in, size_t in_size, bool too_long) {
         int64_t value = 0, out = 0, uncertainty_ns = 0;
+        const char *text = in;
+        size_t text_size = in_size;
         int r;
 
-        parse_trim(&in, &in_size);
-        r = too_long ? -E2BIG : parse_int64(in, in_size, &value);
+        if (c->fatal)
+                return;
+        parse_trim(&text, &text_size);
+        r = too_long ? -E2BIG : parse_int64(text, text_size, &value);
         if (r < 0) {
                 flush_batch(c);         /* keep the order */
-                emit(c, 0, in, in_size, too_long, r == -E2BIG ? "line too long" :
-                     r == -ERANGE ? "value out of range" : "not an integer", 0, 0);
+                emit(c, too_long ? NULL : text, text_size, r == -E2BIG ? "line too long" :
+                     r == -ERANGE ? "value out of range" : "not an integer", EXIT_DATAERR, 0, 0);
                 return;
         }
-        if (c->tc) {
+        if (c->tc && text_size < IN_TEXT_MAX) {
+                memcpy(c->batch_in[c->n_batch], text, text_size);
+                c->batch_in[c->n_batch][text_size] = 0;
                 c->batch[c->n_batch++] = value;
                 if (c->n_batch == BATCH_MAX)
                         flush_batch(c);
                 return;
         }
+        if (c->tc) {
+                flush_batch(c);
+                if (c->fatal)
+                        return;
+                r = convert_alone(c, value, &out, &uncertainty_ns);
+                if (r < 0 && live_fatal(c, r))
+                        return;
+                c->unavailable |= cli_unavailable(r);
+                emit(c, text, text_size, r < 0 ? cli_reason(c->tc, r) : NULL, cli_exit_status(r), out,
+                     uncertainty_ns);
+                return;
+        }
         r = timeconv_snapshots_convert(c->snapshots, c->mode, c->from, c->to, value, &out, &uncertainty_ns);
-        emit(c, value, NULL, 0, false, r < 0 ? timeconv_strerror(r) : NULL, out, uncertainty_ns);
+        emit(c, text, text_size, r < 0 ? timeconv_strerror(r) : NULL, cli_exit_status(r), out, uncertainty_ns);
 }
 
 static int convert_stdin(Convert *c) {
         CliLines *lines = malloc(sizeof(*lines));       /* 1 MiB: too large for the stack */
         const char *line;
         size_t size;
-        int r;
+        int r = 0;
 
         if (!lines) {
                 fputs("timeconv: out of memory\n", stderr);
                 return -ENOMEM;
         }
         cli_lines_init(lines, STDIN_FILENO);
-        while ((r = cli_lines_next(lines, &line, &size)) > 0)
+        while (!c->fatal && (r = cli_lines_next(lines, &line, &size)) > 0)
                 convert_one(c, line, size, r == CLI_LINE_TOO_LONG);
         if (r < 0)
                 fprintf(stderr, "timeconv: cannot read standard input: %s\n", strerror(-r));
@@ -154,9 +220,13 @@ static int load_snapshots(const char *file, Convert *c, struct timeconv_snapshot
         }
         for (const char *const *d = (const char *const[]) { c->from, c->to, NULL }; *d; d++)
                 if (!has_domain(*ret, *d)) {
-                        fprintf(stderr, "timeconv: %s: no domain \"%s\" in the snapshots\n", file, *d);
+                        fprintf(stderr, "timeconv: %s: no domain '%s' in the snapshots; they have:", file, *d);
+                        for (size_t i = 0; i < timeconv_snapshots_count_domains(*ret); i++)
+                                fprintf(stderr, "%s %s", i == 0 ? "" : ",",
+                                        timeconv_snapshots_domain_name(*ret, i));
+                        fputc('\n', stderr);
                         *ret = timeconv_snapshots_free(*ret);
-                        return EXIT_FAILURE;
+                        return EXIT_DATAERR;
                 }
         return 0;
 }
@@ -166,17 +236,17 @@ static int run(Convert *c, int argc, char **argv) {
 
         cli_out_init(&c->out, STDOUT_FILENO);
         if (optind < argc)
-                for (int i = optind; i < argc; i++)
+                for (int i = optind; i < argc && !c->fatal; i++)
                         convert_one(c, argv[i], strlen(argv[i]), false);
         else
                 r = convert_stdin(c);
         flush_batch(c);
-        status = r < 0 ? EXIT_IOERR : c->unavailable ? EXIT_UNAVAILABLE : c->failed ? EXIT_FAILURE : 0;
+        status = c->fatal ? c->fatal : r < 0 ? EXIT_IOERR : c->status;
         if (cli_out_flush(&c->out) < 0) {
                 fprintf(stderr, "timeconv: cannot write: %s\n", strerror(-c->out.error));
                 status = EXIT_IOERR;
         }
-        if (c->unavailable)
+        if (c->unavailable && !c->fatal)
                 fputs("timeconv: timeconvd is not available\n", stderr);
         return status;
 }
@@ -231,7 +301,7 @@ int cli_cmd_convert(int argc, char **argv) {
                         break;
                 case 'h':
                         free(c);
-                        cli_help(stdout);
+                        cli_help_command(stdout, "convert");
                         return 0;
                 case 'V':
                         free(c);

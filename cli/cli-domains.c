@@ -34,7 +34,7 @@ static int common_options(int argc, char **argv, bool *json) {
                         *json = true;
                         break;
                 case 'h':
-                        cli_help(stdout);
+                        cli_help_command(stdout, argv[0]);
                         return 0;
                 case 'V':
                         printf("timeconv %s\n", timeconv_version());
@@ -61,9 +61,12 @@ int cli_cmd_domains(int argc, char **argv) {
         if (r != 0)
                 return r;
         r = timeconv_list_domains(tc, &domains);
+        if (r < 0) {
+                r = cli_live_error(tc, "cannot list the domains", r);
+                timeconv_close(tc);
+                return r;
+        }
         timeconv_close(tc);
-        if (r < 0)
-                return cli_live_error("cannot list the domains", r);
 
         out = malloc(sizeof(*out));
         if (!out) {
@@ -72,7 +75,7 @@ int cli_cmd_domains(int argc, char **argv) {
         }
         cli_out_init(out, STDOUT_FILENO);
         if (json)
-                cli_table_json(out, domains);
+                cli_table_json(out, domains, false);
         else
                 cli_table_text(out, domains, NULL, cli_now_monotonic_ns());
         r = cli_out_flush(out);
@@ -100,12 +103,18 @@ int cli_cmd_now(int argc, char **argv) {
         if (r != 0)
                 return r;
         r = timeconv_now(tc, argv[optind], &value, &uncertainty_ns);
+        if (r < 0 && !cli_unavailable(r) && timeconv_last_path(tc) != TIMECONV_PATH_DBUS &&
+            timeconv_set_paths(tc, TIMECONV_PATH_DBUS) >= 0)
+                /* Failed in the table: ask the daemon, whose answer says why. */
+                r = timeconv_now(tc, argv[optind], &value, &uncertainty_ns);
         path = timeconv_last_path(tc);
+        if (r == -ENOENT)
+                r = cli_unknown_domain(tc, argv[optind]);
+        else if (r < 0)
+                r = cli_live_error(tc, argv[optind], r);
         timeconv_close(tc);
-        if (r < 0) {
-                fprintf(stderr, "timeconv: %s: %s\n", argv[optind], timeconv_strerror(r));
-                return cli_unavailable(r) ? EXIT_UNAVAILABLE : EXIT_FAILURE;
-        }
+        if (r != 0)
+                return r;
         if (json) {
                 CliOut *out = malloc(sizeof(*out));
 
@@ -122,7 +131,7 @@ int cli_cmd_now(int argc, char **argv) {
                 r = cli_out_flush(out);
                 free(out);
         } else
-                r = printf("%" PRIi64 "\n", value) < 0 || fflush(stdout) != 0 ? -EIO : 0;
+                r = printf("%" PRIi64 " \xc2\xb1%" PRIi64 " ns\n", value, uncertainty_ns) < 0 || fflush(stdout) != 0 ? -EIO : 0;
         return r < 0 ? EXIT_IOERR : 0;
 }
 
@@ -141,9 +150,12 @@ int cli_cmd_export(int argc, char **argv) {
         if (r != 0)
                 return r;
         r = timeconv_export_snapshots(tc, &json);
+        if (r < 0) {
+                r = cli_live_error(tc, "cannot export the snapshots", r);
+                timeconv_close(tc);
+                return r;
+        }
         timeconv_close(tc);
-        if (r < 0)
-                return cli_live_error("cannot export the snapshots", r);
         size = strlen(json);
         r = fwrite(json, 1, size, stdout) != size || (size > 0 && json[size - 1] != '\n' && putchar('\n') == EOF) ||
             fflush(stdout) != 0;

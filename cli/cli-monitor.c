@@ -19,32 +19,66 @@
 
 typedef struct Monitor {
         bool tty;
+        bool json;              /* JSON Lines: one object per refresh and per event */
         bool daemon_gone;
         CliMarks marks;
         CliOut out;
 } Monitor;
 
+static void json_event_start(Monitor *m, const char *event) {
+        cli_out_str(&m->out, "{\"event\":");
+        cli_out_json_string(&m->out, event, strlen(event));
+        cli_out_str(&m->out, ",\"monotonic_now_ns\":");
+        cli_out_int(&m->out, cli_now_monotonic_ns());
+}
+
+static void on_event_json(Monitor *m, const struct timeconv_event *e) {
+        if (e->type == TIMECONV_EVENT_DISCONTINUITY) {
+                json_event_start(m, "discontinuity");
+                cli_out_str(&m->out, ",\"domain\":");
+                cli_out_json_string(&m->out, e->domain, strlen(e->domain));
+                cli_out_str(&m->out, ",\"kind\":");
+                cli_out_json_string(&m->out, e->kind ?: "step", strlen(e->kind ?: "step"));
+                cli_out_str(&m->out, ",\"step_ns\":");
+                cli_out_int(&m->out, e->step_ns);
+                cli_out_str(&m->out, ",\"monotonic_ns\":");
+                cli_out_int(&m->out, e->monotonic_ns);
+        } else if (e->type == TIMECONV_EVENT_DAEMON_CHANGED) {
+                json_event_start(m, "daemon");
+                cli_out_str(&m->out, e->daemon_running ? ",\"running\":true" : ",\"running\":false");
+        } else if (e->type == TIMECONV_EVENT_DOMAINS_CHANGED)
+                json_event_start(m, "domains_changed");
+        else
+                return;
+        cli_out_str(&m->out, "}\n");
+}
+
 static void on_event(const struct timeconv_event *e, void *userdata) {
         Monitor *m = userdata;
 
-        if (e->type == TIMECONV_EVENT_DISCONTINUITY) {
+        if (e->type == TIMECONV_EVENT_DISCONTINUITY)
                 cli_marks_add(&m->marks, e->domain, e->monotonic_ns, e->step_ns, e->kind);
-                if (!m->tty) {
-                        cli_out_str(&m->out, "! discontinuity ");
-                        cli_out_str(&m->out, e->domain);
-                        cli_out_str(&m->out, " kind=");
-                        cli_out_str(&m->out, e->kind ?: "step");
-                        cli_out_str(&m->out, " step_ns=");
-                        cli_out_int(&m->out, e->step_ns);
-                        cli_out_str(&m->out, " monotonic_ns=");
-                        cli_out_int(&m->out, e->monotonic_ns);
-                        cli_out_char(&m->out, '\n');
-                }
-        } else if (e->type == TIMECONV_EVENT_DAEMON_CHANGED) {
+        else if (e->type == TIMECONV_EVENT_DAEMON_CHANGED)
                 m->daemon_gone = !e->daemon_running;
-                if (!m->tty)
-                        cli_out_str(&m->out, e->daemon_running ? "! timeconvd started\n" : "! timeconvd stopped\n");
-        } else if (e->type == TIMECONV_EVENT_DOMAINS_CHANGED && !m->tty)
+        if (m->json) {
+                on_event_json(m, e);
+                return;
+        }
+        if (m->tty)
+                return;
+        if (e->type == TIMECONV_EVENT_DISCONTINUITY) {
+                cli_out_str(&m->out, "! discontinuity ");
+                cli_out_str(&m->out, e->domain);
+                cli_out_str(&m->out, " kind=");
+                cli_out_str(&m->out, e->kind ?: "step");
+                cli_out_str(&m->out, " step_ns=");
+                cli_out_int(&m->out, e->step_ns);
+                cli_out_str(&m->out, " monotonic_ns=");
+                cli_out_int(&m->out, e->monotonic_ns);
+                cli_out_char(&m->out, '\n');
+        } else if (e->type == TIMECONV_EVENT_DAEMON_CHANGED)
+                cli_out_str(&m->out, e->daemon_running ? "! timeconvd started\n" : "! timeconvd stopped\n");
+        else if (e->type == TIMECONV_EVENT_DOMAINS_CHANGED)
                 cli_out_str(&m->out, "! domains changed\n");
 }
 
@@ -56,14 +90,27 @@ static int draw(struct timeconv *tc, Monitor *m) {
         r = timeconv_list_domains(tc, &domains);
         /* Signals that came with the answer first, so that the table shows them. */
         (void) timeconv_process(tc);
+        if (m->json) {
+                json_event_start(m, "domains");
+                if (r < 0) {
+                        cli_out_str(&m->out, ",\"error\":");
+                        cli_out_json_string(&m->out, cli_reason(tc, r), strlen(cli_reason(tc, r)));
+                } else {
+                        cli_out_str(&m->out, ",\"domains\":");
+                        cli_table_json(&m->out, domains, true);
+                        timeconv_domains_free(domains);
+                }
+                cli_out_str(&m->out, "}\n");
+                return cli_out_flush(&m->out) < 0 ? -EIO : r;
+        }
         if (m->tty)
                 cli_out_str(&m->out, "\033[H\033[2J");
         if (r < 0 && m->tty) {
                 cli_out_str(&m->out, "timeconv monitor: ");
-                cli_out_str(&m->out, timeconv_strerror(r));
+                cli_out_str(&m->out, cli_reason(tc, r));
                 cli_out_str(&m->out, "; waiting for it\n");
         } else if (r < 0)
-                fprintf(stderr, "timeconv: monitor: %s\n", timeconv_strerror(r));
+                fprintf(stderr, "timeconv: monitor: %s\n", cli_reason(tc, r));
         else {
                 cli_table_text(&m->out, domains, &m->marks, cli_now_monotonic_ns());
                 if (!m->tty)
@@ -110,6 +157,7 @@ int cli_cmd_monitor(int argc, char **argv) {
                 { "once", no_argument, NULL, '1' },
                 { "interval", required_argument, NULL, 'i' },
                 { "count", required_argument, NULL, 'c' },
+                { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {}
@@ -117,11 +165,12 @@ int cli_cmd_monitor(int argc, char **argv) {
         int64_t interval_ns = 1000000000, deadline_ns;
         struct timeconv *tc = NULL;
         unsigned long count = 0;
+        bool json = false;
         Monitor *m;
         char *end;
         int opt, r, status = 0;
 
-        while ((opt = getopt_long(argc, argv, "1i:c:h", options, NULL)) >= 0)
+        while ((opt = getopt_long(argc, argv, "1i:c:jh", options, NULL)) >= 0)
                 switch (opt) {
                 case '1':
                         count = 1;
@@ -135,8 +184,11 @@ int cli_cmd_monitor(int argc, char **argv) {
                         if (!*optarg || *end || count == 0)
                                 return cli_usage_error("bad --count '%s' (a positive integer)", optarg);
                         break;
+                case 'j':
+                        json = true;
+                        break;
                 case 'h':
-                        cli_help(stdout);
+                        cli_help_command(stdout, "monitor");
                         return 0;
                 case 'V':
                         printf("timeconv %s\n", timeconv_version());
@@ -150,7 +202,8 @@ int cli_cmd_monitor(int argc, char **argv) {
         m = calloc(1, sizeof(*m));
         if (!m)
                 return EXIT_FAILURE;
-        m->tty = isatty(STDOUT_FILENO) && count != 1;
+        m->json = json;
+        m->tty = !json && isatty(STDOUT_FILENO) && count != 1;
         cli_out_init(&m->out, STDOUT_FILENO);
         r = cli_open(&tc);
         if (r != 0) {
@@ -164,7 +217,7 @@ int cli_cmd_monitor(int argc, char **argv) {
                 if (n > 0) {
                         r = wait_until(tc, m, deadline_ns);
                         if (r < 0) {
-                                status = cli_live_error("monitor", r);
+                                status = cli_live_error(tc, "monitor", r);
                                 break;
                         }
                 }
@@ -176,7 +229,7 @@ int cli_cmd_monitor(int argc, char **argv) {
                 }
                 /* Off a terminal, nobody waits for the daemon to come back. */
                 if (r < 0 && (!m->tty || count == 1)) {
-                        status = cli_unavailable(r) ? EXIT_UNAVAILABLE : EXIT_FAILURE;
+                        status = cli_exit_status(r);
                         break;
                 }
         }

@@ -7,9 +7,11 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli-kernel.h"
 #include "cli-table.h"
 
 #define MONOTONIC "monotonic"
@@ -94,51 +96,163 @@ static void format_age(char *buf, size_t size, int64_t age_ns) {
                 snprintf(buf, size, "%" PRIi64 " s ago", age_ns / 1000000000);
 }
 
-void cli_table_text(CliOut *out, struct timeconv_domain **domains, const CliMarks *marks, int64_t now_ns) {
-        const struct timeconv_domain *mono = find(domains, MONOTONIC);
-        char line[512];
+/* A value whose bound is larger than it and than floor says nothing, not even its sign: a
+ * number there would be read as a measurement. */
+static bool dwarfed(int64_t value, int64_t bound, int64_t floor) {
+        uint64_t magnitude = value < 0 ? 0 - (uint64_t) value : (uint64_t) value;
 
-        snprintf(line, sizeof(line), "%-18s %-4s %-11s %-28s %-20s %-12s %-13s%s\n", "DOMAIN", "UNIT",
-                 "VERDICT", "OFFSET TO MONOTONIC", "RATE TO MONOTONIC", "UNCERTAINTY", "CALIBRATED",
-                 marks ? " EVENT" : "");
-        cli_out_str(out, line);
+        return bound >= floor && (uint64_t) bound > magnitude;
+}
+
+/* Offsets known no better than a second, rates no better than 0.1 %. */
+#define OFFSET_UNKNOWN_NS INT64_C(1000000000)
+#define RATE_UNKNOWN_PPB INT64_C(1000000)
+
+/* Columns as shown: wide enough for every cell, so long names (gpu-pci-0000-01-00.0) and units
+ * (frame) keep the table aligned. Widths count characters, not bytes ("±" is two). */
+enum { COL_NAME, COL_UNIT, COL_VERDICT, COL_OFFSET, COL_RATE, COL_UNC, COL_AGE, COL_EVENT, N_COLS };
+#define CELL_MAX 96
+
+typedef struct Cells {
+        char c[N_COLS][CELL_MAX];
+} Cells;
+
+static size_t text_width(const char *s) {
+        size_t n = 0;
+
+        for (; *s; s++)
+                n += ((unsigned char) *s & 0xc0) != 0x80;
+        return n;
+}
+
+static void row_cells(const struct timeconv_domain *d, const struct timeconv_domain *mono, const CliMarks *marks,
+                      int64_t now_ns, Cells *ret) {
+        Row row = make_row(d, mono);
+        char *cell;
+
+        *ret = (Cells) {};
+        snprintf(ret->c[COL_NAME], CELL_MAX, "%s", d->name);
+        snprintf(ret->c[COL_UNIT], CELL_MAX, "%s", d->unit[0] ? d->unit : "-");
+        snprintf(ret->c[COL_VERDICT], CELL_MAX, "%s", d->verdict[0] ? d->verdict :
+                 d->flags & TIMECONV_DOMAIN_AVAILABLE ? "-" : "unavailable");
+
+        cell = ret->c[COL_OFFSET];
+        if (!row.has_offset)
+                snprintf(cell, CELL_MAX, "-");
+        else if (dwarfed(row.offset_ns, row.offset_uncertainty_ns, OFFSET_UNKNOWN_NS))
+                snprintf(cell, CELL_MAX, "unknown");
+        else
+                snprintf(cell, CELL_MAX, "%+" PRIi64 " \xc2\xb1%" PRIi64 " ns", row.offset_ns,
+                         row.offset_uncertainty_ns);
+
+        cell = ret->c[COL_RATE];
+        if (!row.has_rate)
+                snprintf(cell, CELL_MAX, "-");
+        else if (!row.has_rate_uncertainty)
+                snprintf(cell, CELL_MAX, "%+" PRIi64 " ppb", row.rate_ppb);
+        else if (dwarfed(row.rate_ppb, row.rate_uncertainty_ppb, RATE_UNKNOWN_PPB))
+                snprintf(cell, CELL_MAX, "unknown");
+        else
+                snprintf(cell, CELL_MAX, "%+" PRIi64 " \xc2\xb1%" PRIi64 " ppb", row.rate_ppb,
+                         row.rate_uncertainty_ppb);
+
+        if (row.has_uncertainty)
+                snprintf(ret->c[COL_UNC], CELL_MAX, "%" PRIi64 " ns", row.uncertainty_ns);
+        else
+                snprintf(ret->c[COL_UNC], CELL_MAX, "-");
+        if (d->last_calibrated_ns > 0)
+                format_age(ret->c[COL_AGE], CELL_MAX, now_ns - d->last_calibrated_ns);
+        else
+                snprintf(ret->c[COL_AGE], CELL_MAX, "never");
+
+        for (size_t i = 0; marks && i < marks->n; i++)
+                if (strcmp(marks->marks[i].domain, d->name) == 0) {
+                        char when[32];
+
+                        format_age(when, sizeof(when), now_ns - marks->marks[i].monotonic_ns);
+                        if (strcmp(marks->marks[i].kind, "rate") == 0)
+                                snprintf(ret->c[COL_EVENT], CELL_MAX, "! rate changed, %s", when);
+                        else if (strcmp(marks->marks[i].kind, "restart") == 0)
+                                snprintf(ret->c[COL_EVENT], CELL_MAX, "! restarted %+" PRIi64 " ns, %s",
+                                         marks->marks[i].step_ns, when);
+                        else
+                                snprintf(ret->c[COL_EVENT], CELL_MAX, "! discontinuity %+" PRIi64 " ns, %s",
+                                         marks->marks[i].step_ns, when);
+                }
+}
+
+static void out_cells(CliOut *out, const Cells *cells, const size_t *widths, size_t n_cols) {
+        for (size_t i = 0; i < n_cols; i++) {
+                size_t w = text_width(cells->c[i]);
+                bool last = i + 1 == n_cols || (i + 2 == n_cols && !cells->c[i + 1][0]);
+
+                cli_out_str(out, cells->c[i]);
+                if (last)
+                        break;
+                for (; w < widths[i] + 1; w++)
+                        cli_out_char(out, ' ');
+        }
+        cli_out_char(out, '\n');
+}
+
+/* What the kernel says about realtime and tai, under the table. */
+static void kernel_notes(CliOut *out, struct timeconv_domain **domains) {
+        bool has_realtime = false, has_tai = false;
+        CliKernelTime k;
+        char line[256];
+
         for (struct timeconv_domain **p = domains; *p; p++) {
-                const struct timeconv_domain *d = *p;
-                Row row = make_row(d, mono);
-                char offset[64] = "-", rate[64] = "-", unc[32] = "-", age[32] = "never", event[128] = "";
-                const char *verdict = d->verdict[0] ? d->verdict :
-                                      d->flags & TIMECONV_DOMAIN_AVAILABLE ? "-" : "unavailable";
-
-                if (row.has_offset)
-                        snprintf(offset, sizeof(offset), "%+" PRIi64 " +-%" PRIi64 " ns", row.offset_ns,
-                                 row.offset_uncertainty_ns);
-                if (row.has_rate && row.has_rate_uncertainty)
-                        snprintf(rate, sizeof(rate), "%+" PRIi64 " +-%" PRIi64 " ppb", row.rate_ppb,
-                                 row.rate_uncertainty_ppb);
-                else if (row.has_rate)
-                        snprintf(rate, sizeof(rate), "%+" PRIi64 " ppb", row.rate_ppb);
-                if (row.has_uncertainty)
-                        snprintf(unc, sizeof(unc), "%" PRIi64 " ns", row.uncertainty_ns);
-                if (d->last_calibrated_ns > 0)
-                        format_age(age, sizeof(age), now_ns - d->last_calibrated_ns);
-                for (size_t i = 0; marks && i < marks->n; i++)
-                        if (strcmp(marks->marks[i].domain, d->name) == 0) {
-                                char when[32];
-
-                                format_age(when, sizeof(when), now_ns - marks->marks[i].monotonic_ns);
-                                if (strcmp(marks->marks[i].kind, "rate") == 0)
-                                        snprintf(event, sizeof(event), " ! rate changed, %s", when);
-                                else if (strcmp(marks->marks[i].kind, "restart") == 0)
-                                        snprintf(event, sizeof(event), " ! restarted %+" PRIi64 " ns, %s",
-                                                 marks->marks[i].step_ns, when);
-                                else
-                                        snprintf(event, sizeof(event), " ! discontinuity %+" PRIi64 " ns, %s",
-                                                 marks->marks[i].step_ns, when);
-                        }
-                snprintf(line, sizeof(line), "%-18s %-4s %-11s %-28s %-20s %-12s %-13s%s\n", d->name, d->unit,
-                         verdict, offset, rate, unc, age, event);
+                has_realtime |= strcmp((*p)->name, "realtime") == 0;
+                has_tai |= strcmp((*p)->name, "tai") == 0;
+        }
+        if ((!has_realtime && !has_tai) || cli_kernel_time(&k) < 0)
+                return;
+        cli_out_char(out, '\n');
+        if (has_realtime) {
+                if (k.synchronised)
+                        snprintf(line, sizeof(line), "realtime: synchronised, says the kernel (maximum error %" PRIi64
+                                 " us, estimated error %" PRIi64 " us)\n", k.max_error_us, k.est_error_us);
+                else
+                        snprintf(line, sizeof(line), "realtime: not synchronised, says the kernel (no NTP daemon "
+                                 "keeps it: STA_UNSYNC)\n");
                 cli_out_str(out, line);
         }
+        if (has_tai) {
+                if (k.tai_offset_s == 0)
+                        snprintf(line, sizeof(line), "tai: equals realtime (the kernel's TAI offset is 0: "
+                                 "nobody set it)\n");
+                else
+                        snprintf(line, sizeof(line), "tai: realtime %+" PRIi64 " s (the kernel's TAI offset)\n",
+                                 k.tai_offset_s);
+                cli_out_str(out, line);
+        }
+}
+
+void cli_table_text(CliOut *out, struct timeconv_domain **domains, const CliMarks *marks, int64_t now_ns) {
+        static const Cells header = { { "DOMAIN", "UNIT", "VERDICT", "OFFSET TO MONOTONIC", "RATE TO MONOTONIC",
+                                        "UNCERTAINTY", "CALIBRATED", "EVENT" } };
+        const struct timeconv_domain *mono = find(domains, MONOTONIC);
+        size_t n = 0, widths[N_COLS] = {}, n_cols = marks ? N_COLS : N_COLS - 1;
+        Cells *rows;
+
+        for (struct timeconv_domain **p = domains; *p; p++)
+                n++;
+        rows = calloc(n + 1, sizeof(*rows));
+        if (!rows) {
+                cli_out_str(out, "out of memory\n");
+                return;
+        }
+        rows[0] = header;
+        for (size_t i = 0; i < n; i++)
+                row_cells(domains[i], mono, marks, now_ns, &rows[i + 1]);
+        for (size_t i = 0; i <= n; i++)
+                for (size_t j = 0; j < n_cols; j++)
+                        if (text_width(rows[i].c[j]) > widths[j])
+                                widths[j] = text_width(rows[i].c[j]);
+        for (size_t i = 0; i <= n; i++)
+                out_cells(out, &rows[i], widths, n_cols);
+        free(rows);
+        kernel_notes(out, domains);
 }
 
 static void json_key(CliOut *out, const char *key) {
@@ -168,15 +282,70 @@ static void json_str(CliOut *out, const char *key, const char *s) {
                 cli_out_str(out, "null");
 }
 
-void cli_table_json(CliOut *out, struct timeconv_domain **domains) {
+/* The daemon's source-specific entries, each with its own JSON type. */
+static void json_properties(CliOut *out, const struct timeconv_domain *d) {
+        json_key(out, "properties");
+        cli_out_char(out, '{');
+        for (unsigned i = 0; i < d->n_properties && i < TIMECONV_PROPERTIES_MAX; i++) {
+                const struct timeconv_property *p = &d->properties[i];
+                char number[64];
+
+                if (i > 0)
+                        cli_out_char(out, ',');
+                cli_out_json_string(out, p->key, strlen(p->key));
+                cli_out_char(out, ':');
+                switch (p->type) {
+                case 'b':
+                        cli_out_str(out, p->b ? "true" : "false");
+                        break;
+                case 'u':
+                case 't':
+                        snprintf(number, sizeof(number), "%" PRIu64, p->u);
+                        cli_out_str(out, number);
+                        break;
+                case 'x':
+                        cli_out_int(out, p->x);
+                        break;
+                case 'd':
+                        if (isfinite(p->d))
+                                snprintf(number, sizeof(number), "%.17g", p->d);
+                        else
+                                snprintf(number, sizeof(number), "null");
+                        cli_out_str(out, number);
+                        break;
+                default:
+                        cli_out_json_string(out, p->s, strlen(p->s));
+                        break;
+                }
+        }
+        cli_out_char(out, '}');
+}
+
+/* The kernel's word on realtime and tai (see kernel_notes()). */
+static void json_kernel(CliOut *out, const struct timeconv_domain *d, const CliKernelTime *k) {
+        if (strcmp(d->name, "realtime") == 0)
+                json_bool(out, "synchronised", k->synchronised);
+        else if (strcmp(d->name, "tai") == 0) {
+                json_int(out, "tai_offset_s", true, k->tai_offset_s);
+                json_bool(out, "equals_realtime", k->tai_offset_s == 0);
+        }
+}
+
+void cli_table_json(CliOut *out, struct timeconv_domain **domains, bool one_line) {
         const struct timeconv_domain *mono = find(domains, MONOTONIC);
+        CliKernelTime kernel;
+        bool have_kernel = cli_kernel_time(&kernel) >= 0;
 
         cli_out_str(out, "[");
         for (struct timeconv_domain **p = domains; *p; p++) {
                 const struct timeconv_domain *d = *p;
                 Row row = make_row(d, mono);
 
-                cli_out_str(out, p == domains ? "\n{\"name\":" : ",\n{\"name\":");
+                if (p != domains)
+                        cli_out_char(out, ',');
+                if (!one_line)
+                        cli_out_char(out, '\n');
+                cli_out_str(out, "{\"name\":");
                 cli_out_json_string(out, d->name, strlen(d->name));
                 json_str(out, "unit", d->unit);
                 json_bool(out, "available", d->flags & TIMECONV_DOMAIN_AVAILABLE);
@@ -194,7 +363,14 @@ void cli_table_json(CliOut *out, struct timeconv_domain **domains) {
                 json_int(out, "wrap_bits", true, d->wrap_bits);
                 json_bool(out, "monotonic", d->flags & TIMECONV_DOMAIN_MONOTONIC);
                 json_int(out, "perfetto_id", true, d->perfetto_id);
+                if (d->device_name[0])
+                        json_str(out, "device_name", d->device_name);
+                if (d->driver[0])
+                        json_str(out, "driver", d->driver);
+                json_properties(out, d);
+                if (have_kernel)
+                        json_kernel(out, d, &kernel);
                 cli_out_char(out, '}');
         }
-        cli_out_str(out, "\n]\n");
+        cli_out_str(out, one_line ? "]" : "\n]\n");
 }

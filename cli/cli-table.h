@@ -3,6 +3,7 @@
 
 /* The domain table of `timeconv domains` and `timeconv monitor`, as text or JSON. */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cli-io.h"
@@ -30,5 +31,5 @@ int64_t cli_now_monotonic_ns(void);
  * last calibrations. */
 void cli_table_text(CliOut *out, struct timeconv_domain **domains, const CliMarks *marks, int64_t now_ns);
 
-/* A JSON array, one object per domain. */
-void cli_table_json(CliOut *out, struct timeconv_domain **domains);
+/* A JSON array, one object per domain (one_line: no newline at all, for JSON Lines). */
+void cli_table_json(CliOut *out, struct timeconv_domain **domains, bool one_line);

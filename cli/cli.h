@@ -2,8 +2,10 @@
 #pragma once
 
 /* What the timeconv CLI's commands share. The CLI uses the public API of libtimeconv only.
- * Exit status: 0 all done, 1 a value failed, 2 usage, 65 a malformed snapshot file
- * (EX_DATAERR), 66 an unreadable one (EX_NOINPUT), 69 the daemon or the bus is not there
+ * Exit status (sysexits.h): 0 all done, 1 another failure (no path between the domains, an
+ * answer out of range), 64 usage (EX_USAGE), 65 bad data: a value that is not an integer, an
+ * unknown or malformed domain name, a malformed snapshot file or frame dump (EX_DATAERR), 66 an
+ * unreadable file (EX_NOINPUT), 69 the daemon, the bus or the domain is not there
  * (EX_UNAVAILABLE), 74 a write error (EX_IOERR). */
 
 #include <stdbool.h>
@@ -13,7 +15,7 @@
 #include "timeconv.h"
 
 enum {
-        EXIT_USAGE = 2,
+        EXIT_USAGE = 64,
         EXIT_DATAERR = 65,
         EXIT_NOINPUT = 66,
         EXIT_UNAVAILABLE = 69,
@@ -31,11 +33,29 @@ bool cli_unavailable(int r);
 /* Opens the session bus; on failure prints why and returns EXIT_UNAVAILABLE, else 0. */
 int cli_open(struct timeconv **ret);
 
-/* Prints what a failed live call means ("timeconv: WHAT: REASON") and returns the exit status. */
-int cli_live_error(const char *what, int r);
+/* Prints what a failed live call means ("timeconv: WHAT: REASON", REASON the daemon's own
+ * message when it gave one) and returns the exit status. */
+int cli_live_error(struct timeconv *tc, const char *what, int r);
+
+/* The exit status for the error r of a live call. */
+int cli_exit_status(int r);
+
+/* The reason of a failed call: the daemon's message, else timeconv_strerror(r). */
+const char *cli_reason(struct timeconv *tc, int r);
+
+/* A domain the daemon does not know, said once with the names it does know:
+ * "timeconv: unknown domain 'x'; timeconvd has: a, b, c". Returns EXIT_DATAERR. */
+int cli_unknown_domain(struct timeconv *tc, const char *name);
+
+/* Keeps the worse of two exit statuses: 69, 74, 65, 1, then 0. */
+int cli_worse_status(int a, int b);
+
+/* The help of one command (NULL: all of them). */
+void cli_help_command(FILE *f, const char *command);
 
 int cli_cmd_convert(int argc, char **argv);
 int cli_cmd_domains(int argc, char **argv);
 int cli_cmd_now(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
 int cli_cmd_monitor(int argc, char **argv);
+int cli_cmd_push(int argc, char **argv);

@@ -10,40 +10,82 @@
 #include "cli.h"
 #include "frames-report.h"
 
-void cli_help(FILE *f) {
+/* Each command's own help; `timeconv COMMAND --help` prints its entry, `timeconv --help` all. */
+static const struct {
+        const char *name;
+        const char *usage;
+        const char *text;
+} helps[] = {
+        { "convert", "convert --from A --to B [--json] [VALUE...]",
+          "        Convert each VALUE (or, with none, each line of standard input) from\n"
+          "        domain A to domain B through timeconvd. Prints one line per input, in\n"
+          "        order: \"VALUE \xc2\xb1" "BOUND ns\" (the converted value in B's unit and the bound\n"
+          "        of its error in ns) or \"error: REASON\". --json prints one JSON object\n"
+          "        per line instead: {\"in\": the input as given, \"out\", \"uncertainty_ns\"}\n"
+          "        or {\"in\", \"error\"}. An unknown or malformed domain name stops at once\n"
+          "        with one message (exit 65). Put negative VALUEs after \"--\".\n"
+          "    convert --from A --to B --snapshots FILE [--mode nearest|drift] [--json] [VALUE...]\n"
+          "        The same offline, with the clock snapshots of FILE. nearest: Perfetto\n"
+          "        trace processor's semantics; drift (default): interpolate between\n"
+          "        snapshots.\n" },
+        { "domains", "domains [--json]",
+          "        The live calibration table: unit, verdict, offset and rate against\n"
+          "        monotonic with their bounds, uncertainty, last calibration, and the\n"
+          "        kernel's synchronisation state for realtime and tai. A value whose bound\n"
+          "        dwarfs it reads \"unknown\". --json: every property, typed.\n" },
+        { "now", "now [--json] DOMAIN",
+          "        The current time of DOMAIN in its unit: \"VALUE \xc2\xb1" "BOUND ns\".\n" },
+        { "monitor", "monitor [--once] [--interval SECONDS] [--count N] [--json]",
+          "        The calibration table, refreshed; a mark where a discontinuity arrived.\n"
+          "        Prints one table and exits with --once. --json prints one JSON object\n"
+          "        per line: {\"event\":\"domains\",...} at each refresh, and one per\n"
+          "        discontinuity, change of the domains, daemon start or stop.\n" },
+        { "push", "push DOMAIN --against REFERENCE [--hold]",
+          "        Publish DOMAIN, a clock of yours counting ns (an audio DAC, a camera), from\n"
+          "        lines on standard input: \"APP REF\", both read at the same instant, or\n"
+          "        \"APP REF_BEFORE REF_AFTER\", the reference read before and after your\n"
+          "        clock (an honest bound whatever the delay between the reads). App values\n"
+          "        alone are refused: read here, the reference would be late by however long\n"
+          "        the line took to arrive. Prints \"ok\" or \"error: REASON\" per line. The\n"
+          "        domain exists while push runs and goes away when it ends; --hold keeps\n"
+          "        it after the end of the input, until push is stopped.\n" },
+        { "export", "export",
+          "        timeconvd's snapshot history as a JSON snapshot file on standard output.\n" },
+        { "frames", "frames [--json] [--plot FILE.svg] [--refresh-hz HZ] [FILE...]",
+          "        Frame rate, intervals, latency and janks from dumpsys SurfaceFlinger\n"
+          "        --latency, dumpsys gfxinfo framestats or a libtimeconv frame log (- or\n"
+          "        no FILE: standard input). --json: one JSON report; --plot: an SVG of\n"
+          "        the frame intervals; --refresh-hz: the display's rate when the dump\n"
+          "        does not say.\n" },
+};
+
+static const char exit_help[] =
+        "Exit status: 0 success, 1 some value failed, 64 usage error, 65 bad data (a value\n"
+        "that is not an integer, an unknown domain, a malformed snapshot file or frame\n"
+        "dump), 66 unreadable file, 69 timeconvd, the bus or the domain unavailable,\n"
+        "74 write error.\n";
+
+void cli_help_command(FILE *f, const char *command) {
+        for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++)
+                if (command && strcmp(command, helps[i].name) == 0) {
+                        fprintf(f, "Usage: timeconv %s\n\n%s\n%s", helps[i].usage, helps[i].text, exit_help);
+                        return;
+                }
         fputs("Usage: timeconv COMMAND [OPTIONS]\n"
+              "       timeconv COMMAND --help\n"
               "       timeconv --help | --version\n"
               "\n"
               "Convert timestamps between clock domains, live through timeconvd or offline\n"
               "from a JSON snapshot file.\n"
               "\n"
-              "Commands:\n"
-              "  convert --from A --to B [--json] [VALUE...]\n"
-              "        Convert each VALUE (or, with none, each line of standard input) from\n"
-              "        domain A to domain B through timeconvd. Prints one line per input, in\n"
-              "        order: the converted value or \"error: REASON\". --json prints one JSON\n"
-              "        object per line instead. Put negative VALUEs after \"--\".\n"
-              "  convert --from A --to B --snapshots FILE [--mode nearest|drift] [--json] [VALUE...]\n"
-              "        The same offline, with the clock snapshots of FILE. nearest: Perfetto\n"
-              "        trace processor's semantics; drift (default): interpolate between\n"
-              "        snapshots.\n"
-              "  domains [--json]\n"
-              "        The live calibration table: unit, verdict, offset and rate against\n"
-              "        monotonic, uncertainty, last calibration.\n"
-              "  now [--json] DOMAIN\n"
-              "        The current time of DOMAIN in its unit.\n"
-              "  monitor [--once] [--interval SECONDS] [--count N]\n"
-              "        The calibration table, refreshed; a mark where a discontinuity arrived.\n"
-              "        Prints one table and exits with --once.\n"
-              "  export\n"
-              "        timeconvd's snapshot history as a JSON snapshot file on standard output.\n"
-              "  frames [--json] [--plot FILE.svg] [--refresh-hz HZ] [FILE...]\n"
-              "        Frame rate, intervals, latency and janks from dumpsys SurfaceFlinger\n"
-              "        --latency, dumpsys gfxinfo framestats or a libtimeconv frame log.\n"
-              "\n"
-              "Exit status: 0 success, 1 some value failed, 2 usage error, 65 malformed\n"
-              "snapshot file or frame dump, 66 unreadable file, 69 timeconvd or the bus\n"
-              "unavailable, 74 write error.\n", f);
+              "Commands:\n", f);
+        for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++)
+                fprintf(f, "  %s\n%s", helps[i].usage, helps[i].text);
+        fprintf(f, "\n%s", exit_help);
+}
+
+void cli_help(FILE *f) {
+        cli_help_command(f, NULL);
 }
 
 int cli_usage_error(const char *fmt, const char *arg) {
@@ -58,6 +100,31 @@ bool cli_unavailable(int r) {
                r == -ENOTCONN || r == -ENOMEDIUM || r == -ENXIO;
 }
 
+int cli_exit_status(int r) {
+        if (r >= 0)
+                return 0;
+        if (cli_unavailable(r) || r == -ENODEV)
+                return EXIT_UNAVAILABLE;
+        if (r == -ENOENT || r == -EINVAL)
+                return EXIT_DATAERR;
+        return EXIT_FAILURE;
+}
+
+int cli_worse_status(int a, int b) {
+        static const int order[] = { EXIT_UNAVAILABLE, EXIT_IOERR, EXIT_DATAERR, EXIT_FAILURE };
+
+        for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+                if (a == order[i] || b == order[i])
+                        return order[i];
+        return a != 0 ? a : b;
+}
+
+const char *cli_reason(struct timeconv *tc, int r) {
+        const char *message = tc ? timeconv_last_error_message(tc) : NULL;
+
+        return message ?: timeconv_strerror(r);
+}
+
 int cli_open(struct timeconv **ret) {
         int r = timeconv_open(ret);
 
@@ -68,9 +135,34 @@ int cli_open(struct timeconv **ret) {
         return 0;
 }
 
-int cli_live_error(const char *what, int r) {
-        fprintf(stderr, "timeconv: %s: %s\n", what, timeconv_strerror(r));
-        return cli_unavailable(r) ? EXIT_UNAVAILABLE : EXIT_FAILURE;
+int cli_live_error(struct timeconv *tc, const char *what, int r) {
+        fprintf(stderr, "timeconv: %s: %s\n", what, cli_reason(tc, r));
+        return cli_exit_status(r);
+}
+
+int cli_unknown_domain(struct timeconv *tc, const char *name) {
+        struct timeconv_domain **domains = NULL;
+
+        fprintf(stderr, "timeconv: unknown domain '%s'", name);
+        if (tc && timeconv_list_domains(tc, &domains) >= 0) {
+                fputs("; timeconvd has:", stderr);
+                for (struct timeconv_domain **d = domains; *d; d++)
+                        fprintf(stderr, "%s %s", d == domains ? "" : ",", (*d)->name);
+                timeconv_domains_free(domains);
+        }
+        fputc('\n', stderr);
+        return EXIT_DATAERR;
+}
+
+/* Whether argv asks for help: --help or -h before a "--". */
+static bool wants_help(int argc, char **argv) {
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--") == 0)
+                        return false;
+                if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+                        return true;
+        }
+        return false;
 }
 
 int main(int argc, char **argv) {
@@ -82,6 +174,7 @@ int main(int argc, char **argv) {
                 { "domains", cli_cmd_domains },
                 { "now", cli_cmd_now },
                 { "monitor", cli_cmd_monitor },
+                { "push", cli_cmd_push },
                 { "export", cli_cmd_export },
                 { "frames", cli_cmd_frames },
         };
@@ -90,7 +183,7 @@ int main(int argc, char **argv) {
         if (!cmd)
                 return cli_usage_error("%s", "missing command");
         if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-                cli_help(stdout);
+                cli_help_command(stdout, strcmp(cmd, "help") == 0 && argc > 2 ? argv[2] : NULL);
                 return 0;
         }
         if (strcmp(cmd, "--version") == 0) {
@@ -98,7 +191,14 @@ int main(int argc, char **argv) {
                 return 0;
         }
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-                if (strcmp(cmd, commands[i].name) == 0)
+                if (strcmp(cmd, commands[i].name) == 0) {
+                        /* Here rather than in each command, so that every command (frames
+                         * included) prints its own help. */
+                        if (wants_help(argc - 1, argv + 1)) {
+                                cli_help_command(stdout, cmd);
+                                return 0;
+                        }
                         return commands[i].run(argc - 1, argv + 1);
+                }
         return cli_usage_error("unknown command '%s'", cmd);
 }

@@ -57,8 +57,8 @@ conv="convert --from custom --to boottime --snapshots $good --mode nearest"
 
 # Perfetto's second example: CUSTOM 3503 -> BOOTTIME 7703; 0 extrapolates from the first.
 run $conv 3503 0
-want '7703\n4100\n'
-check "values from the arguments" 0 "$tmp/want"
+want '7703 \302\2614 ns\n4100 \302\2613 ns\n'
+check "values from the arguments, each with its bound (VALUE ±BOUND ns)" 0 "$tmp/want"
 
 run_in '3503\n0\n' $conv
 check "the same values from standard input" 0 "$tmp/want"
@@ -67,16 +67,16 @@ run_in '3503\r\n  0 \n' $conv
 check "CRLF and spaces around a value" 0 "$tmp/want"
 
 run $conv --json 3503 0
-want '{"in":3503,"out":7703,"uncertainty_ns":4}\n{"in":0,"out":4100,"uncertainty_ns":3}\n'
-check "--json" 0 "$tmp/want"
+want '{"in":"3503","out":7703,"uncertainty_ns":4}\n{"in":"0","out":4100,"uncertainty_ns":3}\n'
+check "--json: \"in\" is the input as given" 0 "$tmp/want"
 
 run_in '3503\nabc\n3000\n99999999999999999999\n\n' $conv
-want '7703\nerror: not an integer\n7200\nerror: value out of range\nerror: not an integer\n'
-check "a bad line fails alone, in its place; exit 1" 1 "$tmp/want"
+want '7703 \302\2614 ns\nerror: not an integer\n7200 \302\2612 ns\nerror: value out of range\nerror: not an integer\n'
+check "a bad line fails alone, in its place; exit 65 (bad data)" 65 "$tmp/want"
 
 run_in '3503\nx"y\n' $conv --json
-want '{"in":3503,"out":7703,"uncertainty_ns":4}\n{"in":"x\\"y","error":"not an integer"}\n'
-check "--json with a bad line: its text, escaped, and the reason" 1 "$tmp/want"
+want '{"in":"3503","out":7703,"uncertainty_ns":4}\n{"in":"x\\"y","error":"not an integer"}\n'
+check "--json with a bad line: its text, escaped, and the reason" 65 "$tmp/want"
 
 n=$((n + 1))
 if ! command -v jq > /dev/null; then
@@ -95,24 +95,25 @@ want 'error: no path between the domains\nerror: no path between the domains\n'
 check "no path: an error per value" 1 "$tmp/want"
 
 run $conv -- -5
-want '4095\n'
+want '4095 \302\2614 ns\n'
 check "a negative value after --" 0 "$tmp/want"
 
 run convert --from monotonic --to boottime --snapshots "$good" --mode drift 1250
-want '5250\n'
+want '5250 \302\2611 ns\n'
 check "--mode drift" 0 "$tmp/want"
 
 seq 3000 3799 > "$tmp/in"
 awk '{ print $1 + 4200 }' "$tmp/in" > "$tmp/want"
-"$tc" $conv < "$tmp/in" > "$tmp/out" 2> "$tmp/err"
+"$tc" $conv < "$tmp/in" > "$tmp/full" 2> "$tmp/err"
 status=$?
+cut -d ' ' -f 1 "$tmp/full" > "$tmp/out"
 check "800 values from standard input, in order" 0 "$tmp/want"
 
 { head -c 1100000 /dev/zero | tr '\0' '1'; printf '\n3503\n'; } > "$tmp/in"
 "$tc" $conv < "$tmp/in" > "$tmp/out" 2> "$tmp/err"
 status=$?
-want 'error: line too long\n7703\n'
-check "a line longer than the buffer is one error" 1 "$tmp/want"
+want 'error: line too long\n7703 \302\2614 ns\n'
+check "a line longer than the buffer is one error" 65 "$tmp/want"
 
 run_in '' $conv
 want ''
@@ -132,23 +133,43 @@ run convert --from a --to b --snapshots "$tmp/none.json" 1
 check_err "a missing file: exit 66" 66 'none.json: cannot open the file'
 
 run convert --from custom --to nope --snapshots "$good" 1
-check_err "an unknown domain: exit 1, named" 1 'no domain "nope"'
+check_err "an unknown domain: exit 65, named once, with the domains there are" 65 \
+        "no domain 'nope' in the snapshots; they have: custom, monotonic, boottime, island_a, island_b"
 
 DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/bus run convert --from custom --to boottime 1
 check_err "no --snapshots and no bus: live mode needs the daemon, exit 69" 69 \
         'cannot connect to the session bus'
 
 run convert --from custom --snapshots "$good" 1
-check_err "no --to: usage error" 2 'needs --from and --to'
+check_err "no --to: usage error (64)" 64 'needs --from and --to'
 
 run convert --from custom --to boottime --snapshots "$good" --mode fast 1
-check_err "a bad --mode: usage error" 2 "unknown mode 'fast'"
+check_err "a bad --mode: usage error (64)" 64 "unknown mode 'fast'"
 
 run frobnicate
-check_err "an unknown command: usage error" 2 "unknown command 'frobnicate'"
+check_err "an unknown command: usage error (64)" 64 "unknown command 'frobnicate'"
 
 run
-check_err "no command: usage error" 2 'missing command'
+check_err "no command: usage error (64)" 64 'missing command'
+
+for cmd in convert domains now monitor push export frames; do
+        run "$cmd" --help
+        n=$((n + 1))
+        if [ $status = 0 ] && head -n 1 "$tmp/out" | grep -Eq "^Usage: timeconv $cmd( |\$)" &&
+           ! grep -q '^Commands:' "$tmp/out"; then
+                echo "ok $n - $cmd --help prints the help of $cmd alone"
+        else
+                echo "not ok $n - $cmd --help prints the help of $cmd alone"; failed=1
+        fi
+done
+
+run --help
+n=$((n + 1))
+if [ $status = 0 ] && grep -q '^Commands:' "$tmp/out" && grep -q '^  push DOMAIN --against' "$tmp/out"; then
+        echo "ok $n - --help lists every command"
+else
+        echo "not ok $n - --help lists every command"; failed=1
+fi
 
 run --version
 n=$((n + 1))

@@ -130,6 +130,22 @@ static void check_domains(void) {
                         boot = e;
         }
         ok(fields, "each: name, unit, available, verdict, offset, rate, uncertainty, last calibration");
+        {
+                json_t *rt = NULL, *tai = NULL;
+
+                json_array_foreach(list, i, e) {
+                        if (strcmp(json_string_value(json_object_get(e, "name")) ?: "", "realtime") == 0)
+                                rt = e;
+                        if (strcmp(json_string_value(json_object_get(e, "name")) ?: "", "tai") == 0)
+                                tai = e;
+                }
+                ok(rt && json_is_boolean(json_object_get(rt, "synchronised")), "realtime: \"synchronised\", a boolean");
+                ok(tai && json_is_integer(json_object_get(tai, "tai_offset_s")) &&
+                   json_is_boolean(json_object_get(tai, "equals_realtime")) &&
+                   json_is_true(json_object_get(tai, "equals_realtime")) ==
+                   (json_integer_value(json_object_get(tai, "tai_offset_s")) == 0),
+                   "tai: \"tai_offset_s\" and \"equals_realtime\", which holds when the offset is 0");
+        }
         ok(mono && json_integer_value(json_object_get(mono, "offset_ns")) == 0 &&
            json_integer_value(json_object_get(mono, "rate_ppb")) == 0,
            "monotonic against itself: offset 0, rate 0");
@@ -139,6 +155,34 @@ static void check_domains(void) {
                          (uint64_t) json_integer_value(json_object_get(boot, "offset_uncertainty_ns")), off_lo, off_hi),
            "boottime's offset to monotonic holds the kernel's, within its bound");
         json_decref(list);
+}
+
+/* The column where the second field of line starts (after the first run of spaces). */
+static size_t second_column(const char *line) {
+        size_t i = strcspn(line, " \n");
+
+        return i + strspn(line + i, " ");
+}
+
+static void check_table(void) {
+        size_t unit_column;
+        bool aligned = true, rows = false;
+
+        is_int(RUN("domains"), 0, "domains: exit 0");
+        unit_column = out ? second_column(out) : 0;
+        for (const char *line = out ? strchr(out, '\n') : NULL; line && line[1] && line[1] != '\n';
+             line = strchr(line + 1, '\n')) {
+                rows = true;
+                aligned &= second_column(line + 1) == unit_column;
+        }
+        ok(rows && aligned, "every row's UNIT starts under the header's (column %zu)", unit_column);
+        ok(out && strstr(out, " \xc2\xb1") && strstr(out, " ns ") && strstr(out, " ppb"),
+           "offsets and rates with their bounds");
+        ok(out && strstr(out, "\n\nrealtime: ") && (strstr(out, "realtime: synchronised, says the kernel") ||
+                                                    strstr(out, "realtime: not synchronised, says the kernel")),
+           "under the table, what the kernel says of realtime's synchronisation");
+        ok(out && (strstr(out, "\ntai: equals realtime (the kernel's TAI offset is 0") ||
+                   strstr(out, "\ntai: realtime +")), "and of tai: its offset, or that it equals realtime");
 }
 
 static void check_now(void) {
@@ -160,27 +204,31 @@ static void check_now(void) {
         hi = clock_now_ns(CLOCK_MONOTONIC);
         ok(out && sscanf(out, "%" SCNi64, &v) == 1 && v >= lo - LOOSE_NS && v <= hi + LOOSE_NS &&
            count_lines(out) == 1, "now monotonic: one number, the time");
-        is_int(RUN("now", "nope"), 1, "now nope: exit 1");
-        ok(err && strstr(err, "nope: unknown domain"), "and says the domain is unknown");
-        is_int(RUN("now"), 2, "now without a domain: usage, exit 2");
+        ok(out && strstr(out, " \xc2\xb1") && strstr(out, " ns\n"), "with its bound: VALUE \xc2\xb1" "BOUND ns");
+        is_int(RUN("now", "nope"), 65, "now nope: exit 65 (bad data)");
+        ok(err && strstr(err, "unknown domain 'nope'; timeconvd has: ") && strstr(err, "monotonic_raw") &&
+           strstr(err, "boottime"), "and says the domain is unknown, with the domains there are");
+        is_int(RUN("now", "BAD"), 65, "now BAD: exit 65");
+        ok(err && strstr(err, "invalid byte 0x42 at offset 0"), "with the daemon's own words");
+        is_int(RUN("now"), 64, "now without a domain: usage, exit 64");
 }
 
 static void check_convert(void) {
         char v1[32], script[512];
-        int64_t in, off_lo, off_hi, got;
+        int64_t in, off_lo, off_hi, got, bound;
         json_t *o;
 
         in = clock_now_ns(CLOCK_MONOTONIC);
         snprintf(v1, sizeof(v1), "%" PRIi64, in);
         is_int(RUN("convert", "--json", "--from", "monotonic", "--to", "boottime", "--", v1, "abc",
-                   "99999999999999999999", "-5"), 1, "convert --json with bad values: exit 1");
+                   "99999999999999999999", "-5"), 65, "convert --json with bad values: exit 65 (bad data)");
         off_lo = boottime_offset(&off_hi);
         ok(count_lines(out) == 4, "one line per input, in order");
         o = json_line(out, 0);
-        ok(o && json_integer_value(json_object_get(o, "in")) == in &&
+        ok(o && strcmp(json_string_value(json_object_get(o, "in")) ?: "", v1) == 0 &&
            bracket_holds(json_integer_value(json_object_get(o, "out")),
                          (uint64_t) json_integer_value(json_object_get(o, "uncertainty_ns")), in + off_lo, in + off_hi),
-           "line 1: {in, out, uncertainty_ns}, the truth within the bound");
+           "line 1: {in (the input as given), out, uncertainty_ns}, the truth within the bound");
         json_decref(o);
         o = json_line(out, 1);
         ok(o && strcmp(json_string_value(json_object_get(o, "in")) ?: "", "abc") == 0 &&
@@ -192,25 +240,31 @@ static void check_convert(void) {
            "line 3: value out of range");
         json_decref(o);
         o = json_line(out, 3);
-        ok(o && json_integer_value(json_object_get(o, "in")) == -5 && json_object_get(o, "out"),
+        ok(o && strcmp(json_string_value(json_object_get(o, "in")) ?: "", "-5") == 0 && json_object_get(o, "out"),
            "line 4: a negative value after -- converts");
         json_decref(o);
 
         snprintf(script, sizeof(script), "printf '%" PRIi64 "\\nx\\n\\n%" PRIi64 "\\n' | '%s' convert --from monotonic "
                  "--to boottime", in, in, tc_path);
-        is_int(run_sh(script), 1, "values on standard input, two bad: exit 1");
-        ok(out && sscanf(out, "%" SCNi64, &got) == 1 && got >= in + off_lo - LOOSE_NS &&
+        is_int(run_sh(script), 65, "values on standard input, two bad: exit 65");
+        ok(out && sscanf(out, "%" SCNi64 " \xc2\xb1%" SCNi64 " ns", &got, &bound) == 2 && bound >= 0 &&
+           got >= in + off_lo - LOOSE_NS &&
            got <= in + off_hi + LOOSE_NS && strstr(out, "\nerror: not an integer\nerror: not an integer\n") && count_lines(out) == 4,
-           "stdin: value, error, error, value, in order");
+           "stdin: value with its bound, error, error, value, in order");
 
-        is_int(RUN("convert", "--from", "monotonic", "--to", "nope", "1", "2"), 1, "an unknown target: exit 1");
-        ok(out && strcmp(out, "error: unknown domain\nerror: unknown domain\n") == 0,
-           "each value says \"error: unknown domain\"");
-        is_int(RUN("convert", "--from", "monotonic", "--to", "BAD NAME", "1"), 1, "a malformed name: exit 1");
-        ok(out && strcmp(out, "error: invalid argument\n") == 0, "and says it is invalid");
-        is_int(RUN("convert", "--from", "monotonic", "--to", "boottime", "--mode", "nearest", "1"), 2,
-               "--mode without --snapshots: usage, exit 2");
-        is_int(RUN("convert", "--from", "monotonic", "1"), 2, "no --to: usage, exit 2");
+        is_int(RUN("convert", "--from", "monotonic", "--to", "nope", "1", "2"), 65, "an unknown target: exit 65");
+        ok(out && !*out, "nothing on standard output");
+        ok(err && strstr(err, "unknown domain 'nope'; timeconvd has: ") && strstr(err, "monotonic_raw") &&
+           !strstr(strstr(err, "unknown domain") + 1, "unknown domain"),
+           "said once on standard error, with the domains there are");
+        is_int(RUN("convert", "--from", "nope", "--to", "monotonic", "1"), 65, "an unknown source: exit 65");
+        ok(err && strstr(err, "unknown domain 'nope'"), "and names it");
+        is_int(RUN("convert", "--from", "monotonic", "--to", "REALTIME", "1"), 65, "a malformed name: exit 65");
+        ok(err && strstr(err, "argument 'to': invalid byte 0x52 at offset 0") &&
+           strstr(err, "(allowed: a-z 0-9 _ . : -)"), "and says why, in the daemon's words");
+        is_int(RUN("convert", "--from", "monotonic", "--to", "boottime", "--mode", "nearest", "1"), 64,
+               "--mode without --snapshots: usage, exit 64");
+        is_int(RUN("convert", "--from", "monotonic", "1"), 64, "no --to: usage, exit 64");
 }
 
 static void check_export(void) {
@@ -238,18 +292,81 @@ static void check_export(void) {
         free(path);
 }
 
+static void check_monitor_json(void) {
+        bool good = true;
+        json_t *o;
+
+        is_int(RUN("monitor", "--json", "--count", "2", "--interval", "0.05"), 0, "monitor --json --count 2: exit 0");
+        ok(count_lines(out) >= 2, "at least two lines");
+        for (size_t i = 0; i < count_lines(out); i++) {
+                o = json_line(out, i);
+                good &= json_is_object(o) && json_is_string(json_object_get(o, "event")) &&
+                        json_is_integer(json_object_get(o, "monotonic_now_ns"));
+                if (o && strcmp(json_string_value(json_object_get(o, "event")) ?: "", "domains") == 0)
+                        good &= json_array_size(json_object_get(o, "domains")) >= 5;
+                json_decref(o);
+        }
+        ok(good, "each line one JSON object with its \"event\"; a refresh lists the domains");
+}
+
+/* timeconv push holds an application domain while it runs: another client sees it, owned. */
+static void check_push(void) {
+        char script[2048], *path = NULL;
+        json_t *list, *e, *audio = NULL;
+        size_t i;
+
+        snprintf(script, sizeof(script),
+                 "set -e\n"
+                 "tc='%s'; dir='%s'\n"
+                 "rm -f \"$dir/push.fifo\"; mkfifo \"$dir/push.fifo\"\n"
+                 "m=$(\"$tc\" now monotonic | cut -d ' ' -f 1)\n"
+                 "after=$(\"$tc\" now monotonic | cut -d ' ' -f 1)\n"
+                 "printf '%%s %%s %%s\\n' $((m + 5000000)) \"$m\" \"$after\" |\n"
+                 "        \"$tc\" push audio1 --against monotonic --hold > \"$dir/push.fifo\" &\n"
+                 "pid=$!\n"
+                 "exec 3< \"$dir/push.fifo\"\n"
+                 "read -r first <&3\n"
+                 "echo \"push: $first\"\n"
+                 "\"$tc\" domains --json > \"$dir/domains.json\"\n"
+                 "\"$tc\" now audio1\n"
+                 "kill \"$pid\"; wait \"$pid\" || true\n",
+                 tc_path, h->dir);
+        is_int(run_sh(script), 0, "push --hold, then domains and now from other processes");
+        ok(out && strncmp(out, "push: ok\n", 9) == 0, "push answers \"ok\" for the bracketed line");
+        ok(out && strstr(out, "\n") && strstr(strchr(out, '\n'), " \xc2\xb1"), "now audio1 answers, with its bound");
+        if (asprintf(&path, "%s/domains.json", h->dir) < 0)
+                abort();
+        list = json_load_file(path, 0, NULL);
+        json_array_foreach(list, i, e)
+                if (strcmp(json_string_value(json_object_get(e, "name")) ?: "", "audio1") == 0)
+                        audio = e;
+        ok(audio && json_is_string(json_object_get(json_object_get(audio, "properties"), "owner")) &&
+           json_string_value(json_object_get(json_object_get(audio, "properties"), "owner"))[0] == ':',
+           "domains --json lists audio1 with its owner, a unique bus name");
+        json_decref(list);
+        free(path);
+
+        snprintf(script, sizeof(script), "printf '5\\n1 2 3 4\\nx y\\n' | '%s' push audio2 --against monotonic",
+                 tc_path);
+        is_int(run_sh(script), 65, "push with bad lines: exit 65");
+        ok(out && strstr(out, "error: a reference value is needed too") &&
+           count_lines(out) == 3, "an error line per bad line, saying why");
+        is_int(RUN("push", "audio2"), 64, "push without --against: usage, exit 64");
+}
+
 static void check_monitor_and_help(void) {
-        static const char *const commands[] = { "convert", "domains", "now", "monitor", "export" };
+        static const char *const commands[] = { "convert", "domains", "now", "monitor", "push", "export", "frames" };
 
         is_int(RUN("monitor", "--once"), 0, "monitor --once: exit 0");
         ok(out && strncmp(out, "DOMAIN ", 7) == 0 && strstr(out, "\nmonotonic "), "monitor --once: one table");
         is_int(RUN("monitor", "--count", "3", "--interval", "0.05"), 0, "monitor --count 3: exit 0");
         ok(out && strstr(out, "DOMAIN ") && strstr(strstr(strstr(out, "DOMAIN ") + 1, "DOMAIN ") + 1, "DOMAIN "),
            "off a terminal it appends three tables");
-        is_int(RUN("monitor", "--interval", "0"), 2, "monitor --interval 0: usage, exit 2");
+        is_int(RUN("monitor", "--interval", "0"), 64, "monitor --interval 0: usage, exit 64");
 
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-                ok(RUN(commands[i], "--help") == 0 && out && strstr(out, "Usage: timeconv"), "%s --help", commands[i]);
+                ok(RUN(commands[i], "--help") == 0 && out && strncmp(out, "Usage: timeconv ", 16) == 0 &&
+                   strncmp(out + 16, commands[i], strlen(commands[i])) == 0, "%s --help: its own help", commands[i]);
                 ok(RUN(commands[i], "--version") == 0 && out && strncmp(out, "timeconv ", 9) == 0, "%s --version",
                    commands[i]);
         }
@@ -279,9 +396,12 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return done_testing();
         check_domains();
+        check_table();
         check_now();
         check_convert();
         check_export();
+        check_monitor_json();
+        check_push();
         check_monitor_and_help();
 
         r = harness_stop_daemon(harness, HARNESS_STOP_TIMEOUT_MS, NULL, NULL);
