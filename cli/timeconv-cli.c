@@ -56,7 +56,13 @@ static const struct {
           "        --latency, dumpsys gfxinfo framestats or a libtimeconv frame log (- or\n"
           "        no FILE: standard input). --json: one JSON report; --plot: an SVG of\n"
           "        the frame intervals; --refresh-hz: the display's rate when the dump\n"
-          "        does not say.\n" },
+          "        does not say.\n"
+          "    frames --probe [--display NAME] [--frames N] [--rate HZ] [--urgent] [--log FILE]\n"
+          "           [--json] [--plot FILE.svg]\n"
+          "        Measure the running compositor: a window of ours draws N frames (300 by\n"
+          "        default; as fast as the compositor lets, or at --rate), with extended frame sync\n"
+          "        (--urgent: each as an answer to a sync request); each frame is timed\n"
+          "        through timeconvd, written as a frame log (--log) and reported as above.\n" },
 };
 
 static const char exit_help[] =
