@@ -139,9 +139,12 @@ static void q_up(double v, int64_t *ret_m, uint8_t *ret_s) {
 }
 
 static int64_t ceil_ns(double v) {
+        int64_t t;
+
         if (!(v < 0x1p62))
                 return INT64_MAX;
-        return floor_(v) + 1;
+        t = floor_(v);
+        return (double) t < v ? t + 1 : t;
 }
 
 static int unit_coding(const DomainUnit *u, uint8_t *ret_coding, uint8_t *ret_bits) {
@@ -210,6 +213,7 @@ int conv_record_build(const ConvSpec *spec, ConvRecord *ret) {
         double bc, bs, rA_dist = 0.0, rB_dist = 0.0, lo_d, hi_d, span;
         int64_t u_c, lo, hi, slope_m, bs_m;
         uint8_t slope_s, bs_s;
+        bool exact;
         Fix x, rr, y, c;
         ConvRecord rec = {};
         int r;
@@ -371,13 +375,26 @@ int conv_record_build(const ConvSpec *spec, ConvRecord *ret) {
                 bs = B->rate_half * uf->period_ns * kA_max + bs * gainB;
         }
         bc += (double) (spec->to_lag_ns - spec->to_lag_ns / 2);
-        /* numbers: the centre (2x), the fractions and the Q fraction of the centre (a count's 2^-shift) */
-        bc += 2.0 * num_eps + 2.0 * ut->period_ns * 0x1p-40 + 1.0;
-        bs += 2.0 * ut->period_ns * (0x1p-50 * fabs_(S) + 8.0 / ((double) ((uint64_t) 1 << (slope_s - 1)) * 2.0));
-        bs *= 1.0 + 0x1p-40;
-        if (ut->period_ns > 1.0 || ut->truncates)
+        /* numbers: the centre (2x), the fractions and the Q fraction of the centre (a count's
+         * 2^-shift), and the residual's rounding down; none for units alone in whole ns, whose
+         * centre and slope are exact (the slope's quantisation is in bs below). */
+        exact = !A && !B && uf->period_ns == (double) (int64_t) uf->period_ns &&
+                ut->period_ns == (double) (int64_t) ut->period_ns && spec->from_lag_ns == 0 && spec->to_lag_ns == 0;
+        if (!exact)
+                bc += 2.0 * num_eps + 2.0 * ut->period_ns * 0x1p-40 + 1.0;
+        /* Exact records need no quantisation term: their answers are exact within the span set
+         * below, where the slope's rounding stays under 1/Pt of a count (the spacing of the exact
+         * answers' fractions) and the floored residual is the true one, an integer. */
+        if (!exact) {
+                bs += 2.0 * ut->period_ns * (0x1p-50 * fabs_(S) + 8.0 / ((double) ((uint64_t) 1 << (slope_s - 1)) * 2.0));
+                bs *= 1.0 + 0x1p-40;
+        }
+        if (ut->period_ns > 1.0 || ut->truncates) {
                 rec.out_period_q32 = (int64_t) (ut->period_ns * TWO32) + 1;
-        else
+                if (!exact)
+                        bc += 1.0;      /* the residual's rounding down */
+        }
+        else if (!exact)
                 bc += 0.5;      /* an ns target's rounding */
 
         /* Where it answers: from's model's range, to's model's range, and the span. */
@@ -386,6 +403,8 @@ int conv_record_build(const ConvSpec *spec, ConvRecord *ret) {
                 span = (0x1p61 - fabs_((double) rec.out_c)) / (fabs_(S) > 1e-30 ? fabs_(S) : 1e-30);
         if (bs * span > 0x1p60)
                 span = 0x1p60 / bs;
+        if (exact && span > (double) ((uint64_t) 1 << (slope_s - 1)) / ut->period_ns)
+                span = (double) ((uint64_t) 1 << (slope_s - 1)) / ut->period_ns;
         if (!(span >= 1.0))
                 return -ERANGE;
         lo_d = -span;

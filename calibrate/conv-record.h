@@ -31,7 +31,9 @@
  * bound_shift, rounded up) covers the models' bound growth away from their centres and the
  * slope's quantisation (|d|·2^-shift counts); residual is |out - exact target count|·period_out,
  * computed from p's fraction when out_period_q32 != 0 (truncating targets and periods > 1 ns),
- * rounded up. Within [in_lo, in_hi] neither the answer nor the bound overflows.
+ * rounded down, its last ns in bound_c_ns. A record of units only (no model, whole-ns periods:
+ * ns <-> µs <-> ms) is exact near its centre: no slack at all, so that 2000000000 ns is 2000000 µs
+ * with a bound of 0. Within [in_lo, in_hi] neither the answer nor the bound overflows.
  *
  * Chaining (conv_record_convert_unc()): an input already uncertain by e ns adds e·gain (gain_q32,
  * rounded up) to the output's bound: what a second record needs to carry the first one's. */
@@ -117,7 +119,7 @@ static inline int conv_record_decode(const ConvRecord *c, int64_t value, int64_t
                 *ret_count = value;
                 return 0;
         case CONV_CODING_WRAP: {
-                uint64_t m = UINT64_C(1) << c->in_wrap_bits, d;
+                uint64_t m = UINT64_C(1) << (c->in_wrap_bits & 63), d;
                 int64_t delta;
 
                 if (__builtin_expect(value < 0 || (uint64_t) value >= m, 0))
@@ -153,7 +155,7 @@ static inline int64_t conv_record_encode(const ConvRecord *c, int64_t count) {
         if (__builtin_expect(c->out_coding == CONV_CODING_PLAIN, 1))
                 return count;
         if (c->out_coding == CONV_CODING_WRAP)
-                return (int64_t) ((uint64_t) count & ((UINT64_C(1) << c->out_wrap_bits) - 1));
+                return (int64_t) ((uint64_t) count & ((UINT64_C(1) << (c->out_wrap_bits & 63)) - 1));
         /* x11_us: the floor modulo of the whole wrap is the encoding, negative counts too. */
         count %= CONV_X11_US_WRAP;
         return count < 0 ? count + CONV_X11_US_WRAP : count;
@@ -167,20 +169,25 @@ static inline int conv_record_map(const ConvRecord *c, int64_t count, int64_t *r
 
         if (__builtin_expect(count < c->in_lo || count > c->in_hi, 0))
                 return -ESTALE;
-        d = count - c->in_c;                    /* |d| < 2^62 within [in_lo, in_hi] */
+        /* A built record keeps |d| < 2^62 within [in_lo, in_hi]; one read from shared memory may
+         * hold anything, so nothing below is undefined for any contents (shifts masked, unsigned
+         * sums): a hostile writer gets garbage answers, never a crash. */
+        d = (int64_t) ((uint64_t) count - (uint64_t) c->in_c);
         p = (__int128) d * (d < 0 ? c->slope_neg : c->slope) + c->out_frac;
-        if (__builtin_add_overflow(c->out_c, (int64_t) (p >> c->shift), &out))
+        if (__builtin_add_overflow(c->out_c, (int64_t) (p >> (c->shift & 63)), &out))
                 return -ERANGE;
         ad = d < 0 ? -(uint64_t) d : (uint64_t) d;
-        bound = c->bound_c_ns + (int64_t) (((unsigned __int128) ad * (uint64_t) c->bound_slope) >> c->bound_shift);
+        bound = (int64_t) ((uint64_t) c->bound_c_ns +
+                           (uint64_t) (((unsigned __int128) ad * (uint64_t) c->bound_slope) >> (c->bound_shift & 63)));
         if (c->out_period_q32) {
                 /* How far the integer answer is from the exact count, in ns. */
-                uint64_t mask = (UINT64_C(1) << c->shift) - 1, f = (uint64_t) p & mask;
+                unsigned sh = c->shift & 63;
+                uint64_t half = UINT64_C(1) << sh >> 1, f = (uint64_t) p & ((UINT64_C(1) << sh) - 1);
 
                 if (c->flags & CONV_RECORD_OUT_NEAREST)
-                        f = f >= (UINT64_C(1) << c->shift >> 1) ? f - (UINT64_C(1) << c->shift >> 1) :
-                                                                  (UINT64_C(1) << c->shift >> 1) - f;
-                bound += (int64_t) (((unsigned __int128) f * (uint64_t) c->out_period_q32) >> (c->shift + 32)) + 1;
+                        f = f >= half ? f - half : half - f;
+                bound = (int64_t) ((uint64_t) bound +
+                                   (uint64_t) (((unsigned __int128) f * (uint64_t) c->out_period_q32) >> (sh + 32)));
         }
         *ret_count = out;
         *ret_bound_ns = bound;

@@ -23,6 +23,82 @@ static bool unit_plain_ns(const DomainUnit *u) {
                u->encoding == UNIT_ENCODING_PLAIN;
 }
 
+static bool unit_equal(const DomainUnit *a, const DomainUnit *b) {
+        return a->period_ns == b->period_ns && a->wrap_bits == b->wrap_bits && a->truncates == b->truncates &&
+               a->encoding == b->encoding;
+}
+
+/* The record of a -> b: graph_node_convert()'s cases, each folded into one record. */
+static void pair_build(const ClockGraph *g, size_t a, size_t b, ConvRecord *ret) {
+        const GraphNode *src = &g->nodes[a], *dst = &g->nodes[b];
+        bool same_model = src->model_id == dst->model_id;
+        ConvSpec spec;
+
+        if (a == b) {
+                conv_record_identity(ret);
+                return;
+        }
+        if (!src->available || !src->calibrated || !dst->available || !dst->calibrated) {
+                conv_record_failing(-ENODEV, ret);
+                return;
+        }
+        if (same_model && unit_equal(&src->unit, &dst->unit)) {
+                conv_record_identity(ret);
+                return;
+        }
+        if (src->target_only) {
+                conv_record_failing(-ENOLINK, ret);
+                return;
+        }
+        spec = (ConvSpec) {
+                .from_unit = &src->unit,
+                .to_unit = &dst->unit,
+                .from_lag_ns = src->lag_ns,
+                .to_lag_ns = dst->lag_ns,
+                .from_model = same_model || src->hub ? NULL : &src->current.m,
+                .to_model = same_model || dst->hub ? NULL : &dst->current.m,
+                .from_x_begin_ns = src->current_x_begin_ns,
+                .to_r_begin_ns = dst->current_r_begin_ns,
+                .extra_ns = src->same_as_uncertainty_ns + dst->same_as_uncertainty_ns,
+                .at_r_ns = src->current_r_end_ns > dst->current_r_end_ns ? src->current_r_end_ns : dst->current_r_end_ns,
+        };
+        /* one clock in two units (x11 and its view x11_us): no residual between them */
+        if (same_model && src->history && src->history == dst->history)
+                spec.extra_ns = 0;
+        if (spec.at_r_ns == INT64_MIN)
+                spec.at_r_ns = 0;
+        /* A record it cannot build (a centre out of range): every value takes the general path. */
+        if (conv_record_build(&spec, ret) < 0)
+                conv_record_failing(-ESTALE, ret);
+}
+
+/* Node index changed: its row and its column. */
+static void pairs_rebuild_node(ClockGraph *g, size_t index) {
+        for (size_t j = 0; j < g->n_nodes; j++) {
+                pair_build(g, index, j, &g->pairs[index][j]);
+                pair_build(g, j, index, &g->pairs[j][index]);
+        }
+}
+
+void graph_rebuild(ClockGraph *g) {
+        for (size_t i = 0; i < g->n_nodes; i++)
+                for (size_t j = 0; j < g->n_nodes; j++)
+                        pair_build(g, i, j, &g->pairs[i][j]);
+}
+
+int graph_hint(const ClockGraph *g, size_t index, int64_t r_ns, int64_t *ret_count) {
+        int64_t count, bound;
+        int r;
+
+        if (index >= g->n_nodes)
+                return -ENOENT;
+        r = conv_record_map(&g->pairs[g->hub][index], r_ns, &count, &bound);
+        if (r < 0)
+                return r;
+        *ret_count = count;
+        return 0;
+}
+
 int graph_init(ClockGraph *g, const char *hub_name) {
         GraphNode *hub;
 
@@ -39,10 +115,12 @@ int graph_init(ClockGraph *g, const char *hub_name) {
         (void) model_prepare(&MODEL_IDENTITY, &hub->current);
         hub->current_r_begin_ns = INT64_MIN;
         hub->current_x_begin_ns = INT64_MIN;
+        hub->current_r_end_ns = INT64_MIN;
         hub->plain_ns = true;
         hub->fast = true;
         g->n_nodes = 1;
         g->hub = 0;
+        conv_record_identity(&g->pairs[0][0]);
         return 0;
 }
 
@@ -123,6 +201,7 @@ static void node_refresh_own(GraphNode *node) {
                         x_ns = INT64_MIN;
                 node->current_x_begin_ns = x_ns;
         }
+        node->current_r_end_ns = current->r_end_ns;
         if (model_forward(&current->model, current->r_end_ns, 0, &x_ns, &unc_ns) == 0 &&
             unit_from_ns(&node->unit, x_ns, &count, NULL) == 0)
                 node->hint_count = count;
@@ -149,6 +228,7 @@ void graph_refresh(ClockGraph *g, size_t index) {
                 node->calibrated = node->calibrated && calibrated;
                 node_update_fast(node);
         }
+        pairs_rebuild_node(g, index);
         for (size_t i = 0; i < g->n_nodes; i++)
                 if (i != index && g->nodes[i].model_id == index)
                         graph_refresh(g, i);
@@ -177,6 +257,7 @@ void graph_set_available(ClockGraph *g, size_t index, bool available) {
         if (index < g->n_nodes) {
                 g->nodes[index].available = available;
                 node_update_fast(&g->nodes[index]);
+                pairs_rebuild_node(g, index);
         }
 }
 
@@ -185,6 +266,7 @@ int graph_set_target_only(ClockGraph *g, size_t index, bool target_only) {
                 return -EINVAL;
         g->nodes[index].target_only = target_only;
         node_update_fast(&g->nodes[index]);
+        pairs_rebuild_node(g, index);
         return 0;
 }
 
@@ -220,6 +302,7 @@ int graph_set_same_as_uncertainty(ClockGraph *g, size_t index, int64_t uncertain
         if (index >= g->n_nodes || g->nodes[index].hub || uncertainty_ns < 0)
                 return -EINVAL;
         g->nodes[index].same_as_uncertainty_ns = uncertainty_ns;
+        pairs_rebuild_node(g, index);
         return 0;
 }
 
@@ -233,6 +316,7 @@ int graph_set_lag(ClockGraph *g, size_t index, int64_t lag_ns) {
         /* The inline fast path knows nothing of lags. */
         node->plain_ns = lag_ns == 0 && unit_plain_ns(&node->unit);
         node_update_fast(node);
+        pairs_rebuild_node(g, index);
         return 0;
 }
 
@@ -324,11 +408,6 @@ static int node_forward(const GraphNode *node, int64_t r_ns, int64_t r_unc_ns, i
         if (!node->history)
                 return -ESTALE;
         return history_forward(node->history, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
-}
-
-static bool unit_equal(const DomainUnit *a, const DomainUnit *b) {
-        return a->period_ns == b->period_ns && a->wrap_bits == b->wrap_bits && a->truncates == b->truncates &&
-               a->encoding == b->encoding;
 }
 
 int graph_node_convert(const GraphNode *src, const GraphNode *dst, int64_t value, int64_t hint_r_ns,

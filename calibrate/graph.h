@@ -3,7 +3,11 @@
 
 /* The live graph: every domain is modelled against one hub (monotonic_raw), so a conversion is
  * at most two hops: from -> hub -> to. Nodes point at histories owned by the caller; each node
- * caches its open segment's model so the common case does no search and no allocation.
+ * caches its open segment's model, and the graph keeps one conversion record (conv-record.h) per
+ * ordered pair of nodes, the two hops and both units composed: a conversion is one record. The
+ * records are rebuilt for a node's row and column whenever it changes (graph_refresh() and the
+ * setters); a value a record does not answer (before an open segment, far from now) takes the
+ * general path through the nodes' histories.
  *
  * Errors: -ENOENT unknown domain, -ENODEV domain unavailable or not calibrated yet,
  * -ERANGE the value or the answer is out of range, -EINVAL bad argument. */
@@ -12,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conv-record.h"
 #include "history.h"
 #include "units.h"
 
@@ -45,13 +50,16 @@ typedef struct GraphNode {
         int64_t hint_count;             /* unwrapped count at the latest sample, for unwrap */
         bool plain_ns;                  /* unit is ns, no wrap, no truncation, no lag */
         int64_t lag_ns;                 /* a reading lags the modelled time by 0..lag_ns */
-        bool fast;                      /* plain_ns, available and calibrated: the inline path */
+        bool fast;                      /* plain_ns, available and calibrated */
+        int64_t current_r_end_ns;       /* latest calibration of the open segment: records centre here */
 } GraphNode;
 
 typedef struct ClockGraph {
         GraphNode nodes[GRAPH_NODES_MAX];
         size_t n_nodes;
         size_t hub;
+        /* pairs[from][to]: the record of from -> to, for from, to < n_nodes */
+        ConvRecord pairs[GRAPH_NODES_MAX][GRAPH_NODES_MAX];
 } ClockGraph;
 
 /* Creates the graph with its hub node (name, unit ns). */
@@ -110,37 +118,37 @@ int graph_model(const ClockGraph *g, size_t index, Model *ret);
 int graph_node_convert(const GraphNode *src, const GraphNode *dst, int64_t value, int64_t hint_r_ns,
                        int64_t *ret_value, int64_t *ret_uncertainty_ns);
 
-/* Inline so that a caller converting in a loop pays a few ns: two plain-ns domains in their open
- * segments need two affine maps and nothing else. */
+/* Rebuilds every record (after a caller edited nodes by hand, as tests do). */
+void graph_rebuild(ClockGraph *g);
+
+/* The record of from -> to (NULL for an index out of range). */
+static inline const ConvRecord *graph_pair(const ClockGraph *g, size_t from, size_t to) {
+        return from < g->n_nodes && to < g->n_nodes ? &g->pairs[from][to] : NULL;
+}
+
+/* The unwrapped count of node index at reference time r_ns (the occurrence a wrapped value of
+ * that node unwraps near); -ESTALE when the record does not answer. */
+int graph_hint(const ClockGraph *g, size_t index, int64_t r_ns, int64_t *ret_count);
+
+/* Inline so that a caller converting in a loop pays a few ns: one record, whatever the units. */
 static inline int graph_convert(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
                                 int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        const GraphNode *src, *dst;
-        int64_t r_ns, r_unc_ns;
+        const ConvRecord *rec;
+        int64_t hint;
+        int r;
 
         if (__builtin_expect(from >= g->n_nodes || to >= g->n_nodes, 0))
                 goto general;
-        src = &g->nodes[from];
-        dst = &g->nodes[to];
-        if (__builtin_expect(!src->fast || !dst->fast || src->model_id == dst->model_id ||
-                             value < src->current_x_begin_ns, 0))
+        rec = &g->pairs[from][to];
+        hint = rec->in_hint;
+        /* A short wrap (GPU ticks of minutes) unwraps near the caller's now, not near the latest
+         * calibration. */
+        if (__builtin_expect((rec->flags & CONV_RECORD_HINT_NOW) && hint_r_ns != INT64_MIN, 0) &&
+            graph_hint(g, from, hint_r_ns, &hint) < 0)
                 goto general;
-
-        if (!src->hub) {
-                int r = prepared_inverse(&src->current, value, 0, &r_ns, &r_unc_ns);
-                if (r < 0)
-                        return r;
-        } else {
-                r_ns = value;
-                r_unc_ns = 0;
-        }
-        if (__builtin_expect(r_ns < dst->current_r_begin_ns, 0))
-                goto general;
-        if (!dst->hub)
-                return prepared_forward(&dst->current, r_ns, r_unc_ns, ret_value, ret_uncertainty_ns);
-        *ret_value = r_ns;
-        *ret_uncertainty_ns = r_unc_ns;
-        return 0;
-
+        r = conv_record_convert_hint(rec, value, hint, ret_value, ret_uncertainty_ns);
+        if (__builtin_expect(r != -ESTALE, 1))
+                return r;
 general:
         return graph_convert_general(g, from, to, value, hint_r_ns, ret_value, ret_uncertainty_ns);
 }

@@ -9,12 +9,12 @@
 #include "shared-table.h"
 
 /* The copies go word by word: the structs must be whole words at word offsets. */
-_Static_assert(sizeof(SharedTableFast) % sizeof(uint64_t) == 0, "SharedTableFast is not whole words");
-_Static_assert(offsetof(SharedTableEntry, fast) % sizeof(uint64_t) == 0, "fast is not word aligned");
-_Static_assert(sizeof(GraphNode) % sizeof(uint32_t) == 0, "GraphNode is not whole words");
-_Static_assert(sizeof(GraphNode) % alignof(GraphNode) == 0, "GraphNode copies are misaligned");
-_Static_assert(offsetof(SharedTableEntry, node) % sizeof(uint32_t) == 0, "node is not word aligned");
-_Static_assert(sizeof(SharedTableHeader) % alignof(SharedTableEntry) == 0, "entries are misaligned");
+_Static_assert(sizeof(ConvRecord) % sizeof(uint64_t) == 0, "ConvRecord is not whole words");
+_Static_assert(offsetof(SharedTableEntry, copy) % sizeof(uint64_t) == 0, "copy is not word aligned");
+_Static_assert(sizeof(SharedTableNode) % sizeof(uint64_t) == 0, "SharedTableNode is not whole words");
+_Static_assert(sizeof(SharedTableHeader) % alignof(SharedTableEntry) == 0, "nodes are misaligned");
+_Static_assert((SHARED_TABLE_CAPACITY_MAX * sizeof(SharedTableNode)) % alignof(SharedTableEntry) == 0,
+               "entries are misaligned");
 
 static SharedTableHeader *header(void *mem) {
         return mem;
@@ -24,14 +24,33 @@ static const SharedTableHeader *header_const(const void *mem) {
         return mem;
 }
 
-static SharedTableEntry *entry(void *mem, size_t index) {
-        return (SharedTableEntry *) ((char *) mem + sizeof(SharedTableHeader)) + index;
+static SharedTableNode *node_at(void *mem, size_t index) {
+        return (SharedTableNode *) ((char *) mem + sizeof(SharedTableHeader)) + index;
+}
+
+static const SharedTableNode *node_at_const(const void *mem, size_t index) {
+        return (const SharedTableNode *) ((const char *) mem + sizeof(SharedTableHeader)) + index;
+}
+
+static SharedTableEntry *entry(void *mem, size_t from, size_t to) {
+        return (SharedTableEntry *) shared_table_entry_(mem, from * SHARED_TABLE_CAPACITY_MAX + to);
 }
 
 size_t shared_table_size(size_t n_nodes) {
-        if (n_nodes > SHARED_TABLE_CAPACITY_MAX)
-                return SIZE_MAX;
-        return sizeof(SharedTableHeader) + n_nodes * sizeof(SharedTableEntry);
+        if (n_nodes == 0 || n_nodes > SHARED_TABLE_CAPACITY_MAX)
+                return n_nodes == 0 ? sizeof(SharedTableHeader) + SHARED_TABLE_CAPACITY_MAX * sizeof(SharedTableNode) :
+                                      SIZE_MAX;
+        /* up to pair (n - 1, n - 1) */
+        return sizeof(SharedTableHeader) + SHARED_TABLE_CAPACITY_MAX * sizeof(SharedTableNode) +
+               ((n_nodes - 1) * SHARED_TABLE_CAPACITY_MAX + n_nodes) * sizeof(SharedTableEntry);
+}
+
+size_t shared_table_capacity(size_t size) {
+        size_t n = SHARED_TABLE_CAPACITY_MAX;
+
+        while (n > 0 && shared_table_size(n) > size)
+                n--;
+        return n;
 }
 
 /* ---- writer ---- */
@@ -39,7 +58,7 @@ size_t shared_table_size(size_t n_nodes) {
 int shared_table_init(void *mem, size_t size, size_t n_nodes) {
         SharedTableHeader *h = mem;
 
-        if (!mem || (uintptr_t) mem % alignof(SharedTableEntry) != 0 || n_nodes == 0 ||
+        if (!mem || (uintptr_t) mem % alignof(SharedTableHeader) != 0 || n_nodes == 0 ||
             n_nodes > SHARED_TABLE_CAPACITY_MAX || size < shared_table_size(n_nodes))
                 return -EINVAL;
 
@@ -47,7 +66,8 @@ int shared_table_init(void *mem, size_t size, size_t n_nodes) {
         h->layout_version = SHARED_TABLE_LAYOUT_VERSION;
         h->header_size = sizeof(SharedTableHeader);
         h->entry_size = sizeof(SharedTableEntry);
-        h->node_size = sizeof(GraphNode);
+        h->node_size = sizeof(SharedTableNode);
+        h->record_version = CONV_RECORD_WIRE_VERSION;
         h->size = size;
         h->capacity = (uint32_t) n_nodes;
         h->generation = 1;
@@ -59,7 +79,7 @@ int shared_table_init(void *mem, size_t size, size_t n_nodes) {
 static int writer_check(void *mem, size_t size) {
         const SharedTableHeader *h = mem;
 
-        if (!mem || (uintptr_t) mem % alignof(SharedTableEntry) != 0 || size < sizeof(SharedTableHeader))
+        if (!mem || (uintptr_t) mem % alignof(SharedTableHeader) != 0 || size < sizeof(SharedTableHeader))
                 return -EINVAL;
         if (h->magic != SHARED_TABLE_MAGIC || h->layout_version != SHARED_TABLE_LAYOUT_VERSION ||
             h->capacity == 0 || h->capacity > SHARED_TABLE_CAPACITY_MAX || size < shared_table_size(h->capacity))
@@ -67,53 +87,43 @@ static int writer_check(void *mem, size_t size) {
         return 0;
 }
 
-static void fast_from_node(const GraphNode *node, SharedTableFast *ret) {
-        memset(ret, 0, sizeof(*ret));
-        ret->current = node->current;
-        ret->current_r_begin_ns = node->current_r_begin_ns;
-        ret->current_x_begin_ns = node->current_x_begin_ns;
-        ret->model_id = node->model_id;
-        ret->flags = (node->fast ? SHARED_TABLE_FAST_ENABLED : 0) | (node->hub ? SHARED_TABLE_FAST_HUB : 0);
-}
-
 /* One half of an update: copy i of the entry. Only the writer stores here. */
-static void copy_store(SharedTableEntry *e, unsigned i, const SharedTableFast *fast, const GraphNode *node) {
-        uint64_t *fast_dst = (uint64_t *) &e->fast[i], words64[sizeof(*fast) / sizeof(uint64_t)];
-        uint32_t *node_dst = (uint32_t *) &e->node[i], words32[sizeof(*node) / sizeof(uint32_t)];
+static void copy_store(SharedTableEntry *e, unsigned i, const ConvRecord *rec) {
+        uint64_t *dst = (uint64_t *) &e->copy[i], words[sizeof(*rec) / sizeof(uint64_t)];
 
-        memcpy(words64, fast, sizeof(words64));
-        memcpy(words32, node, sizeof(words32));
-        for (size_t k = 0; k < sizeof(words64) / sizeof(words64[0]); k++)
-                __atomic_store_n(&fast_dst[k], words64[k], __ATOMIC_RELAXED);
-        for (size_t k = 0; k < sizeof(words32) / sizeof(words32[0]); k++)
-                __atomic_store_n(&node_dst[k], words32[k], __ATOMIC_RELAXED);
+        memcpy(words, rec, sizeof(words));
+        for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+                __atomic_store_n(&dst[k], words[k], __ATOMIC_RELAXED);
 }
 
 /* The latch: odd, write copy 0 (readers are on copy 1); even, write copy 1 (readers are on copy
  * 0). Each release fence pairs with the reader's acquire fence: a reader that sees any new word
  * of a copy sees the counter that sent readers away from it. The writer is the only one that
  * stores here, so it may read its own entries plainly. */
-static void entry_write(SharedTableEntry *e, const SharedTableFast *fast, const GraphNode *node) {
+static void entry_write(SharedTableEntry *e, const ConvRecord *rec) {
         uint64_t seq = e->seq;
 
-        if (memcmp(&e->fast[0], fast, sizeof(*fast)) == 0 && memcmp(&e->node[0], node, sizeof(*node)) == 0 &&
-            memcmp(&e->fast[1], fast, sizeof(*fast)) == 0 && memcmp(&e->node[1], node, sizeof(*node)) == 0)
+        if (memcmp(&e->copy[0], rec, sizeof(*rec)) == 0 && memcmp(&e->copy[1], rec, sizeof(*rec)) == 0)
                 return;
-
-        /* The counter is even between updates. Release: readers sent to copy 1 see the last
-         * update's writes to it whole. */
         __atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELEASE);
         __atomic_thread_fence(__ATOMIC_RELEASE);
-        copy_store(e, 0, fast, node);
+        copy_store(e, 0, rec);
         __atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
         __atomic_thread_fence(__ATOMIC_RELEASE);
-        copy_store(e, 1, fast, node);
+        copy_store(e, 1, rec);
 }
 
-static bool same_identity(const GraphNode *a, const GraphNode *b) {
-        return strncmp(a->name, b->name, GRAPH_NAME_MAX) == 0 && a->unit.period_ns == b->unit.period_ns &&
-               a->unit.wrap_bits == b->unit.wrap_bits && a->unit.truncates == b->unit.truncates &&
-               a->unit.encoding == b->unit.encoding;
+/* What a node is for the table's life: its name, whether it is the hub, its unit. */
+static void node_describe(const ClockGraph *g, size_t i, SharedTableNode *ret) {
+        const GraphNode *n = &g->nodes[i];
+
+        memset(ret, 0, sizeof(*ret));
+        strncpy(ret->name, n->name, sizeof(ret->name) - 1);
+        ret->flags = i == g->hub ? SHARED_TABLE_NODE_HUB : 0;
+        ret->wrap_bits = n->unit.wrap_bits;
+        ret->period_q32 = (int64_t) (n->unit.period_ns * 4294967296.0 + 0.5);
+        ret->unit_flags = (n->unit.truncates ? SHARED_TABLE_UNIT_TRUNCATES : 0) |
+                          (n->unit.encoding == UNIT_ENCODING_X11_US ? SHARED_TABLE_UNIT_X11_US : 0);
 }
 
 int shared_table_publish(void *mem, size_t size, const ClockGraph *g) {
@@ -133,24 +143,33 @@ int shared_table_publish(void *mem, size_t size, const ClockGraph *g) {
         n_old = h->n_nodes;
         if (g->n_nodes < n_old || (n_old > 0 && h->hub != g->hub))
                 return -ESTALE;
-        for (size_t i = 0; i < n_old; i++)
-                if (!same_identity(&entry(mem, i)->node[0], &g->nodes[i]))
+        for (size_t i = 0; i < n_old; i++) {
+                SharedTableNode node;
+
+                node_describe(g, i, &node);
+                if (memcmp(node_at(mem, i), &node, sizeof(node)) != 0)
                         return -ESTALE;
-
-        for (size_t i = 0; i < g->n_nodes; i++) {
-                SharedTableFast fast;
-                GraphNode node;
-
-                /* memcpy, not assignment: the padding too, so an unchanged node compares equal. */
-                memcpy(&node, &g->nodes[i], sizeof(node));
-                node.history = NULL;
-                fast_from_node(&node, &fast);
-                entry_write(entry(mem, i), &fast, &node);
         }
+
+        /* New nodes: written once, before the count that shows them. */
+        for (size_t i = n_old; i < g->n_nodes; i++) {
+                SharedTableNode node;
+
+                node_describe(g, i, &node);
+                memcpy(node_at(mem, i), &node, sizeof(node));
+        }
+        for (size_t i = 0; i < g->n_nodes; i++)
+                for (size_t j = 0; j < g->n_nodes; j++) {
+                        ConvRecord rec;
+
+                        /* memcpy: the padding too, so an unchanged record compares equal. */
+                        memcpy(&rec, &g->pairs[i][j], sizeof(rec));
+                        entry_write(entry(mem, i, j), &rec);
+                }
 
         if (g->n_nodes != n_old) {
                 __atomic_store_n(&h->hub, (uint32_t) g->hub, __ATOMIC_RELAXED);
-                /* Release: a reader that sees the count sees the entries. */
+                /* Release: a reader that sees the count sees the nodes and entries. */
                 __atomic_store_n(&h->n_nodes, (uint32_t) g->n_nodes, __ATOMIC_RELEASE);
                 __atomic_store_n(&h->generation, h->generation + 1, __ATOMIC_RELEASE);
         }
@@ -167,7 +186,7 @@ void shared_table_heartbeat(void *mem, int64_t now_ns, int64_t max_gap_ns) {
 void shared_table_retire(void *mem) {
         SharedTableHeader *h = header(mem);
 
-        /* n_nodes 0 sends every fast-path call to the general path, which sees the magic. */
+        /* n_nodes 0 sends every read to its error path, which sees the magic. */
         __atomic_store_n(&h->magic, SHARED_TABLE_MAGIC_RETIRED, __ATOMIC_RELAXED);
         __atomic_store_n(&h->n_nodes, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&h->heartbeat_ns, 0, __ATOMIC_RELEASE);
@@ -180,7 +199,7 @@ int shared_table_validate(const void *mem, size_t size) {
         uint64_t magic;
         uint32_t capacity, n, hub;
 
-        if (!mem || (uintptr_t) mem % alignof(SharedTableEntry) != 0)
+        if (!mem || (uintptr_t) mem % alignof(SharedTableHeader) != 0)
                 return -EINVAL;
         if (size < sizeof(uint64_t) + sizeof(uint32_t))
                 return -EBADMSG;
@@ -195,7 +214,7 @@ int shared_table_validate(const void *mem, size_t size) {
         if (size < sizeof(SharedTableHeader))
                 return -EBADMSG;
         if (h->header_size != sizeof(SharedTableHeader) || h->entry_size != sizeof(SharedTableEntry) ||
-            h->node_size != sizeof(GraphNode))
+            h->node_size != sizeof(SharedTableNode) || h->record_version != CONV_RECORD_WIRE_VERSION)
                 return -EPROTO;
         capacity = h->capacity;
         if (capacity == 0 || capacity > SHARED_TABLE_CAPACITY_MAX || h->size > size ||
@@ -213,7 +232,9 @@ uint64_t shared_table_generation(const void *mem) {
 }
 
 size_t shared_table_count(const void *mem, size_t size) {
-        return shared_table_nodes_(mem, size);
+        size_t n = __atomic_load_n(&header_const(mem)->n_nodes, __ATOMIC_ACQUIRE), capacity = shared_table_capacity(size);
+
+        return n < capacity ? n : capacity;
 }
 
 bool shared_table_alive(const void *mem, int64_t now_ns) {
@@ -230,59 +251,30 @@ bool shared_table_alive(const void *mem, int64_t now_ns) {
         return age_ns >= 0 && age_ns <= max_gap_ns;
 }
 
-static bool copy_valid(const GraphNode *node, size_t n_nodes) {
-        unsigned char flags[6];
-
-        /* A bool that is neither 0 nor 1 must not be loaded as a bool. */
-        memcpy(&flags[0], &node->hub, 1);
-        memcpy(&flags[1], &node->available, 1);
-        memcpy(&flags[2], &node->calibrated, 1);
-        memcpy(&flags[3], &node->plain_ns, 1);
-        memcpy(&flags[4], &node->fast, 1);
-        memcpy(&flags[5], &node->target_only, 1);
-        for (size_t i = 0; i < sizeof(flags); i++)
-                if (flags[i] > 1)
-                        return false;
-        return node->name[0] != '\0' && memchr(node->name, '\0', GRAPH_NAME_MAX) &&
-               unit_validate(&node->unit) == 0 && node->model_id < n_nodes;
+static bool retired(const void *mem) {
+        return __atomic_load_n(&header_const(mem)->magic, __ATOMIC_RELAXED) == SHARED_TABLE_MAGIC_RETIRED;
 }
 
-int shared_table_read_node(const void *mem, size_t size, size_t index, GraphNode *ret) {
-        const SharedTableHeader *h = mem;
-        const SharedTableEntry *e;
-        size_t n;
+int shared_table_read_node(const void *mem, size_t size, size_t index, SharedTableNode *ret) {
+        uint64_t words[sizeof(SharedTableNode) / sizeof(uint64_t)];
+        const uint64_t *src;
+        SharedTableNode copy;
 
         if (!mem || !ret)
                 return -EINVAL;
-        n = shared_table_nodes_(mem, size);
-        if (__atomic_load_n(&h->magic, __ATOMIC_RELAXED) == SHARED_TABLE_MAGIC_RETIRED)
+        if (retired(mem))
                 return -ESTALE;
-        if (index >= n)
+        if (index >= shared_table_count(mem, size))
                 return -ENOENT;
-        e = shared_table_entry_(mem, index);
-
-        for (unsigned t = 0; t < SHARED_TABLE_READ_TRIES; t++) {
-                uint32_t words[sizeof(GraphNode) / sizeof(uint32_t)];
-                uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-                const uint32_t *src = (const uint32_t *) &e->node[seq & 1];
-                GraphNode copy;
-
-                for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++)
-                        words[k] = __atomic_load_n(&src[k], __ATOMIC_RELAXED);
-                __atomic_thread_fence(__ATOMIC_ACQUIRE);
-                if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq) {
-                        shared_table_relax_();
-                        continue;
-                }
-
-                memcpy(&copy, words, sizeof(copy));
-                if (!copy_valid(&copy, n))
-                        return -EBADMSG;
-                copy.history = NULL;
-                *ret = copy;
-                return 0;
-        }
-        return -EAGAIN;
+        /* Written before the count we read: a copy is consistent unless the writer misbehaves. */
+        src = (const uint64_t *) node_at_const(mem, index);
+        for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+                words[k] = __atomic_load_n(&src[k], __ATOMIC_RELAXED);
+        memcpy(&copy, words, sizeof(copy));
+        if (copy.name[0] == '\0' || !memchr(copy.name, '\0', sizeof(copy.name)))
+                return -EBADMSG;
+        *ret = copy;
+        return 0;
 }
 
 int shared_table_find(const void *mem, size_t size, const char *name, size_t *ret_index) {
@@ -292,9 +284,11 @@ int shared_table_find(const void *mem, size_t size, const char *name, size_t *re
                 return -EINVAL;
         n = shared_table_count(mem, size);
         for (size_t i = 0; i < n; i++) {
-                GraphNode node;
+                SharedTableNode node;
                 int r = shared_table_read_node(mem, size, i, &node);
 
+                if (r == -EBADMSG)
+                        continue;
                 if (r < 0)
                         return r;
                 if (strcmp(node.name, name) == 0) {
@@ -302,21 +296,29 @@ int shared_table_find(const void *mem, size_t size, const char *name, size_t *re
                         return 0;
                 }
         }
-        if (__atomic_load_n(&header_const(mem)->magic, __ATOMIC_RELAXED) == SHARED_TABLE_MAGIC_RETIRED)
-                return -ESTALE;
-        return -ENOENT;
+        return retired(mem) ? -ESTALE : -ENOENT;
 }
 
 int shared_table_convert_general(const void *mem, size_t size, size_t from, size_t to, int64_t value,
                                  int64_t hint_r_ns, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        GraphNode src, dst;
+        const SharedTableHeader *h = mem;
+        ConvRecord rec, to_from;
+        int64_t hint, bound;
         int r;
 
-        r = shared_table_read_node(mem, size, from, &src);
+        if (!mem || !ret_value || !ret_uncertainty_ns)
+                return -EINVAL;
+        r = shared_table_read_pair(mem, size, from, to, &rec);
         if (r < 0)
                 return r;
-        r = shared_table_read_node(mem, size, to, &dst);
-        if (r < 0)
-                return r;
-        return graph_node_convert(&src, &dst, value, hint_r_ns, ret_value, ret_uncertainty_ns);
+        hint = rec.in_hint;
+        /* A short wrap unwraps near the caller's now: from's count then, by the hub's record. */
+        if ((rec.flags & CONV_RECORD_HINT_NOW) && hint_r_ns != INT64_MIN) {
+                r = shared_table_read_pair(mem, size, __atomic_load_n(&h->hub, __ATOMIC_RELAXED), from, &to_from);
+                if (r < 0)
+                        return r;
+                if (to_from.status == 0 && conv_record_map(&to_from, hint_r_ns, &hint, &bound) < 0)
+                        hint = rec.in_hint;
+        }
+        return conv_record_convert_hint(&rec, value, hint, ret_value, ret_uncertainty_ns);
 }

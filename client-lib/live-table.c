@@ -37,10 +37,6 @@ static int check_sealed(int fd) {
         return 0;
 }
 
-static bool unit_needs_hint(const DomainUnit *u) {
-        return (u->wrap_bits != 0 && u->wrap_bits != 64) || u->encoding != UNIT_ENCODING_PLAIN;
-}
-
 void live_table_drop(struct timeconv *tc) {
         if (tc->table.mem)
                 munmap((void *) tc->table.mem, tc->table.size);
@@ -51,8 +47,10 @@ void live_table_invalidate(struct timeconv *tc) {
         tc->table.resolved = false;
 }
 
-static void resolve_one(const void *mem, size_t size, LiveId *id) {
-        GraphNode node;
+/* A value of a short-wrapping domain (the record asks for it) unwraps near now: the caller reads
+ * the clock for those only. */
+static void resolve_one(const void *mem, size_t size, size_t hub, LiveId *id) {
+        ConvRecord rec;
         size_t index;
 
         id->table_index = SIZE_MAX;
@@ -60,8 +58,8 @@ static void resolve_one(const void *mem, size_t size, LiveId *id) {
         if (shared_table_find(mem, size, id->name, &index) < 0)
                 return;
         /* Units never change for a name within one generation. */
-        if (shared_table_read_node(mem, size, index, &node) >= 0)
-                id->needs_hint = unit_needs_hint(&node.unit);
+        if (hub != SIZE_MAX && shared_table_read_pair(mem, size, hub, index, &rec) >= 0)
+                id->needs_hint = (rec.flags & CONV_RECORD_HINT_NOW) != 0;
         id->table_index = index;
 }
 
@@ -69,16 +67,16 @@ static void resolve_one(const void *mem, size_t size, LiveId *id) {
 static void resolve(struct timeconv *tc) {
         const void *mem = tc->table.mem;
         size_t size = tc->table.size, hub;
-        GraphNode node;
+        SharedTableNode node;
 
         tc->table.generation = shared_table_generation(mem);
-        for (unsigned i = 0; i < tc->n_ids; i++)
-                resolve_one(mem, size, &tc->ids[i]);
         /* now() reads the hub's own clock here; only monotonic_raw has one we know. */
         tc->table.hub_index = SIZE_MAX;
         if (shared_table_find(mem, size, HUB_NAME, &hub) >= 0 &&
-            shared_table_read_node(mem, size, hub, &node) >= 0 && node.hub)
+            shared_table_read_node(mem, size, hub, &node) >= 0 && (node.flags & SHARED_TABLE_NODE_HUB))
                 tc->table.hub_index = hub;
+        for (unsigned i = 0; i < tc->n_ids; i++)
+                resolve_one(mem, size, tc->table.hub_index, &tc->ids[i]);
         tc->table.resolved = true;
 }
 

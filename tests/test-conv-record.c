@@ -87,7 +87,7 @@ static const DomainUnit units[] = {
 
 static void test_truth(void) {
         uint64_t s = 42;
-        int bad = 0, failed = 0, checked = 0;
+        int bad = 0, failed = 0, checked = 0, stale = 0;
         long double worst = 0;
 
         for (int round = 0; round < ROUNDS; round++) {
@@ -130,7 +130,14 @@ static void test_truth(void) {
                         int64_t v, unc, back;
                         long double got_ns, err;
 
-                        if (conv_record_convert(&rec, wire(uf, u), &v, &unc) < 0) {
+                        int rc = conv_record_convert(&rec, wire(uf, u), &v, &unc);
+
+                        /* An exact record of units answers within minutes of its centre only */
+                        if (rc == -ESTALE && !has_a && !has_b) {
+                                stale++;
+                                continue;
+                        }
+                        if (rc < 0) {
                                 if (failed < 3)
                                         diag("round %d: convert %d (%g -> %g) u %" PRId64 " lo %" PRId64 " c %" PRId64 " hi %" PRId64,
                                              round, conv_record_convert(&rec, wire(uf, u), &v, &unc), uf->period_ns, ut->period_ns,
@@ -165,6 +172,7 @@ static void test_truth(void) {
                 }
         }
         is_int(failed, 0, "every record builds and answers near its centre");
+        ok(stale < checked / 20, "few values are beyond an exact record's span (%d)", stale);
         diag("%d conversions, worst error/bound %.3Lf", checked, worst);
         is_int(bad, 0, "the truth lies inside the bound");
 }

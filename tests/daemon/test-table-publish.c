@@ -175,18 +175,22 @@ static void check_records(const char *when, const Core *c, const Mapping *m) {
 
         is_int(shared_table_count(m->mem, m->size), g->n_nodes, when);
         for (size_t i = 0; i < g->n_nodes; i++) {
-                GraphNode node;
+                SharedTableNode node;
+                ConvRecord rec;
                 size_t index = SIZE_MAX;
 
+                /* the node by name, and its record to the hub: the graph's, word for word */
                 if (shared_table_find(m->mem, m->size, g->nodes[i].name, &index) < 0 || index != i ||
                     shared_table_read_node(m->mem, m->size, i, &node) < 0 ||
-                    strcmp(node.name, g->nodes[i].name) != 0 || node.hub != g->nodes[i].hub ||
-                    node.calibrated != g->nodes[i].calibrated || node.available != g->nodes[i].available) {
+                    strcmp(node.name, g->nodes[i].name) != 0 ||
+                    !(node.flags & SHARED_TABLE_NODE_HUB) != !g->nodes[i].hub ||
+                    shared_table_read_pair(m->mem, m->size, i, g->hub, &rec) < 0 ||
+                    memcmp(&rec, &g->pairs[i][g->hub], sizeof(rec)) != 0) {
                         diag("%s: node %zu '%s' reads back wrong", when, i, g->nodes[i].name);
                         names_ok = false;
                 }
         }
-        ok(names_ok, "  every node at its index, with its name and state");
+        ok(names_ok, "  every node at its index, with its name and its records");
 
         for (size_t i = 1; i < g->n_nodes; i++) {
                 Domain *fake = c->domains[i]->domain;

@@ -58,14 +58,15 @@ static int table_new(Table *ret) {
         return 0;
 }
 
-/* The index of the first entry wholly in the guard page. */
+/* A node index whose pairs lie beyond any mapping (the layout has rows of
+ * SHARED_TABLE_CAPACITY_MAX pairs: this row starts past the end of the largest table). */
 static size_t beyond(const Table *t) {
-        return (t->size - sizeof(SharedTableHeader)) / sizeof(SharedTableEntry) + 1;
+        return SHARED_TABLE_CAPACITY_MAX;
 }
 
 static int reader_call(const Table *t, Read what) {
-        size_t far = beyond(t), index;
-        GraphNode node;
+        size_t far = beyond(t), last = shared_table_capacity(t->size), index;
+        SharedTableNode node;
         int64_t v, u;
 
         switch (what) {
@@ -74,9 +75,9 @@ static int reader_call(const Table *t, Read what) {
         case READ_COUNT:
                 return shared_table_count(t->mem, t->size) <= shared_table_capacity(t->size) ? 0 : -ERANGE;
         case READ_LAST:
-                return shared_table_read_node(t->mem, t->size, far - 2, &node);
+                return shared_table_read_node(t->mem, t->size, last - 1, &node);
         case READ_BEYOND:
-                return shared_table_read_node(t->mem, t->size, far, &node);
+                return shared_table_read_node(t->mem, t->size, last, &node);
         case READ_CONVERT_TO_BEYOND:
                 return shared_table_convert(t->mem, t->size, 1, far, 5, INT64_MIN, &v, &u);
         case READ_CONVERT_FROM_BEYOND:
@@ -132,11 +133,10 @@ int main(void) {
         ok(shared_table_find(t.mem, t.size, "monotonic", &index) == 0 && index == 1, "find monotonic");
 
         /* Now the writer lies: more nodes than any mapping holds, the hub beyond them, and valid
-         * entries after the hub and monotonic up to the end of the mapping, so that a search
-         * goes on to the guard page. */
-        for (size_t i = 2; i < shared_table_capacity(t.size); i++)
-                memcpy((SharedTableEntry *) shared_table_entry_(t.mem, i), shared_table_entry_(t.mem, 1),
-                       sizeof(SharedTableEntry));
+         * nodes after the hub and monotonic up to the last slot, so that a search goes on. */
+        for (size_t i = 2; i < SHARED_TABLE_CAPACITY_MAX; i++)
+                memcpy((char *) t.mem + sizeof(SharedTableHeader) + i * sizeof(SharedTableNode),
+                       (char *) t.mem + sizeof(SharedTableHeader) + sizeof(SharedTableNode), sizeof(SharedTableNode));
         __atomic_store_n(&h->n_nodes, UINT32_MAX, __ATOMIC_RELEASE);
         __atomic_store_n(&h->hub, (uint32_t) beyond(&t), __ATOMIC_RELEASE);
         __atomic_store_n(&h->capacity, UINT32_MAX, __ATOMIC_RELEASE);

@@ -62,11 +62,14 @@ static void *table_new(size_t capacity, size_t *ret_size) {
 
 static void test_layout(void) {
         size_t size = shared_table_size(CAPACITY);
-        alignas(64) static char buf[sizeof(SharedTableHeader) + 2 * sizeof(SharedTableEntry) + 64];
+        alignas(64) static char buf[sizeof(SharedTableHeader) + SHARED_TABLE_CAPACITY_MAX * sizeof(SharedTableNode) +
+                                    (SHARED_TABLE_CAPACITY_MAX + 2) * sizeof(SharedTableEntry) + 64];
 
-        is_int(size, sizeof(SharedTableHeader) + CAPACITY * sizeof(SharedTableEntry), "the size of a table");
-        ok(sizeof(SharedTableEntry) % 64 == 0 && offsetof(SharedTableEntry, fast) == 8,
-           "entries are whole cache lines, the fast part right after the counter");
+        is_int(size, sizeof(SharedTableHeader) + SHARED_TABLE_CAPACITY_MAX * sizeof(SharedTableNode) +
+                             ((CAPACITY - 1) * SHARED_TABLE_CAPACITY_MAX + CAPACITY) * sizeof(SharedTableEntry),
+               "the size of a table: the nodes, then rows of pairs up to the last node's");
+        ok(sizeof(SharedTableEntry) == 16 + 2 * sizeof(ConvRecord) && offsetof(SharedTableEntry, copy) == 16,
+           "an entry is its counter and two copies of a record");
         is_int(shared_table_init(NULL, size, 1), -EINVAL, "init: NULL");
         is_int(shared_table_init(buf, sizeof(buf), 0), -EINVAL, "init: no capacity");
         is_int(shared_table_init(buf, sizeof(buf), 3), -EINVAL, "init: too small for the capacity");
@@ -94,6 +97,7 @@ static void bad_magic(SharedTableHeader *h, size_t *size) { h->magic ^= 1; }
 static void bad_version(SharedTableHeader *h, size_t *size) { h->layout_version++; }
 static void bad_entry_size(SharedTableHeader *h, size_t *size) { h->entry_size += 64; }
 static void bad_node_size(SharedTableHeader *h, size_t *size) { h->node_size -= 8; }
+static void bad_record_version(SharedTableHeader *h, size_t *size) { h->record_version++; }
 static void short_map(SharedTableHeader *h, size_t *size) { *size -= 1; }
 static void tiny_map(SharedTableHeader *h, size_t *size) { *size = 4; }
 static void no_header(SharedTableHeader *h, size_t *size) { *size = sizeof(*h) - 8; }
@@ -115,7 +119,8 @@ static void test_validate(const Fixture *f) {
         check_invalid(mem, size, "bad magic: -EBADMSG", -EBADMSG, bad_magic);
         check_invalid(mem, size, "another layout version: -EPROTO", -EPROTO, bad_version);
         check_invalid(mem, size, "another entry size: -EPROTO", -EPROTO, bad_entry_size);
-        check_invalid(mem, size, "another GraphNode size: -EPROTO", -EPROTO, bad_node_size);
+        check_invalid(mem, size, "another node size: -EPROTO", -EPROTO, bad_node_size);
+        check_invalid(mem, size, "another record version: -EPROTO", -EPROTO, bad_record_version);
         check_invalid(mem, size, "a mapping shorter than the table: -EBADMSG", -EBADMSG, short_map);
         check_invalid(mem, size, "a mapping of 4 bytes: -EBADMSG", -EBADMSG, tiny_map);
         check_invalid(mem, size, "a mapping shorter than the header: -EBADMSG", -EBADMSG, no_header);
@@ -135,18 +140,20 @@ static void test_convert(const Fixture *f) {
         void *mem = table_new(CAPACITY, &size);
         const ClockGraph *g = &f->g;
         int differ = 0, stale = 0, stale_wrong = 0, answered = 0;
-        GraphNode copy, want;
+        SharedTableNode node;
+        ConvRecord rec;
 
         shared_table_publish(mem, size, g);
         is_int(shared_table_count(mem, size), g->n_nodes, "every node is in the table");
         is_int(shared_table_generation(mem), 2, "adding the nodes bumped the generation");
         ok(shared_table_find(mem, size, "x11_us", &index) == 0 && index == f->x11_us, "find x11_us");
         is_int(shared_table_find(mem, size, "nope", &index), -ENOENT, "find an unknown name: -ENOENT");
-        is_int(shared_table_read_node(mem, size, g->n_nodes, &copy), -ENOENT, "read beyond the nodes: -ENOENT");
-        is_int(shared_table_read_node(mem, size, f->x11, &copy), 0, "read x11");
-        memcpy(&want, &g->nodes[f->x11], sizeof(want));
-        want.history = NULL;
-        ok(memcmp(&copy, &want, sizeof(copy)) == 0, "the copy is the node, history NULL");
+        is_int(shared_table_read_node(mem, size, g->n_nodes, &node), -ENOENT, "read beyond the nodes: -ENOENT");
+        ok(shared_table_read_node(mem, size, f->x11, &node) == 0 && strcmp(node.name, "x11") == 0 &&
+           node.wrap_bits == 32 && (node.unit_flags & SHARED_TABLE_UNIT_TRUNCATES), "read x11: its name and unit");
+        ok(shared_table_read_pair(mem, size, f->x11, f->mono, &rec) == 0 &&
+           memcmp(&rec, &g->pairs[f->x11][f->mono], sizeof(rec)) == 0, "the entry is the graph's record");
+        is_int(shared_table_read_pair(mem, size, f->x11, g->n_nodes, &rec), -ENOENT, "a pair beyond the nodes: -ENOENT");
 
         for (size_t from = 0; from < g->n_nodes; from++)
                 for (size_t to = 0; to < g->n_nodes; to++)
@@ -185,8 +192,9 @@ static void test_convert(const Fixture *f) {
         free(mem);
 }
 
+/* The latch of the node's record to the hub. */
 static uint64_t entry_seq(const void *mem, size_t i) {
-        return shared_table_entry_(mem, i)->seq;
+        return shared_table_entry_(mem, i * SHARED_TABLE_CAPACITY_MAX)->seq;
 }
 
 static void test_publish(Fixture *f) {
@@ -241,7 +249,7 @@ static void test_publish(Fixture *f) {
 
         shared_table_retire(mem);
         {
-                GraphNode node;
+                SharedTableNode node;
                 size_t index;
                 int64_t v, unc;
 
@@ -255,55 +263,40 @@ static void test_publish(Fixture *f) {
         free(small);
 }
 
-/* A copy that passed the seqlock but makes no sense is refused, never used. */
+/* A node that makes no sense is refused; a record in a torn or garbage state is never used
+ * torn, and garbage never crashes a reader. */
 static void test_bad_copies(const Fixture *f) {
         size_t size;
         void *mem = table_new(CAPACITY, &size);
+        SharedTableNode *n;
         SharedTableEntry *e;
-        GraphNode node;
-        int64_t v, unc;
+        SharedTableNode node;
+        int64_t v, unc, v0, unc0;
 
         shared_table_publish(mem, size, &f->g);
-        e = (SharedTableEntry *) shared_table_entry_(mem, f->boot);
-
-        memset(e->node[0].name, 'a', GRAPH_NAME_MAX);
+        n = (SharedTableNode *) ((char *) mem + sizeof(SharedTableHeader)) + f->boot;
+        memset(n->name, 'a', sizeof(n->name));
         is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "a name without its NUL: -EBADMSG");
-        e->node[0].name[0] = '\0';
+        n->name[0] = '\0';
         is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "an empty name: -EBADMSG");
-        strcpy(e->node[0].name, "boottime");
-        e->node[0].model_id = (uint32_t) f->g.n_nodes;
-        is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "model_id beyond the nodes: -EBADMSG");
-        e->node[0].model_id = (uint32_t) f->boot;
-        e->node[0].unit.period_ns = -1.0;
-        is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "an invalid unit: -EBADMSG");
-        e->node[0].unit = UNIT_NS;
-        memset(&e->node[0].available, 2, 1);
-        is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "a bool that is 2: -EBADMSG");
-        memset(&e->node[0].available, 1, 1);
-        memset(&e->node[0].target_only, 2, 1);
-        is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "target_only that is 2: -EBADMSG");
-        memset(&e->node[0].target_only, 0, 1);
+        strcpy(n->name, "boottime");
         is_int(shared_table_read_node(mem, size, f->boot, &node), 0, "repaired, it reads");
-        ok(node.history == NULL, "a copy never carries a pointer");
 
-        /* Two plain-ns nodes convert from the fast part alone: spoil the full copy and see. */
-        e->node[0].unit.period_ns = -1.0;
-        ok(shared_table_convert(mem, size, f->mono, f->boot, 5, 5, &v, &unc) == 0 &&
-           shared_table_from_hub(mem, size, f->boot, 5, &v, &unc) == 0,
-           "monotonic -> boottime takes the fast path (the full copy is not read)");
-        is_int(shared_table_convert(mem, size, f->x11, f->boot, 5, 5, &v, &unc), -EBADMSG,
-               "x11 -> boottime takes the general path (the full copy is read)");
-        e->node[0].unit = UNIT_NS;
-
-        /* A writer stopped half way (counter odd, copy 0 half written) does not stall readers:
-         * they read copy 1. */
-        memset(&e->fast[0], 0xa5, sizeof(e->fast[0]));
-        memset(&e->node[0], 0xa5, sizeof(e->node[0]));
-        is_int(shared_table_read_node(mem, size, f->boot, &node), -EBADMSG, "copy 0 is garbage now");
+        /* A writer stopped half way (counter odd, copy 0 garbage) does not stall readers: they
+         * read copy 1, the whole record. */
+        e = (SharedTableEntry *) shared_table_entry_(mem, f->mono * SHARED_TABLE_CAPACITY_MAX + f->boot);
+        is_int(shared_table_convert(mem, size, f->mono, f->boot, 5, INT64_MIN, &v0, &unc0), 0, "mono -> boottime");
+        memset(&e->copy[0], 0xa5, sizeof(e->copy[0]));
         e->seq++;
-        ok(shared_table_read_node(mem, size, f->boot, &node) == 0 && strcmp(node.name, "boottime") == 0,
+        ok(shared_table_convert(mem, size, f->mono, f->boot, 5, INT64_MIN, &v, &unc) == 0 && v == v0 && unc == unc0,
            "a writer stuck mid-write: readers read the other copy");
-        ok(shared_table_convert(mem, size, f->mono, f->boot, 5, 5, &v, &unc) == 0, "  the fast path too");
+        /* Garbage in both: an answer or an error, never a crash (conv_record_map() is defined for
+         * any contents). */
+        memset(&e->copy[1], 0x5a, sizeof(e->copy[1]));
+        (void) shared_table_convert(mem, size, f->mono, f->boot, 5, INT64_MIN, &v, &unc);
+        memset(&e->copy[1], 0xff, sizeof(e->copy[1]));
+        (void) shared_table_convert(mem, size, f->mono, f->boot, -5, INT64_MIN, &v, &unc);
+        ok(true, "garbage records read without a crash");
         free(mem);
 }
 
