@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+
+/* timeconv frames --probe against a real compositor: mutter 43 (X11) on a private Xvfb, the real
+ * timeconvd on a private bus converting its x11_us times. Without a window manager, and with one
+ * that lacks _NET_WM_FRAME_DRAWN, the probe says so and fails. With mutter: every frame's drawn
+ * time lies after the frame's end and before its _NET_WM_FRAME_DRAWN arrived, within its bound;
+ * --rate 30 begins frames at 30 +- 1 per second; `timeconv frames` on the probe's log gives the
+ * very figures of the probe's summary; the plot with the desktop latencies renders.
+ * usage: test-frames-probe TIMECONV TIMECONVD */
+
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "desktop.h"
+#include "harness-proc.h"
+#include "harness.h"
+#include "tap.h"
+#include "x11-bus.h"
+
+#define WAIT_MS 30000
+#define RUN_MS 120000
+
+static const char *timeconv;
+static Harness *h;
+static Desktop desktop;
+static char dir[] = "/tmp/test-frames-probe-XXXXXX";
+static char *out, *err;
+static int status;
+
+static bool is_calibrated(const X11BusDomain *d, void *userdata) {
+        return d->available && d->last_calibrated_ns > 0;
+}
+
+/* Runs timeconv with args (NULL-terminated) on the private bus; status, out and err. */
+static int run(const char *first, ...) {
+        const char *argv[32] = { timeconv, first };
+        size_t n = 2;
+        va_list ap;
+        int r;
+
+        va_start(ap, first);
+        while (n < 31 && (argv[n] = va_arg(ap, const char *)))
+                n++;
+        va_end(ap);
+        argv[n] = NULL;
+        free(out);
+        free(err);
+        out = err = NULL;
+        r = harness_run(h, argv, NULL, RUN_MS, &out, &err, &status);
+        if (r < 0)
+                return r;
+        status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return status;
+}
+
+static void test_no_frame_timing(void) {
+        is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "10", NULL), 69,
+               "no window manager: exit 69");
+        ok(err && strstr(err, "no EWMH window manager runs on"), "no window manager: says so");
+        diag("%s", err ? err : "");
+
+        ok(desktop_fake_wm(&desktop, true) == 0, "a window manager without frame timing");
+        is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "10", NULL), 69,
+               "without _NET_WM_FRAME_DRAWN: exit 69");
+        ok(err && strstr(err, "fake-wm") && strstr(err, "does not support _NET_WM_FRAME_DRAWN"),
+           "without _NET_WM_FRAME_DRAWN: says so and names it");
+        diag("%s", err ? err : "");
+        desktop_fake_wm(&desktop, false);
+}
+
+typedef struct Row {
+        int64_t begin_ns, end_ns, drawn_ns, drawn_unc_ns, drawn_received_ns;
+        bool drawn;
+} Row;
+
+static int64_t field(json_t *o, const char *key) {
+        return json_integer_value(json_object_get(o, key));
+}
+
+/* The probe's frame log, read with jansson (not the reader under test). */
+static Row *read_log(const char *path, size_t *ret_n) {
+        FILE *f = fopen(path, "re");
+        Row *rows = NULL;
+        size_t n = 0;
+        char line[2048];
+
+        if (!f)
+                return NULL;
+        while (fgets(line, sizeof(line), f)) {
+                json_t *o = json_loads(line, 0, NULL);
+                Row *more = reallocarray(rows, n + 1, sizeof(*rows));
+
+                if (!o || !more) {
+                        json_decref(o);
+                        free(more ? more : rows);
+                        fclose(f);
+                        return NULL;
+                }
+                rows = more;
+                rows[n++] = (Row) {
+                        .begin_ns = field(o, "begin_ns"),
+                        .end_ns = field(o, "end_ns"),
+                        .drawn = json_is_integer(json_object_get(o, "drawn_ns")),
+                        .drawn_ns = field(o, "drawn_ns"),
+                        .drawn_unc_ns = field(o, "drawn_uncertainty_ns"),
+                        .drawn_received_ns = field(o, "drawn_received_ns"),
+                };
+                json_decref(o);
+        }
+        fclose(f);
+        *ret_n = n;
+        return rows;
+}
+
+static int compare_int64(const void *a, const void *b) {
+        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+
+        return (x > y) - (x < y);
+}
+
+/* The rate frames began at, robust to late wake-ups: the median over the pairs of frames half
+ * the run apart of their spacing. The probe begins frame k at t0 + k/rate (an absolute timer:
+ * lateness never accumulates), so a frame woken late moves only the two pairs it is in; a
+ * loaded machine would have to delay most frames by tens of ms to move the median by 1 FPS. */
+static double begin_rate(const Row *rows, size_t n) {
+        size_t half = n / 2;
+        int64_t *d = calloc(half, sizeof(*d));
+        double rate;
+
+        if (!d || half == 0) {
+                free(d);
+                return 0;
+        }
+        for (size_t i = 0; i < half; i++)
+                d[i] = rows[i + half].begin_ns - rows[i].begin_ns;
+        qsort(d, half, sizeof(*d), compare_int64);
+        rate = (double) half / ((double) d[half / 2] / 1e9);
+        free(d);
+        return rate;
+}
+
+static void test_fast(void) {
+        char log[128], svg[128], png[128];
+        json_t *probe, *again;
+        size_t n = 0, drawn = 0, outside = 0;
+        Row *rows;
+
+        snprintf(log, sizeof(log), "%s/fast.jsonl", dir);
+        snprintf(svg, sizeof(svg), "%s/fast.svg", dir);
+        snprintf(png, sizeof(png), "%s/fast.png", dir);
+        is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "120", "--log", log, "--json",
+                   "--plot", svg, NULL), 0, "mutter, as fast as it lets: exit 0");
+        if (status != 0)
+                diag("%s", err ? err : "");
+        probe = json_loads(out ? out : "", 0, NULL);
+        ok(probe && !strcmp(json_string_value(json_object_get(json_object_get(probe, "probe"), "compositor")),
+                            "Mutter"), "the compositor is named: Mutter");
+
+        rows = read_log(log, &n);
+        is_int(n, 120, "a log row per frame");
+        for (size_t i = 0; rows && i < n; i++) {
+                const Row *r = &rows[i];
+
+                if (!r->drawn)
+                        continue;
+                drawn++;
+                /* After the frame ended, before its message arrived, within the bound. */
+                if (r->drawn_unc_ns < 0 || r->drawn_ns + r->drawn_unc_ns < r->end_ns ||
+                    r->drawn_ns - r->drawn_unc_ns > r->drawn_received_ns) {
+                        if (outside++ < 3)
+                                diag("frame %zu: end %lld, drawn %lld +- %lld, arrived %lld", i, (long long) r->end_ns,
+                                     (long long) r->drawn_ns, (long long) r->drawn_unc_ns,
+                                     (long long) r->drawn_received_ns);
+                }
+        }
+        ok(drawn >= n * 9 / 10 && n > 0, "%zu of %zu frames drawn (at least 90 %%)", drawn, n);
+        is_int(outside, 0, "every drawn time lies in [frame end, FRAME_DRAWN arrival] within its bound");
+        free(rows);
+
+        is_int(run("frames", "--json", log, NULL), 0, "timeconv frames on the probe's log: exit 0");
+        again = json_loads(out ? out : "", 0, NULL);
+        ok(probe && again && json_equal(json_object_get(json_object_get(probe, "report"), "windows"),
+                                        json_object_get(again, "windows")),
+           "timeconv frames on the log: the same figures as the probe's summary");
+        ok(again && json_integer_value(json_object_get(json_object_get(json_array_get(json_object_get(again, "windows"),
+                   0), "desktop"), "drawn")) == (json_int_t) drawn, "and the same frames drawn");
+        json_decref(again);
+        json_decref(probe);
+
+        is_int(run("frames", log, NULL), 0, "text: exit 0");
+        ok(out && strstr(out, "timed by        ") && strstr(out, "end->drawn      mean") &&
+           strstr(out, "FRAME_DRAWN msg mean"), "text: timed by, end->drawn, message latency");
+        ok(out && (strstr(out, "timed by        drawn") || strstr(out, "timed by        presented")),
+           "timed by drawn or presented, as the compositor gave");
+
+        /* The plot of the probe's own run renders. */
+        {
+                const char *argv[] = { "rsvg-convert", "-o", png, svg, NULL };
+                char *svg_text = NULL;
+                int st = -1;
+
+                ok(proc_read_file(svg, &svg_text, NULL) == 0 && strstr(svg_text, "class=\"end-to-drawn\" d=\"M"),
+                   "--plot: the desktop latencies are drawn");
+                free(svg_text);
+                ok(harness_run(h, argv, NULL, RUN_MS, NULL, NULL, &st) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+                   access(png, R_OK) == 0, "rsvg-convert renders the plot");
+        }
+}
+
+static void test_rate(void) {
+        char log[128];
+        size_t n = 0;
+        Row *rows;
+        double rate;
+
+        snprintf(log, sizeof(log), "%s/rate.jsonl", dir);
+        is_int(run("frames", "--probe", "--display", desktop.display, "--rate", "30", "--frames", "150", "--log", log,
+                   NULL), 0, "--rate 30: exit 0");
+        if (status != 0)
+                diag("%s", err ? err : "");
+        rows = read_log(log, &n);
+        is_int(n, 150, "--rate 30: 150 frames begun");
+        rate = rows ? begin_rate(rows, n) : 0;
+        ok(rate >= 29 && rate <= 31, "--rate 30: frames begun at %.3f per second (30 +- 1)", rate);
+        free(rows);
+}
+
+/* The probe's own CPU at 60 FPS beside mutter: reported, not judged (a sanitizer build costs
+ * more); bench figures are in the README. */
+static void report_cpu(void) {
+        json_t *j;
+
+        is_int(run("frames", "--probe", "--display", desktop.display, "--rate", "60", "--frames", "240", "--json",
+                   NULL), 0, "--rate 60: exit 0");
+        j = json_loads(out ? out : "", 0, NULL);
+        ok(j && json_is_number(json_object_get(json_object_get(j, "probe"), "cpu_percent")), "the probe reports its CPU");
+        diag("probe CPU at 60 FPS: %.2f %% of one core; compositor rate %.3f FPS",
+             json_number_value(json_object_get(json_object_get(j, "probe"), "cpu_percent")),
+             json_number_value(json_object_get(json_object_get(j, "report"), "fps")));
+        json_decref(j);
+}
+
+int main(int argc, char **argv) {
+        _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
+        const char *args[] = { "--display", NULL, NULL };
+        X11BusDomain d = {};
+        char *log = NULL;
+
+        tap_args(argc, argv, 2, "TIMECONV TIMECONVD");
+        tap_require_program("Xvfb", "xvfb");
+        tap_require_program("mutter", "mutter");
+        tap_require_program("rsvg-convert", "librsvg2-bin");
+        timeconv = argv[1];
+        if (!mkdtemp(dir))
+                bail_out("mkdtemp: %m");
+
+        ok(desktop_start_x(&desktop) == 0, "Xvfb started (%s)", desktop.display);
+        args[1] = desktop.display;
+        ok(harness_new(NULL, &h) == 0, "private bus");
+        ok(h && harness_start_daemon(h, argv[2], args, HARNESS_READY_TIMEOUT_MS) == 0, "timeconvd --display %s",
+           desktop.display);
+        ok(h && harness_connect(h, &bus) == 0, "connected");
+        if (tap_failed_)
+                goto finish;
+        ok(x11_bus_wait_for(bus, "x11_us", is_calibrated, NULL, WAIT_MS, &d) == 0, "x11_us calibrated (verdict %s)",
+           d.verdict);
+
+        test_no_frame_timing();
+        ok(desktop_start_mutter(&desktop, h->bus_address) == 0,
+           "mutter --x11 ready: _NET_SUPPORTING_WM_CHECK, _NET_WM_FRAME_DRAWN in _NET_SUPPORTED");
+        if (tap_failed_) {
+                if (proc_read_file(desktop.wm_log, &log, NULL) == 0)
+                        diag("mutter: %s", log);
+                goto finish;
+        }
+        test_fast();
+        test_rate();
+        report_cpu();
+finish:
+        free(log);
+        desktop_stop(&desktop);
+        h = harness_free(h);
+        proc_rm_rf(dir);
+        free(out);
+        free(err);
+        return done_testing();
+}
