@@ -72,6 +72,7 @@ static bool from_daemon(struct timeconv *tc, sd_bus_message *m) {
                 r = sd_bus_call_method(tc->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                        "org.freedesktop.DBus", "GetNameOwner", &error, &reply, "s",
                                        BUS_API_SERVICE);
+
                 if (r >= 0 && sd_bus_message_read(reply, "s", &owner) < 0)
                         return false;
                 if (r < 0 && !sd_bus_error_has_name(&error, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
@@ -111,13 +112,14 @@ static int on_daemon_signal(sd_bus_message *m, void *userdata, sd_bus_error *err
                 /* The daemon may hand out a new table for the new set: ask again. */
                 live_table_drop(tc);
                 event.type = TIMECONV_EVENT_DOMAINS_CHANGED;
-                /* An older daemon said nothing of what changed. */
-                if (sd_bus_message_read_strv(m, &added) >= 0 && added &&
-                    sd_bus_message_read_strv(m, &removed) >= 0 && removed &&
-                    sd_bus_message_read_strv(m, &changed) >= 0 && changed) {
-                        event.added = (const char *const *) added;
-                        event.removed = (const char *const *) removed;
-                        event.changed = (const char *const *) changed;
+                /* An older daemon said nothing of what changed; an empty list reads as NULL. */
+                if (sd_bus_message_read_strv(m, &added) > 0 && sd_bus_message_read_strv(m, &removed) > 0 &&
+                    sd_bus_message_read_strv(m, &changed) > 0) {
+                        static const char *const none[] = { NULL };
+
+                        event.added = added ? (const char *const *) added : none;
+                        event.removed = removed ? (const char *const *) removed : none;
+                        event.changed = changed ? (const char *const *) changed : none;
                 }
         } else
                 return 0;
