@@ -3,7 +3,8 @@
 /* timeconv monitor: the domain table, refreshed every --interval seconds until interrupted (or
  * --count tables), with a mark on a domain when a Discontinuity signal arrives. On a terminal it
  * redraws in place; otherwise (and with --once) it appends each table and prints each event as
- * a line of its own, so that it can be read by a program. */
+ * a line of its own, so that it can be read by a program; with --json, one JSON object per line
+ * for each refresh and each event (JSON Lines). */
 
 #include <errno.h>
 #include <getopt.h>
@@ -46,9 +47,23 @@ static void on_event_json(Monitor *m, const struct timeconv_event *e) {
         } else if (e->type == TIMECONV_EVENT_DAEMON_CHANGED) {
                 json_event_start(m, "daemon");
                 cli_out_str(&m->out, e->daemon_running ? ",\"running\":true" : ",\"running\":false");
-        } else if (e->type == TIMECONV_EVENT_DOMAINS_CHANGED)
+        } else if (e->type == TIMECONV_EVENT_DOMAINS_CHANGED) {
+                static const char *const keys[] = { "added", "removed", "changed" };
+                const char *const *lists[] = { e->added, e->removed, e->changed };
+
                 json_event_start(m, "domains_changed");
-        else
+                for (size_t i = 0; i < 3 && e->added; i++) {
+                        cli_out_str(&m->out, ",\"");
+                        cli_out_str(&m->out, keys[i]);
+                        cli_out_str(&m->out, "\":[");
+                        for (const char *const *n = lists[i]; n && *n; n++) {
+                                if (n != lists[i])
+                                        cli_out_char(&m->out, ',');
+                                cli_out_json_string(&m->out, *n, strlen(*n));
+                        }
+                        cli_out_char(&m->out, ']');
+                }
+        } else
                 return;
         cli_out_str(&m->out, "}\n");
 }
@@ -78,8 +93,22 @@ static void on_event(const struct timeconv_event *e, void *userdata) {
                 cli_out_char(&m->out, '\n');
         } else if (e->type == TIMECONV_EVENT_DAEMON_CHANGED)
                 cli_out_str(&m->out, e->daemon_running ? "! timeconvd started\n" : "! timeconvd stopped\n");
-        else if (e->type == TIMECONV_EVENT_DOMAINS_CHANGED)
-                cli_out_str(&m->out, "! domains changed\n");
+        else if (e->type == TIMECONV_EVENT_DOMAINS_CHANGED) {
+                cli_out_str(&m->out, "! domains changed");
+                for (const char *const *n = e->added; n && *n; n++) {
+                        cli_out_str(&m->out, " +");
+                        cli_out_str(&m->out, *n);
+                }
+                for (const char *const *n = e->removed; n && *n; n++) {
+                        cli_out_str(&m->out, " -");
+                        cli_out_str(&m->out, *n);
+                }
+                for (const char *const *n = e->changed; n && *n; n++) {
+                        cli_out_str(&m->out, " ~");
+                        cli_out_str(&m->out, *n);
+                }
+                cli_out_char(&m->out, '\n');
+        }
 }
 
 /* One table; -errno when the daemon could not be asked. */

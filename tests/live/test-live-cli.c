@@ -293,6 +293,7 @@ static void check_export(void) {
 }
 
 static void check_monitor_json(void) {
+        char script[2048];
         bool good = true;
         json_t *o;
 
@@ -307,6 +308,36 @@ static void check_monitor_json(void) {
                 json_decref(o);
         }
         ok(good, "each line one JSON object with its \"event\"; a refresh lists the domains");
+
+        /* A domain comes and goes while monitor runs: it says which, without a refresh. */
+        snprintf(script, sizeof(script),
+                 "set -e\n"
+                 "tc='%s'; dir='%s'\n"
+                 "rm -f \"$dir/mon.fifo\"; mkfifo \"$dir/mon.fifo\"\n"
+                 "\"$tc\" monitor --json --interval 3600 > \"$dir/mon.fifo\" &\n"
+                 "pid=$!\n"
+                 "exec 3< \"$dir/mon.fifo\"\n"
+                 "read -r first <&3\n"
+                 "m=$(\"$tc\" now monotonic | cut -d ' ' -f 1)\n"
+                 "after=$(\"$tc\" now monotonic | cut -d ' ' -f 1)\n"
+                 "printf '%%s %%s %%s\\n' $((m + 1)) \"$m\" \"$after\" | \"$tc\" push audio9 --against monotonic >/dev/null\n"
+                 "while read -r line <&3; do\n"
+                 "        case \"$line\" in\n"
+                 "        *'\"added\":[\"audio9\"]'*) echo \"$line\" ;;\n"
+                 "        *'\"removed\":[\"audio9\"]'*) echo \"$line\"; break ;;\n"
+                 "        esac\n"
+                 "done\n"
+                 "kill \"$pid\"\n",
+                 tc_path, h->dir);
+        is_int(run_sh(script), 0, "monitor --json while push makes audio9 and ends");
+        o = json_line(out, 0);
+        ok(o && strcmp(json_string_value(json_object_get(o, "event")) ?: "", "domains_changed") == 0 &&
+           json_array_size(json_object_get(o, "added")) == 1 && json_is_array(json_object_get(o, "changed")),
+           "a line says audio9 was added");
+        json_decref(o);
+        o = json_line(out, 1);
+        ok(o && json_array_size(json_object_get(o, "removed")) == 1, "then one says it was removed");
+        json_decref(o);
 }
 
 /* timeconv push holds an application domain while it runs: another client sees it, owned. */
