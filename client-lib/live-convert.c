@@ -53,13 +53,27 @@ done:
         return 0;
 }
 
-TIMECONV_EXPORT int timeconv_convert(struct timeconv *tc, const char *from, const char *to, int64_t value,
-                                     int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+/* The by-name cache: the ids of the last pair, when from and to name it again. */
+static inline bool last_pair(const struct timeconv *tc, const char *from, const char *to, unsigned *ret_i,
+                             unsigned *ret_j) {
+        if (__builtin_expect(!tc->last_valid, 0) || strcmp(tc->ids[tc->last_from].name, from) != 0 ||
+            strcmp(tc->ids[tc->last_to].name, to) != 0)
+                return false;
+        *ret_i = tc->last_from;
+        *ret_j = tc->last_to;
+        return true;
+}
+
+TIMECONV_EXPORT __attribute__((flatten)) int timeconv_convert(struct timeconv *tc, const char *from, const char *to,
+                                                              int64_t value, int64_t *ret_value,
+                                                              int64_t *ret_uncertainty_ns) {
         unsigned i, j;
         int r;
 
-        if (!tc || !from || !to || !ret_value)
+        if (__builtin_expect(!tc || !from || !to || !ret_value, 0))
                 return -EINVAL;
+        if (__builtin_expect(last_pair(tc, from, to, &i, &j), 1))
+                return timeconv_convert_id(tc, i, j, value, ret_value, ret_uncertainty_ns);
         r = timeconv_domain_id(tc, from, &i);
         if (r >= 0)
                 r = timeconv_domain_id(tc, to, &j);
@@ -72,6 +86,9 @@ TIMECONV_EXPORT int timeconv_convert(struct timeconv *tc, const char *from, cons
         }
         if (r < 0)
                 return r == -ENOSPC ? -EOPNOTSUPP : r;
+        tc->last_from = i;
+        tc->last_to = j;
+        tc->last_valid = true;
         return timeconv_convert_id(tc, i, j, value, ret_value, ret_uncertainty_ns);
 }
 

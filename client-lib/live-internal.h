@@ -51,6 +51,10 @@ struct timeconv {
         LiveTable table;
         LiveId ids[LIVE_IDS_MAX];
         unsigned n_ids;
+        /* The last pair converted by name: a by-name call that repeats it (the common loop)
+         * costs two strcmp() on top of the call by id. Ids live as long as the handle. */
+        unsigned last_from, last_to;
+        bool last_valid;
         timeconv_event_handler handler;
         void *userdata;
         /* The daemon's text for the latest D-Bus error on this handle ("" after a D-Bus call
