@@ -57,6 +57,7 @@ typedef enum ConvCoding {
 /* ConvRecord.flags */
 #define CONV_RECORD_HINT_NOW    (UINT16_C(1) << 0)      /* wraps within hours: unwrap near now, not in_hint */
 #define CONV_RECORD_OUT_NEAREST (UINT16_C(1) << 1)      /* out_frac holds +1/2: residual is centred */
+#define CONV_RECORD_BOUND_CEIL  (UINT16_C(1) << 2)      /* the |d| term rounds up, not down */
 
 #define CONV_X11_US_WRAP (INT64_C(4294967296) * 1000)
 
@@ -177,8 +178,14 @@ static inline int conv_record_map(const ConvRecord *c, int64_t count, int64_t *r
         if (__builtin_add_overflow(c->out_c, (int64_t) (p >> (c->shift & 63)), &out))
                 return -ERANGE;
         ad = d < 0 ? -(uint64_t) d : (uint64_t) d;
-        bound = (int64_t) ((uint64_t) c->bound_c_ns +
-                           (uint64_t) (((unsigned __int128) ad * (uint64_t) c->bound_slope) >> (c->bound_shift & 63)));
+        {
+                unsigned bsh = c->bound_shift & 63;
+                unsigned __int128 b = (unsigned __int128) ad * (uint64_t) c->bound_slope;
+
+                if (c->flags & CONV_RECORD_BOUND_CEIL)
+                        b += (UINT64_C(1) << bsh) - 1;
+                bound = (int64_t) ((uint64_t) c->bound_c_ns + (uint64_t) (b >> bsh));
+        }
         if (c->out_period_q32) {
                 /* How far the integer answer is from the exact count, in ns. */
                 unsigned sh = c->shift & 63;

@@ -1,17 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 
-/* Converting along the paths finalize found: one hop per pair, Perfetto's offset from the latest
- * snapshot at or before the value (NEAREST) or interpolated (DRIFT), with the error bound of
- * snapshot-graph.h. No allocation. */
+/* Converting along the paths finalize found. Each hop is a conversion record (conv-record.h) of
+ * the interval the value falls in, built here in integers: NEAREST, Perfetto's offset from the
+ * latest snapshot at or before the value (slope 1, the bound growing by 1000 ppm of the distance);
+ * DRIFT, where the rate is plausible, the line through the interval's two snapshots (two records,
+ * one per half, each bounded from its own end: the bound of snapshot-graph.h). The interval each
+ * hop used last is cached per (from, to): a record answers only inside its interval, so a value
+ * in the same intervals (sequential values, the common case in a trace) skips the searches. No
+ * allocation, no floating point. */
 
 #include <errno.h>
-#include <math.h>
 
+#include "conv-record.h"
 #include "snapshot-graph-internal.h"
 
-static uint64_t ceil_div(uint64_t a, uint64_t b) {
-        return a / b + (a % b != 0);
-}
+/* Q62 of 1/1000 and 2/1000, rounded down: with CONV_RECORD_BOUND_CEIL the bound is exactly
+ * ceil(|d| / 1000) (and / 500) for |d| < 2^50. */
+#define NEAREST_BOUND_Q62 (INT64_C(4611686018427387904) / RATE_DIVISOR)
+#define DRIFT_BOUND_Q62 (INT64_C(4611686018427387904) / (RATE_DIVISOR / 2))
+#define SPAN_Q62 (INT64_C(1) << 62)
 
 /* Largest k with ts[k] <= v, else 0: Perfetto's upper_bound() - 1, clamped to the first. */
 static size_t floor_index(const int64_t *ts, size_t n, int64_t v) {
@@ -24,39 +31,85 @@ static size_t floor_index(const int64_t *ts, size_t n, int64_t v) {
         return (size_t) (base - ts);
 }
 
-/* One hop from cur; adds its error bound, with both readings' rounding, to *unc. */
-static int hop_convert(const SnapshotGraph *g, size_t cur, SnapshotMode mode, size_t to,
+static int64_t clamp_add(int64_t a, int64_t b) {
+        int64_t r;
+
+        return __builtin_add_overflow(a, b, &r) ? (b < 0 ? INT64_MIN : INT64_MAX) : r;
+}
+
+/* The record of interval k of src -> dst for value ns (DRIFT picks the half ns is in). */
+static void hop_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t slack_ns,
+                       ConvRecord *ret) {
+        const int64_t *src = p->ns[side], *dst = p->ns[!side];
+        int64_t lo = k == 0 ? clamp_add(src[0], -SPAN_Q62) : src[k];
+        int64_t hi = k + 1 == p->n ? clamp_add(src[k], SPAN_Q62) : src[k + 1] - 1;
+        int64_t slope = p->slope_q62[side][k < p->n - 1 ? k : 0];
+
+        *ret = (ConvRecord) {
+                .in_lo = lo, .in_hi = hi, .in_c = src[k], .out_c = dst[k],
+                .slope = SPAN_Q62, .slope_neg = SPAN_Q62, .shift = 62,
+                .bound_c_ns = slack_ns, .bound_slope = NEAREST_BOUND_Q62, .bound_shift = 62,
+                .flags = CONV_RECORD_BOUND_CEIL,
+        };
+        if (mode != SNAPSHOT_MODE_DRIFT || k + 1 >= p->n || slope == 0 || ns <= src[k] || ns >= src[k + 1])
+                return;
+        /* DRIFT: the interval's line, rounded to nearest (+1/2), bounded from the nearer end. */
+        {
+                uint64_t dx = (uint64_t) src[k + 1] - (uint64_t) src[k], half = dx / 2;
+
+                ret->slope = slope + 1;
+                ret->slope_neg = slope;
+                ret->out_frac = INT64_C(1) << 61;
+                ret->bound_c_ns = slack_ns + 1;
+                ret->bound_slope = DRIFT_BOUND_Q62;
+                if ((uint64_t) ns - (uint64_t) src[k] <= half) {
+                        ret->in_lo = src[k] + 1;
+                        ret->in_hi = (int64_t) ((uint64_t) src[k] + half);
+                } else {
+                        ret->in_c = src[k + 1];
+                        ret->out_c = dst[k + 1];
+                        ret->in_lo = (int64_t) ((uint64_t) src[k] + half + 1);
+                        ret->in_hi = src[k + 1] - 1;
+                }
+        }
+}
+
+/* One hop from cur; adds its bound, with both readings' rounding, to *unc. */
+static int hop_convert(const SnapshotGraph *g, size_t cur, SnapshotMode mode, size_t to, uint32_t *cache,
                        int64_t *ns, uint64_t *unc) {
         const Hop *h = &g->hops[cur * g->n_domains + to];
         const Pair *p = &g->pairs[h->pair];
         size_t side = cur > h->next;
-        const int64_t *src = p->ns[side], *dst = p->ns[!side];
-        size_t k = floor_index(src, p->n, *ns);
-        __int128 d = (__int128) *ns - src[k], r = d + dst[k];
-        uint64_t bound = ceil_div((uint64_t) (d < 0 ? -d : d), RATE_DIVISOR);
+        int64_t slack_ns = g->domains[cur].slack_ns + g->domains[h->next].slack_ns, out, bound;
+        size_t k = __atomic_load_n(cache, __ATOMIC_RELAXED);
+        ConvRecord rec;
+        int r;
 
-        /* src[k] <= ns < src[k + 1] here, so 0 < d < dx < 2^64, and |c| <= |drift| < dx. */
-        if (mode == SNAPSHOT_MODE_DRIFT && d > 0 && k + 1 < p->n && !isnan(p->slope[side][k])) {
-                uint64_t dx = (uint64_t) src[k + 1] - (uint64_t) src[k], near = (uint64_t) d;
-                double c = (double) near * p->slope[side][k];
-
-                /* Branch-free rounding and minimum: a mispredicted branch would stall the next
-                 * hop, which waits for this one. */
-                r += (int64_t) (c + copysign(0.5, c));
-                near = dx - near < near ? dx - near : near;
-                bound = ceil_div(near, RATE_DIVISOR / 2) + 1;
+        /* The cached interval answers when the value is inside it; else Perfetto's search. */
+        if (k < p->n) {
+                hop_record(p, side, k, mode, *ns, slack_ns, &rec);
+                r = conv_record_map(&rec, *ns, &out, &bound);
+                if (__builtin_expect(r != -ESTALE, 1))
+                        goto done;
         }
-
-        if (r < INT64_MIN || r > INT64_MAX)
-                return -ERANGE;
-        *ns = (int64_t) r;
-        *unc += bound + (uint64_t) (g->domains[cur].slack_ns + g->domains[h->next].slack_ns);
+        k = floor_index(p->ns[side], p->n, *ns);
+        __atomic_store_n(cache, (uint32_t) k, __ATOMIC_RELAXED);
+        hop_record(p, side, k, mode, *ns, slack_ns, &rec);
+        r = conv_record_map(&rec, *ns, &out, &bound);
+        if (r == -ESTALE)
+                return -ERANGE;         /* further than 2^62 ns from the snapshots */
+done:
+        if (r < 0)
+                return r;
+        *ns = out;
+        *unc += (uint64_t) bound;
         return 0;
 }
 
 int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t from, size_t to,
                            int64_t value, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         int64_t ns, out, error_ns;
+        uint32_t *cache;
         uint64_t unc;
         int r;
 
@@ -78,8 +131,9 @@ int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t fro
         if (r < 0)
                 return r;
         unc = (uint64_t) g->domains[from].slack_ns;
+        cache = &g->cache[(from * g->n_domains + to) * SNAPSHOT_MAX_HOPS];
         for (size_t cur = from; cur != to; cur = g->hops[cur * g->n_domains + to].next) {
-                r = hop_convert(g, cur, mode, to, &ns, &unc);
+                r = hop_convert(g, cur, mode, to, cache++, &ns, &unc);
                 if (r < 0)
                         return r;
         }

@@ -35,7 +35,8 @@ typedef struct Pair {
         uint16_t domain[2];     /* domain[0] < domain[1] */
         size_t n;
         int64_t *ns[2];         /* each side's reading in every common snapshot, file order */
-        double *slope[2];       /* per interval: d(other)/d(this) - 1, or NAN if implausible */
+        /* per interval: d(other)/d(this) in Q62, rounded down; 0 if implausible (DRIFT's slope) */
+        int64_t *slope_q62[2];
 } Pair;
 
 typedef struct Hop {            /* first step of the path from one domain to another */
@@ -52,5 +53,9 @@ struct SnapshotGraph {
         size_t n_pairs;
         void *series;           /* every pair's ns[] and slope[] */
         Hop *hops;              /* [from * n_domains + to] */
+        /* [(from * n_domains + to) * SNAPSHOT_MAX_HOPS + hop]: the interval each hop of the path
+         * used last, so that the next value (in a trace, the next timestamp) skips the search.
+         * Relaxed atomics: threads share it, and any index in it is a valid guess. */
+        uint32_t *cache;
         bool finalized;
 };

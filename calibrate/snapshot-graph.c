@@ -36,6 +36,7 @@ SnapshotGraph *snapshot_graph_free(SnapshotGraph *g) {
         free(g->series);
         free(g->readings);
         free(g->hops);
+        free(g->cache);
         free(g);
         return NULL;
 }
@@ -166,8 +167,7 @@ static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
                 if (n == 0)
                         continue;
                 *p = (Pair) { { key / SNAPSHOT_MAX_DOMAINS, key % SNAPSHOT_MAX_DOMAINS }, 0,
-                              { next, next + n },
-                              { (double *) next + 2 * n, (double *) next + 3 * n } };
+                              { next, next + n }, { next + 2 * n, next + 3 * n } };
                 next += 4 * n;
                 pair_of[key] = ++g->n_pairs;
         }
@@ -175,17 +175,18 @@ static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
 }
 
 /* Binary search needs a non-decreasing source (Perfetto drops every outgoing edge of a clock
- * seen going backwards); DRIFT needs each interval's rate, if plausible. */
+ * seen going backwards); DRIFT needs each interval's rate, if plausible, as an integer slope. */
 static void pair_finalize(SnapshotGraph *g, Pair *p) {
         for (size_t s = 0; s < 2; s++)
                 for (size_t k = 0; k + 1 < p->n; k++) {
                         __int128 dx = (__int128) p->ns[s][k + 1] - p->ns[s][k];
-                        __int128 drift = (__int128) p->ns[!s][k + 1] - p->ns[!s][k] - dx;
-                        __int128 abs_drift = drift < 0 ? -drift : drift;
+                        __int128 dy = (__int128) p->ns[!s][k + 1] - p->ns[!s][k];
+                        __int128 drift = dy - dx, abs_drift = drift < 0 ? -drift : drift;
 
                         g->domains[p->domain[s]].non_monotonic |= dx < 0;
-                        p->slope[s][k] = dx > 0 && abs_drift * RATE_DIVISOR <= dx ?
-                                         (double) (int64_t) drift / (double) dx : NAN;
+                        /* |drift| <= dx / 1000 keeps dy < 2^65, so dy << 62 fits 128 bits. */
+                        p->slope_q62[s][k] = dx > 0 && abs_drift * RATE_DIVISOR <= dx && dx < ((__int128) 1 << 64) ?
+                                             (int64_t) ((dy << 62) / dx) : 0;
                 }
 }
 
@@ -235,7 +236,9 @@ int snapshot_graph_finalize(SnapshotGraph *g) {
         free(g->hops);
         pair_of = calloc(SNAPSHOT_MAX_DOMAINS * SNAPSHOT_MAX_DOMAINS, sizeof(*pair_of));
         g->hops = malloc((n * n + 1) * sizeof(*g->hops));
-        r = pair_of && g->hops ? 0 : -ENOMEM;
+        free(g->cache);
+        g->cache = calloc(n * n * SNAPSHOT_MAX_HOPS + 1, sizeof(*g->cache));
+        r = pair_of && g->hops && g->cache ? 0 : -ENOMEM;
         if (r >= 0)
                 r = pairs_alloc(g, pair_of, visit_pairs(g, pair_of, false));
         if (r >= 0) {
