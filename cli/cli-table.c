@@ -133,8 +133,9 @@ static void row_cells(const struct timeconv_domain *d, const struct timeconv_dom
         *ret = (Cells) {};
         snprintf(ret->c[COL_NAME], CELL_MAX, "%s", d->name);
         snprintf(ret->c[COL_UNIT], CELL_MAX, "%s", d->unit[0] ? d->unit : "-");
-        snprintf(ret->c[COL_VERDICT], CELL_MAX, "%s", d->verdict[0] ? d->verdict :
-                 d->flags & TIMECONV_DOMAIN_AVAILABLE ? "-" : "unavailable");
+        /* A verdict is about a clock that answers: an unavailable one has none to show. */
+        snprintf(ret->c[COL_VERDICT], CELL_MAX, "%s", !(d->flags & TIMECONV_DOMAIN_AVAILABLE) ? "unavailable" :
+                 d->verdict[0] ? d->verdict : "-");
 
         cell = ret->c[COL_OFFSET];
         if (!row.has_offset)
@@ -228,6 +229,26 @@ static void kernel_notes(CliOut *out, struct timeconv_domain **domains) {
         }
 }
 
+/* Why a domain is unavailable, when the daemon says ("reason": "no X display: ..."). */
+static void reason_notes(CliOut *out, struct timeconv_domain **domains) {
+        bool first = true;
+
+        for (struct timeconv_domain **p = domains; *p; p++) {
+                if ((*p)->flags & TIMECONV_DOMAIN_AVAILABLE)
+                        continue;
+                for (unsigned i = 0; i < (*p)->n_properties && i < TIMECONV_PROPERTIES_MAX; i++)
+                        if ((*p)->properties[i].type == 's' && strcmp((*p)->properties[i].key, "reason") == 0) {
+                                if (first)
+                                        cli_out_char(out, '\n');
+                                first = false;
+                                cli_out_str(out, (*p)->name);
+                                cli_out_str(out, ": unavailable: ");
+                                cli_out_str(out, (*p)->properties[i].s);
+                                cli_out_char(out, '\n');
+                        }
+        }
+}
+
 void cli_table_text(CliOut *out, struct timeconv_domain **domains, const CliMarks *marks, int64_t now_ns) {
         static const Cells header = { { "DOMAIN", "UNIT", "VERDICT", "OFFSET TO MONOTONIC", "RATE TO MONOTONIC",
                                         "UNCERTAINTY", "CALIBRATED", "EVENT" } };
@@ -252,6 +273,7 @@ void cli_table_text(CliOut *out, struct timeconv_domain **domains, const CliMark
         for (size_t i = 0; i <= n; i++)
                 out_cells(out, &rows[i], widths, n_cols);
         free(rows);
+        reason_notes(out, domains);
         kernel_notes(out, domains);
 }
 
