@@ -37,6 +37,22 @@ static int64_t clamp_add(int64_t a, int64_t b) {
         return __builtin_add_overflow(a, b, &r) ? (b < 0 ? INT64_MIN : INT64_MAX) : r;
 }
 
+/* NEAREST's record of interval k: every field but four a constant, so that conv_record_map()
+ * inlined on it folds to an add and a multiply for the bound. */
+static inline __attribute__((always_inline)) void nearest_record(const Pair *p, size_t side, size_t k,
+                                                                 int64_t slack_ns, ConvRecord *ret) {
+        const int64_t *src = p->ns[side], *dst = p->ns[!side];
+
+        *ret = (ConvRecord) {
+                .in_lo = k == 0 ? clamp_add(src[0], -SPAN_Q62) : src[k],
+                .in_hi = k + 1 == p->n ? clamp_add(src[k], SPAN_Q62) : src[k + 1] - 1,
+                .in_c = src[k], .out_c = dst[k],
+                .slope = SPAN_Q62, .slope_neg = SPAN_Q62, .shift = 62,
+                .bound_c_ns = slack_ns, .bound_slope = NEAREST_BOUND_Q62, .bound_shift = 62,
+                .flags = CONV_RECORD_BOUND_CEIL,
+        };
+}
+
 /* The record of interval k of src -> dst for value ns (DRIFT picks the half ns is in). */
 static void hop_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t slack_ns,
                        ConvRecord *ret) {
@@ -86,7 +102,12 @@ static int hop_convert(const SnapshotGraph *g, size_t cur, SnapshotMode mode, si
         int r;
 
         /* The cached interval answers when the value is inside it; else Perfetto's search. */
-        if (k < p->n) {
+        if (mode == SNAPSHOT_MODE_NEAREST && __builtin_expect(k < p->n, 1)) {
+                nearest_record(p, side, k, slack_ns, &rec);
+                r = conv_record_map(&rec, *ns, &out, &bound);
+                if (__builtin_expect(r != -ESTALE, 1))
+                        goto done;
+        } else if (k < p->n) {
                 hop_record(p, side, k, mode, *ns, slack_ns, &rec);
                 r = conv_record_map(&rec, *ns, &out, &bound);
                 if (__builtin_expect(r != -ESTALE, 1))
@@ -127,8 +148,9 @@ int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t fro
         if (g->hops[from * g->n_domains + to].next == NO_HOP)
                 return -ENOLINK;
 
-        r = unit_to_ns(&g->domains[from].unit, value, &ns);
-        if (r < 0)
+        if (g->domains[from].plain_ns)
+                ns = value;
+        else if ((r = unit_to_ns(&g->domains[from].unit, value, &ns)) < 0)
                 return r;
         unc = (uint64_t) g->domains[from].slack_ns;
         cache = &g->cache[(from * g->n_domains + to) * SNAPSHOT_MAX_HOPS];
@@ -137,8 +159,10 @@ int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t fro
                 if (r < 0)
                         return r;
         }
-        r = unit_from_ns(&g->domains[to].unit, ns, &out, &error_ns);
-        if (r < 0)
+        if (g->domains[to].plain_ns) {
+                out = ns;
+                error_ns = 0;
+        } else if ((r = unit_from_ns(&g->domains[to].unit, ns, &out, &error_ns)) < 0)
                 return r;
         unc += (uint64_t) error_ns;
         if (unc > INT64_MAX)

@@ -23,6 +23,7 @@ typedef struct Domain {
         int64_t slack_ns;       /* error of one reading converted to ns */
         uint32_t clock_id;      /* Perfetto's, for its tie-breaking between equal paths */
         bool non_monotonic;
+        bool plain_ns;          /* unit ns, no wrap: readings are ns as they are */
 } Domain;
 
 typedef struct Reading {        /* one clock of one snapshot, as added */

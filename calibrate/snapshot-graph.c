@@ -57,6 +57,8 @@ static int domain_append(SnapshotGraph *g, const char *name, const DomainUnit *u
         if (!d->name)
                 return -ENOMEM;
         /* unit_to_ns() rounds fractional periods; a truncated reading lags by up to a unit. */
+        d->plain_ns = unit->period_ns == 1.0 && (unit->wrap_bits == 0 || unit->wrap_bits == 64) &&
+                      unit->encoding == UNIT_ENCODING_PLAIN;
         d->slack_ns = (unit->period_ns != floor(unit->period_ns)) +
                       (unit->truncates ? (int64_t) ceil(unit->period_ns) : 0);
         g->n_domains++;

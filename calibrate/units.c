@@ -162,6 +162,10 @@ int unit_to_ns(const DomainUnit *u, int64_t count, int64_t *ret_ns) {
         if (r < 0)
                 return r;
 
+        if (m == 1 && sh == 0) {        /* ns */
+                *ret_ns = count;
+                return 0;
+        }
         /* count·P exactly in 128 bits. A truncating unit starts at the first whole ns at or after
          * it, so that unit_from_ns() maps it back to count; others round to nearest, halves up. */
         v = (__int128) count * (__int128) m;
@@ -196,7 +200,30 @@ int unit_from_ns(const DomainUnit *u, int64_t ns, int64_t *ret_count, int64_t *r
         if (r < 0)
                 return r;
 
-        /* ns / P = ns·2^sh / m, exactly: a quotient and a remainder in 128 bits. */
+        if (m == 1 && sh == 0) {        /* ns */
+                *ret_count = ns;
+                if (ret_error_ns)
+                        *ret_error_ns = 0;
+                return 0;
+        }
+        /* ns / P = ns·2^sh / m, exactly: a quotient and a remainder in 128 bits (in 64 for a
+         * whole-ns period, where a 128-bit division would cost more than the rest). */
+        if (sh <= 0 && (m << -sh) >> -sh == m && (m << -sh) <= INT64_MAX) {
+                int64_t d64 = (int64_t) (m << -sh), q64 = ns / d64, rem64 = ns % d64;
+
+                if (rem64 < 0) {
+                        q64--;
+                        rem64 += d64;
+                }
+                if (!u->truncates && rem64 >= d64 - rem64) {
+                        q64++;
+                        rem64 = d64 - rem64;
+                }
+                *ret_count = q64;
+                if (ret_error_ns)
+                        *ret_error_ns = rem64;
+                return 0;
+        }
         if (sh >= 0) {
                 if (sh > 62)
                         return -ERANGE;
