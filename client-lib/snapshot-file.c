@@ -36,7 +36,10 @@ typedef struct UnitName {
 } UnitName;
 
 static const UnitName unit_names[] = {
-        { "ns", 1.0 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "ticks", 0.0 },
+        /* "tick" and "frame" as timeconvd names them in ListDomains and export; a period is
+         * given with them ("period_ns"), whatever the name. */
+        { "ns", 1.0 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "ticks", 0.0 }, { "tick", 0.0 },
+        { "frame", 0.0 }, { "frames", 0.0 },
 };
 
 static void push_key(Loader *l, const char *key) {
@@ -162,7 +165,7 @@ static int load_domain(Loader *l, json_t *o) {
                         if (strcmp(un->name, json_string_value(unit)) == 0)
                                 break;
                 if (un == unit_names + sizeof(unit_names) / sizeof(*un))
-                        return fail(l, "unknown unit (ns, us, ms, s or ticks)");
+                        return fail(l, "unknown unit (ns, us, ms, s, tick(s) or frame(s))");
                 l->depth--;
         }
         u.period_ns = un->period_ns;
@@ -175,7 +178,7 @@ static int load_domain(Loader *l, json_t *o) {
                 u.period_ns = json_number_value(period);
                 l->depth--;
         } else if (!(u.period_ns > 0))
-                return fail(l, "unit \"ticks\" needs \"period_ns\"");
+                return fail(l, "unit \"%s\" needs \"period_ns\"", un->name);
         if (wrap) {
                 push_key(l, "wrap_bits");
                 if (!json_is_integer(wrap) || json_integer_value(wrap) < 0 ||

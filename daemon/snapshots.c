@@ -106,11 +106,13 @@ static json_t *export_domains(const ClockGraph *g, uint64_t seen) {
                 else
                         period = json_real(period_ns);
 
-                if (json_array_append_new(domains, json_pack("{s:s, s:s, s:o, s:I}",
+                /* With "truncates", offline conversion reads a value as the live graph does. */
+                if (json_array_append_new(domains, json_pack("{s:s, s:s, s:o, s:I, s:b}",
                                                              "name", node->name,
                                                              "unit", snapshot_unit_name(&node->unit),
                                                              "period_ns", period,
-                                                             "wrap_bits", (json_int_t) node->unit.wrap_bits)) < 0)
+                                                             "wrap_bits", (json_int_t) node->unit.wrap_bits,
+                                                             "truncates", node->unit.truncates)) < 0)
                         return NULL;
         }
         return json_incref(domains);

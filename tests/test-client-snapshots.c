@@ -274,11 +274,31 @@ static void test_api(void) {
            strcmp(timeconv_strerror(-EPERM), "unexpected error") == 0, "strerror texts");
 }
 
+/* The unit names timeconvd writes (export, ListDomains: "tick", "frame") load, with a period. */
+static void test_unit_names(void) {
+        static const char json[] =
+                "{ \"domains\": [ { \"name\": \"gpu0\", \"unit\": \"tick\", \"period_ns\": 52.083, \"wrap_bits\": 0 },\n"
+                "               { \"name\": \"msc\", \"unit\": \"frame\", \"period_ns\": 16666666.5, \"truncates\": true } ],\n"
+                "  \"snapshots\": [ { \"clocks\": [ { \"domain\": \"gpu0\", \"ts\": 1000 }, { \"domain\": \"monotonic\", \"ts\": 5000000 },\n"
+                "                                { \"domain\": \"msc\", \"ts\": 10 } ] } ] }";
+        struct timeconv_snapshots *s = NULL;
+        struct timeconv_error e;
+        int64_t v, u;
+
+        is_int(timeconv_snapshots_load_buffer(json, sizeof(json) - 1, &s, &e), 0, "units \"tick\" and \"frame\" load");
+        ok(timeconv_snapshots_convert(s, TIMECONV_MODE_NEAREST, "gpu0", "monotonic", 1000, &v, &u) == 0 && v == 5000000,
+           "gpu0 -> monotonic at the snapshot (%" PRId64 ")", v);
+        ok(timeconv_snapshots_convert(s, TIMECONV_MODE_NEAREST, "monotonic", "msc", 5000000, &v, &u) == 0 && v == 10,
+           "monotonic -> msc at the snapshot");
+        timeconv_snapshots_free(s);
+}
+
 int main(int argc, char **argv) {
         tap_args(argc, argv, 1, "DATA_DIR");
         test_perfetto_examples();
         test_good_files(argv[1]);
         test_malformed();
         test_api();
+        test_unit_names();
         return done_testing();
 }
