@@ -23,15 +23,16 @@ static size_t core_bus_count_domains(void *userdata) {
         return core_count(c);
 }
 
-/* The model's bound at the latest calibration, in whole ns, rounded up. */
-static uint64_t uncertainty_at_calibration(const History *history, const Model *m) {
-        const Segment *current = history_current(history);
-        int64_t bound_ns;
+/* The bound a conversion of the domain's current value to the reference carries now: the
+ * record's, so that a followed clock's residual (X time in identity mode) and its unit's
+ * truncation are in it, as in every answer. */
+static uint64_t uncertainty_to_reference(const Core *c, size_t index) {
+        int64_t r_ns = clock_now_ns(CLOCK_MONOTONIC_RAW), value, back_ns, unc_ns;
 
-        if (!current || arith_ceil_from_double(model_bound_at(m, current->r_end_ns), &bound_ns) < 0 ||
-            bound_ns < 0)
+        if (graph_convert(&c->graph, c->graph.hub, index, r_ns, r_ns, &value, &unc_ns) < 0 ||
+            graph_convert(&c->graph, index, c->graph.hub, value, r_ns, &back_ns, &unc_ns) < 0 || unc_ns < 0)
                 return UINT64_MAX;      /* no bound to give */
-        return (uint64_t) bound_ns;
+        return (uint64_t) unc_ns;
 }
 
 /* The domain's ns minus CLOCK_MONOTONIC's ns at reference time r_ns, both from their models. */
@@ -134,6 +135,7 @@ static void add_status(const Core *c, size_t index, BusDomainInfo *ret) {
         if (core_domain_status(c, index, &status) < 0)
                 return;
         ret->verdict = status.verdict;
+        ret->reason = status.unavailable_reason;
         ret->device_name = status.device_name;
         ret->driver = status.driver;
         for (size_t i = 0; i < status.n_extras && ret->n_extras < BUS_DOMAIN_EXTRAS_MAX; i++)
@@ -178,7 +180,7 @@ static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret)
                 .monotonic = d->info.monotonic,
                 .rate_ppb = calibrated ? model_rate_ppb(&m) : 0,
                 .rate_uncertainty_ppb = hub ? 0 : calibrated ? rate_uncertainty_ppb(&m) : UINT64_MAX,
-                .uncertainty_ns = hub ? 0 : calibrated ? uncertainty_at_calibration(history, &m) : UINT64_MAX,
+                .uncertainty_ns = hub ? 0 : calibrated ? uncertainty_to_reference(c, index) : UINT64_MAX,
                 .last_calibrated_ns = d->last_calibrated_ns,
                 .perfetto_id = d->info.perfetto_id,
         };

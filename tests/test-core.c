@@ -13,6 +13,7 @@
 #include "core.h"
 #include "fake.h"
 #include "tap.h"
+#include "time-util.h"
 
 /* What the scripted source says; a test changes it between bursts. */
 static struct {
@@ -165,6 +166,21 @@ int main(void) {
         ok(extra(&bi, "same_as") && strcmp(extra(&bi, "same_as"), "monotonic") == 0, "same_as is listed");
         ok(extra(&bi, "view_of") && strcmp(extra(&bi, "view_of"), "xms") == 0, "view_of is listed");
         ok(extra(&bi, "probes") && strcmp(extra(&bi, "probes"), "8") == 0, "the source's extras are listed");
+        /* Identity with a probe residual: ListDomains' uncertainty is what a conversion to the
+         * reference carries, the residual in it (issue 14: it said 12-22 ns where answers
+         * carried 7-9 µs). */
+        is_int(graph_set_same_as_uncertainty(&c->graph, xms, 7000), 0, "a residual of 7 µs");
+        bi = (BusDomainInfo) {};
+        is_int(core_bus_ops.get_domain(c, xms, &bi), 0, "ListDomains of xms");
+        {
+                int64_t r_now = clock_now_ns(CLOCK_MONOTONIC_RAW), x, back, unc_back;
+
+                ok(graph_convert(&c->graph, c->graph.hub, xms, r_now, r_now, &x, &unc) == 0 &&
+                   graph_convert(&c->graph, xms, c->graph.hub, x, r_now, &back, &unc_back) == 0, "xms -> the hub now");
+                ok(bi.uncertainty_ns >= 7000 && bi.uncertainty_ns == (uint64_t) unc_back,
+                   "uncertainty_ns is that conversion's bound, the residual in it (%" PRIu64 " ns)", bi.uncertainty_ns);
+        }
+        is_int(graph_set_same_as_uncertainty(&c->graph, xms, 0), 0, "no residual again");
 
         script.same_as = NULL;
         script.verdict = "tracked";
