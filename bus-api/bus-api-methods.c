@@ -50,6 +50,8 @@ static int append_entries(sd_bus_message *reply, const BusDomainInfo *d) {
                                   "perfetto_id", "u", d->perfetto_id);
         if (r >= 0 && d->verdict)
                 r = sd_bus_message_append(reply, "{sv}", "verdict", "s", d->verdict);
+        if (r >= 0 && d->reason && !d->available)
+                r = sd_bus_message_append(reply, "{sv}", "reason", "s", d->reason);
         if (r >= 0 && d->device_name)
                 r = sd_bus_message_append(reply, "{sv}", "device_name", "s", d->device_name);
         if (r >= 0 && d->driver)

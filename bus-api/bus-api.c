@@ -154,16 +154,20 @@ int bus_api_resolve(BusApi *a, const char *from, const char *to, BusPair *ret, s
         return 0;
 }
 
-/* For error messages only: whether the domain at index is there but unavailable. */
-static bool unavailable(BusApi *a, size_t index) {
+/* For error messages only: whether the domain at index is there but unavailable, and why
+ * (*ret_reason: "" when the source cannot say; valid until the next call into the core). */
+static bool unavailable(BusApi *a, size_t index, const char **ret_reason) {
         BusDomainInfo info = {};
 
-        return a->ops->get_domain(a->core, index, &info) >= 0 && !info.available;
+        if (a->ops->get_domain(a->core, index, &info) < 0 || info.available)
+                return false;
+        *ret_reason = info.reason ?: "";
+        return true;
 }
 
 int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *where, const BusPair *p,
                          int64_t value) {
-        const char *from = p->from, *to = p->to, *who;
+        const char *from = p->from, *to = p->to, *who, *reason = "";
 
         switch (r) {
         case -ENOLINK:
@@ -174,12 +178,14 @@ int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *wher
         case -ENODEV:
         case -ENODATA:
                 /* The core says the conversion cannot be made, not which side stops it. */
-                who = unavailable(a, p->from_index) ? from : to && unavailable(a, p->to_index) ? to : NULL;
+                who = unavailable(a, p->from_index, &reason) ? from :
+                      to && unavailable(a, p->to_index, &reason) ? to : NULL;
                 if (!who && !to)
                         who = from;
                 if (who)
-                        return bus_timeconv_error_setf(error, r, "%sdomain '%s' is %s", where, who,
-                                                       r == -ENODATA ? "not calibrated yet" : "unavailable");
+                        return bus_timeconv_error_setf(error, r, "%sdomain '%s' is %s%s%s", where, who,
+                                                       r == -ENODATA ? "not calibrated yet" : "unavailable",
+                                                       reason[0] ? ": " : "", reason);
                 if (r == -ENODATA)
                         return bus_timeconv_error_setf(error, r, "%sno calibration yet between '%s' and '%s'",
                                                        where, from, to);

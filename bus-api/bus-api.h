@@ -49,6 +49,7 @@ typedef struct BusDomainInfo {
 
         /* Optional: emitted only when set. */
         const char *verdict;            /* X time: "identity" or "tracked"; NULL: unset */
+        const char *reason;             /* why it is unavailable ("no X display: ..."); NULL: unset */
         const char *device_name;        /* GPUs; NULL: unset */
         const char *driver;             /* GPUs; NULL: unset */
         double period_ns;               /* GPUs: ns per tick; <= 0: unset */

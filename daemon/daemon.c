@@ -74,9 +74,12 @@ Daemon *daemon_free(Daemon *d) {
         sd_event_source_disable_unref(d->state_source);
         free(d->state_dir);
         scheduler_free(d->scheduler);
+        session_env_free(d->session_env);
         bus_api_free(d->bus_api);
         sd_bus_flush_close_unref(d->bus);
         core_free(d->core);
+        /* After the core: its X sources read it until they are closed. */
+        x11_display_free(d->x11_display);
         sd_event_source_disable_unref(d->watchdog_source);
         sd_event_source_disable_unref(d->sigint_source);
         sd_event_source_disable_unref(d->sigterm_source);
@@ -88,7 +91,17 @@ Daemon *daemon_free(Daemon *d) {
 int daemon_open_domains(Daemon *d) {
         int r;
 
-        r = sources_open(d->core, d->options, d->log);
+        /* Without --display the X sources follow the session's display: the one we were started
+         * with until the user manager says otherwise (daemon_connect_bus()). */
+        if (!d->options->no_x11 && !d->options->display) {
+                r = x11_display_new(SESSION_ENV_NO_DISPLAY, &d->x11_display);
+                if (r >= 0)
+                        r = x11_display_set(d->x11_display, getenv("DISPLAY"), SESSION_ENV_NO_DISPLAY);
+                if (r < 0)
+                        return log_error_errno(d->log, r, "cannot keep the X display: %m");
+        }
+
+        r = sources_open(d->core, d->options, d->x11_display, d->log);
         if (r < 0)
                 return log_error_errno(d->log, r, "cannot list the clock domains of this machine: %m");
         /* Before the first burst, so that it already starts from the remembered rates. */
@@ -141,6 +154,14 @@ int daemon_connect_bus(Daemon *d) {
         r = sd_bus_attach_event(d->bus, d->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(d->log, r, "cannot attach the bus to the event loop: %m");
+
+        /* A display that comes later (or goes) reaches the X sources without a restart. */
+        if (d->x11_display) {
+                r = session_env_new(d->event, d->bus, d->x11_display, getenv("DISPLAY"), d->log, &d->session_env);
+                if (r < 0)
+                        log_warning_errno(d->log, r, "cannot follow the session's X display, keeping the one "
+                                          "at start: %m");
+        }
         return 0;
 }
 

@@ -12,6 +12,8 @@
 #include "log.h"
 #include "options.h"
 #include "scheduler.h"
+#include "session-env.h"
+#include "x11-display.h"
 
 /* Exit status of the process. */
 enum {
@@ -34,6 +36,10 @@ typedef struct Daemon {
         Scheduler *scheduler;
         char *state_dir;                /* where state.json lives; NULL: nowhere */
         sd_event_source *state_source;  /* saves it every DAEMON_STATE_SAVE_USEC */
+        /* The session's X display, which the X sources follow unless --display or --no-x11
+         * (NULL then), and what keeps it up to date from the user manager. */
+        X11Display *x11_display;
+        SessionEnv *session_env;
 } Daemon;
 
 /* The learned rates are saved this often (and at exit): a crash loses at most this much. */

@@ -4,7 +4,8 @@
  * and lists what it can open on this machine; every domain it lists becomes a node of the graph
  * with its own History (a view shares the History of the domain it shows). The POSIX clocks
  * are always there; the X server time and the GPU sources are optional, behind --no-x11,
- * --display and --no-gpu. */
+ * --display and --no-gpu. Without --display, the X domains are there from the start and follow
+ * the session's display (daemon/session-env.c): unavailable, with the reason, until there is one. */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -43,12 +44,14 @@ static int open_source(Core *core, const DomainOps *ops, const void *config, con
         return added;
 }
 
-/* X server time (x11, x11_us) on options->display, unless --no-x11. */
-static int open_x11(Core *core, const Options *options, const Log *log) {
+/* X server time (x11, x11_us) on options->display, else on the session's, unless --no-x11. */
+static int open_x11(Core *core, const Options *options, X11Display *x11_display, const Log *log) {
         const X11Config config = {
                 .display = options->display,
+                .follow = options->display ? NULL : x11_display,
                 .force_tracked = options->x11_tracked,
         };
+        char name[X11_DISPLAY_REASON_MAX];
         int r;
 
         if (options->no_x11)
@@ -58,6 +61,8 @@ static int open_x11(Core *core, const Options *options, const Log *log) {
                 log_info(log, "no X display (--display or $DISPLAY): no X server time domains");
                 return 0;
         }
+        if (config.follow && x11_display_get(config.follow, name, sizeof(name), NULL) == -ENXIO)
+                log_info(log, "no X display yet: x11, x11_us and msc are unavailable until the session has one");
         /* The screen's vblank counter (msc) through the Present extension, on the same display. */
         if (open_source(core, &domain_present_ops, &config, log) == 0)
                 log_info(log, "no X Present extension or no CRTC: no msc domain");
@@ -81,7 +86,7 @@ static int open_gpu(Core *core, const Options *options, const Log *log) {
         return r;
 }
 
-int sources_open(Core *core, const Options *options, const Log *log) {
+int sources_open(Core *core, const Options *options, X11Display *x11_display, const Log *log) {
         int r;
 
         r = open_source(core, &domain_posix_ops, NULL, log);
@@ -89,7 +94,7 @@ int sources_open(Core *core, const Options *options, const Log *log) {
                 return r;
 
         /* Optional sources: their failures leave the daemon running with what it has. */
-        (void) open_x11(core, options, log);
+        (void) open_x11(core, options, x11_display, log);
         (void) open_gpu(core, options, log);
 
         return (int) core_count(core);

@@ -64,6 +64,9 @@ typedef struct DomainStatus {
         uint64_t rate_epoch;
         int64_t rate_change_ppb;
         int64_t rate_change_margin_ppb;
+        /* Why the clock cannot be read now ("no X display: ...", "the X server on :1 went
+         * away"), for ListDomains and the Unavailable error; NULL when it can, or cannot say. */
+        const char *unavailable_reason;
 } DomainStatus;
 
 typedef struct Domain Domain;

@@ -13,6 +13,7 @@
 #include "present-box.h"
 #include "present-conn.h"
 #include "source-time.h"
+#include "x11-display.h"
 
 #define PRESENT_PENDING_MAX 4
 #define PRESENT_RING_MAX 16
@@ -27,7 +28,10 @@ typedef struct Pending {
 
 struct Domain {
         DomainInfo info;
-        char *display;
+        char *display;                  /* NULL: none (following the session's, which has none) */
+        X11Display *follow;             /* X11Config.follow, borrowed; NULL: display is fixed */
+        uint64_t display_generation;    /* follow's, as of display */
+        char reason[X11_DISPLAY_REASON_MAX + 64];       /* why it cannot be read; "": it can */
         PresentConn conn;
         uint64_t generation;            /* +1 per new server connection */
         Backoff backoff;                /* between connection attempts */

@@ -30,10 +30,16 @@
  * mode has no timing (Xvfb). */
 #define FAKE_INTERVAL_NS (1e9 / 60)
 
+/* As x11.c: --display, else $DISPLAY unless the domain follows the session's display. */
 static const char *configured_display(const X11Config *config) {
-        const char *display = config && config->display ? config->display : getenv("DISPLAY");
+        const char *display = config && config->display ? config->display :
+                              config && config->follow ? NULL : getenv("DISPLAY");
 
         return display && display[0] ? display : NULL;
+}
+
+static bool following(const X11Config *config) {
+        return config && !configured_display(config) && config->follow;
 }
 
 static DomainInfo present_info_for(double interval_ns) {
@@ -49,12 +55,27 @@ static DomainInfo present_info_for(double interval_ns) {
 
 static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
         const char *display = configured_display(config);
+        char followed[X11_DISPLAY_REASON_MAX];
         PresentConn conn = {};
         size_t n = 0;
         int r;
 
         if ((!ret_infos && n_max > 0) || !ret_n)
                 return -EINVAL;
+
+        /* The session's display: the one it has now gives the rate; none yet, the fake's. */
+        if (following(config)) {
+                if (n_max == 0) {
+                        *ret_n = 0;
+                        return 0;
+                }
+                if (x11_display_get(((const X11Config *) config)->follow, followed, sizeof(followed), NULL) < 0) {
+                        ret_infos[0] = present_info_for(FAKE_INTERVAL_NS);
+                        *ret_n = 1;
+                        return 0;
+                }
+                display = followed;
+        }
 
         /* A server that answers in time and has Present and a CRTC gives the domain its rate. One
          * that is not there yet, or does not answer now, may come later, as for x11: the domain
@@ -78,6 +99,33 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
 static void disconnect(Domain *d) {
         present_conn_close(&d->conn);
         backoff_defer(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
+        snprintf(d->reason, sizeof(d->reason), "the X server on %s went away", d->display ?: "?");
+}
+
+/* Following the session: a new display (or none) replaces the old one, whose connection is
+ * dropped; the new one is tried at once. */
+static void follow_display(Domain *d) {
+        char name[X11_DISPLAY_REASON_MAX];
+        uint64_t generation;
+        int r;
+
+        if (!d->follow)
+                return;
+        r = x11_display_get(d->follow, name, sizeof(name), &generation);
+        if (generation == d->display_generation && (r >= 0) == !!d->display) {
+                if (r == -ENXIO)
+                        snprintf(d->reason, sizeof(d->reason), "%s", name);
+                return;
+        }
+        present_conn_close(&d->conn);
+        free(d->display);
+        d->display = r >= 0 ? strdup(name) : NULL;
+        d->display_generation = generation;
+        backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
+        if (!d->display)
+                snprintf(d->reason, sizeof(d->reason), "%s",
+                         r == -ENXIO ? name : r == -ENOBUFS ? "no X display: its name is too long" :
+                                                              "no X display: out of memory");
 }
 
 /* A new server: a new counter, whose rate the unit must be able to model. */
@@ -91,6 +139,11 @@ static int on_connected(Domain *d) {
         d->n_ring = 0;
         d->known = d->have_samples = false;
         d->mismatch = fabs(interval_ns / d->info.unit.period_ns - 1) > PRESENT_RATE_PRIOR / 2;
+        d->reason[0] = '\0';
+        if (d->mismatch)
+                snprintf(d->reason, sizeof(d->reason), "the CRTC on %s runs at %.3f Hz, not the %.3f Hz "
+                         "msc was listed with (restart timeconvd)", d->display, 1e9 / interval_ns,
+                         1e9 / d->info.unit.period_ns);
 
         /* Where the counter is now, to aim the first targets. */
         r = present_domain_send_notify(d, 0);
@@ -107,9 +160,22 @@ static int on_connected(Domain *d) {
 static int connect_step(Domain *d, int64_t wait_until_ns) {
         int r;
 
+        follow_display(d);
         if (!present_conn_is_connecting(&d->conn) && !backoff_due(&d->backoff, clock_now_ns(CLOCK_MONOTONIC)))
                 return -ENOTCONN;
+        if (!d->display) {
+                /* x11 asks the daemon to look for a display; msc only waits for it. */
+                backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
+                return -ENOTCONN;
+        }
         r = present_conn_connect(&d->conn, d->display, wait_until_ns, SETUP_BUDGET_NS);
+        if (r == -EINPROGRESS)
+                snprintf(d->reason, sizeof(d->reason), "the X server on %s does not answer", d->display);
+        else if (r == -EOPNOTSUPP || r == -ENODEV)
+                snprintf(d->reason, sizeof(d->reason), "the X server on %s has %s", d->display,
+                         r == -ENODEV ? "no CRTC showing anything" : "no Present or RandR extension");
+        else if (r < 0)
+                snprintf(d->reason, sizeof(d->reason), "cannot connect to the X server on %s", d->display);
         if (r < 0 && r != -EINPROGRESS)
                 backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
         return r < 0 ? -ENOTCONN : 0;
@@ -125,16 +191,22 @@ static int present_open(const char *name, const void *config, Domain **ret) {
                 return -EINVAL;
         if (strcmp(name, PRESENT_DOMAIN) != 0)
                 return -ENOENT;
-        if (!display)
+        if (!display && !following(config))
                 return -ENXIO;
 
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
-        d->display = strdup(display);
-        if (!d->display) {
-                free(d);
-                return -ENOMEM;
+        if (display) {
+                d->display = strdup(display);
+                if (!d->display) {
+                        free(d);
+                        return -ENOMEM;
+                }
+        } else {
+                /* follow_display() takes the session's display, if any, at the first attempt. */
+                d->follow = ((const X11Config *) config)->follow;
+                d->display_generation = UINT64_MAX;
         }
         backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
 
@@ -160,6 +232,8 @@ static int present_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t
                 return -EINVAL;
 
         deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
+        /* The session's display may have changed since the last burst, connected or not. */
+        follow_display(d);
         if (!present_conn_is_open(&d->conn)) {
                 r = connect_step(d, deadline_ns);
                 if (r >= 0)
@@ -230,7 +304,7 @@ static int present_status(Domain *d, DomainStatus *ret) {
         snprintf(d->extra_values[1], PRESENT_EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
         snprintf(d->extra_values[2], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
         snprintf(d->extra_values[3], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
-        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%s", d->display);
+        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%s", d->display ?: "");
         snprintf(d->extra_values[5], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
         snprintf(d->extra_values[6], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
         snprintf(d->extra_values[7], PRESENT_EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
@@ -239,6 +313,7 @@ static int present_status(Domain *d, DomainStatus *ret) {
                 s.extras[i].value = d->extra_values[i];
         }
         s.n_extras = PRESENT_EXTRAS;
+        s.unavailable_reason = d->reason[0] ? d->reason : NULL;
         *ret = s;
         return 0;
 }

@@ -31,10 +31,13 @@
 #define BACKOFF_MAX_NS INT64_C(5000000000)
 #define RTT_RING 64
 #define EXTRA_VALUE_MAX 32
+#define REASON_MAX (X11_DISPLAY_REASON_MAX + 64)
 
 struct Domain {
         DomainInfo info;
-        char *display;                  /* as configured, or $DISPLAY at open */
+        char *display;                  /* as configured, or $DISPLAY at open, or follow's; NULL: none */
+        X11Display *follow;             /* X11Config.follow, borrowed; NULL: display is fixed */
+        uint64_t display_generation;    /* follow's, as of display */
         bool force_tracked;
         X11Conn conn;
         X11Connect *connecting;         /* an attempt under way (x11-conn.h), or NULL */
@@ -55,6 +58,7 @@ struct Domain {
         int64_t rtt_ns[RTT_RING];
         size_t n_rtt;
         char extra_values[6][EXTRA_VALUE_MAX];
+        char reason[REASON_MAX];        /* why it is not connected; "" while connected */
 };
 
 /* splitmix64: the probe phases need to be spread, not secret. */
@@ -66,10 +70,16 @@ static uint64_t rng_next(Domain *d) {
         return z ^ (z >> 31);
 }
 
+/* The fixed display: --display, else $DISPLAY unless the domains follow the session's. */
 static const char *configured_display(const X11Config *config) {
-        const char *display = config && config->display ? config->display : getenv("DISPLAY");
+        const char *display = config && config->display ? config->display :
+                              config && config->follow ? NULL : getenv("DISPLAY");
 
         return display && display[0] ? display : NULL;
+}
+
+static bool following(const X11Config *config) {
+        return config && !configured_display(config) && config->follow;
 }
 
 static int x11_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
@@ -78,8 +88,9 @@ static int x11_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max
         if ((!ret_infos && n_max > 0) || !ret_n)
                 return -EINVAL;
 
-        /* Listed whenever a display is configured, reachable or not: an X server may come later. */
-        if (configured_display(config)) {
+        /* Listed whenever a display is configured, reachable or not, or followed, there or not:
+         * an X server may come later. */
+        if (configured_display(config) || following(config)) {
                 if (n < n_max)
                         ret_infos[n++] = (DomainInfo) {
                                 .name = "x11",
@@ -106,10 +117,42 @@ static void disconnect(Domain *d) {
         x11_conn_close(&d->conn);
         d->failed_bursts = 0;
         backoff_defer(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
+        snprintf(d->reason, sizeof(d->reason), "the X server on %s went away", d->display ?: "?");
 }
 
 static void connect_failed(Domain *d) {
         backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
+        snprintf(d->reason, sizeof(d->reason), "cannot connect to the X server on %s", d->display ?: "?");
+        /* The session may have moved on to another display: ask the daemon to look. */
+        x11_display_want(d->follow);
+}
+
+/* Following the session: a new display (or none) replaces the old one, whose connection and
+ * attempt are dropped; the new one is tried at once. */
+static void follow_display(Domain *d) {
+        char name[X11_DISPLAY_REASON_MAX];
+        uint64_t generation;
+        int r;
+
+        if (!d->follow)
+                return;
+        r = x11_display_get(d->follow, name, sizeof(name), &generation);
+        if (generation == d->display_generation && (r >= 0) == !!d->display) {
+                if (r == -ENXIO)
+                        snprintf(d->reason, sizeof(d->reason), "%s", name);
+                return;
+        }
+        x11_conn_close(&d->conn);
+        d->connecting = x11_connect_abandon(d->connecting);
+        free(d->display);
+        d->display = r >= 0 ? strdup(name) : NULL;
+        d->display_generation = generation;
+        d->failed_bursts = 0;
+        backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
+        if (!d->display)
+                snprintf(d->reason, sizeof(d->reason), "%s",
+                         r == -ENXIO ? name : r == -ENOBUFS ? "no X display: its name is too long" :
+                                                              "no X display: out of memory");
 }
 
 /* What we name a server that has no name yet: random, so that a restarted server (on the same
@@ -133,9 +176,16 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
         bool has_server_id = true;
         int screen, r;
 
+        follow_display(d);
         if (!d->connecting) {
                 if (!backoff_due(&d->backoff, clock_now_ns(CLOCK_MONOTONIC)))
                         return -ENOTCONN;
+                if (!d->display) {
+                        /* Each attempt without a display asks the daemon to look for one. */
+                        backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
+                        x11_display_want(d->follow);
+                        return -ENOTCONN;
+                }
                 r = x11_connect_start(d->display, &d->connecting);
                 if (r < 0) {
                         connect_failed(d);
@@ -144,8 +194,10 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
                 wait_until_ns = deadline_ns;
         }
         r = x11_connect_finish(d->connecting, wait_until_ns, &xcb, &screen);
-        if (r == -EINPROGRESS)
+        if (r == -EINPROGRESS) {
+                snprintf(d->reason, sizeof(d->reason), "the X server on %s does not answer", d->display);
                 return -ENOTCONN;
+        }
         d->connecting = NULL;
         if (r >= 0)
                 r = x11_conn_setup(&d->conn, xcb, screen, deadline_ns);
@@ -165,6 +217,7 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
 
         backoff_succeeded(&d->backoff);
         d->failed_bursts = 0;
+        d->reason[0] = '\0';
         x11_planner_init(&d->planner);
         d->n_rtt = 0;
         /* The same server after a reconnection (a grab or a stop outlasted a few bursts): the
@@ -189,16 +242,22 @@ static int x11_open(const char *name, const void *config, Domain **ret) {
                 return -EINVAL;
         if (strcmp(name, "x11") != 0)
                 return -ENOENT;         /* x11_us is a view: never opened */
-        if (!display)
+        if (!display && !following(c))
                 return -ENXIO;
 
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
-        d->display = strdup(display);
-        if (!d->display) {
-                free(d);
-                return -ENOMEM;
+        if (display) {
+                d->display = strdup(display);
+                if (!d->display) {
+                        free(d);
+                        return -ENOMEM;
+                }
+        } else {
+                /* follow_display() takes the session's display, if any, at the first attempt. */
+                d->follow = c->follow;
+                d->display_generation = UINT64_MAX;
         }
         d->info = (DomainInfo) {
                 .name = "x11",
@@ -267,6 +326,8 @@ static int x11_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *re
                 return -EINVAL;
 
         deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
+        /* The session's display may have changed since the last burst, connected or not. */
+        follow_display(d);
         if (!x11_conn_is_open(&d->conn)) {
                 r = try_connect(d, deadline_ns);
                 if (r < 0)
@@ -314,9 +375,11 @@ static int x11_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *re
                         disconnect(d);
                         return -ENOTCONN;
                 }
+                snprintf(d->reason, sizeof(d->reason), "the X server on %s does not answer", d->display);
                 return r < 0 ? r : -ENODATA;
         }
         d->failed_bursts = 0;
+        d->reason[0] = '\0';
         *ret_n = n;
         return 0;
 }
@@ -374,7 +437,7 @@ static int x11_status(Domain *d, DomainStatus *ret) {
         snprintf(d->extra_values[1], EXTRA_VALUE_MAX, "%" PRIi64,
                  d->probes > 0 ? d->cpu_total_ns / (int64_t) d->probes : 0);
         snprintf(d->extra_values[2], EXTRA_VALUE_MAX, "%" PRIu64, d->probes);
-        snprintf(d->extra_values[3], EXTRA_VALUE_MAX, "%s", d->display);
+        snprintf(d->extra_values[3], EXTRA_VALUE_MAX, "%s", d->display ?: "");
         snprintf(d->extra_values[4], EXTRA_VALUE_MAX, "%" PRIi64, rtt_stat_ns(d, true));
         snprintf(d->extra_values[5], EXTRA_VALUE_MAX, "%s", x11_conn_is_open(&d->conn) ? "true" : "false");
         for (size_t i = 0; i < 6; i++) {
@@ -382,6 +445,7 @@ static int x11_status(Domain *d, DomainStatus *ret) {
                 s.extras[i].value = d->extra_values[i];
         }
         s.n_extras = 6;
+        s.unavailable_reason = d->reason[0] ? d->reason : NULL;
         *ret = s;
         return 0;
 }

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "session-env.h"
+
+/* A manager that does not answer in this time is as good as absent: the next attempt asks again. */
+#define SESSION_ENV_CALL_USEC (UINT64_C(5) * 1000000)
+
+struct SessionEnv {
+        sd_bus *bus;
+        const Log *log;
+        X11Display *display;
+        char *fallback;                 /* $DISPLAY at start; NULL: none */
+        sd_bus_slot *changed_slot;      /* the manager's PropertiesChanged */
+        sd_bus_slot *call_slot;         /* a Get of Environment in flight */
+        bool again;                     /* asked again while it was in flight */
+        sd_event_source *want_source;
+};
+
+/* The manager's DISPLAY (or the fallback, or none) becomes the display the sources follow. m is
+ * at the variant that holds Environment (as). */
+static int session_env_apply(SessionEnv *s, sd_bus_message *m) {
+        const char *manager = NULL, *name, *entry;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'v', "as");
+        if (r >= 0)
+                r = sd_bus_message_enter_container(m, 'a', "s");
+        while (r > 0) {
+                r = sd_bus_message_read(m, "s", &entry);
+                if (r > 0 && strncmp(entry, "DISPLAY=", 8) == 0 && entry[8])
+                        manager = entry + 8;
+        }
+        if (r < 0)
+                return log_warning_errno(s->log, r, "the user manager's Environment cannot be parsed: %m");
+        name = manager ?: s->fallback;
+
+        r = x11_display_set(s->display, name, SESSION_ENV_NO_DISPLAY);
+        if (r < 0)
+                log_warning_errno(s->log, r, "cannot take the X display: %m");
+        else if (r > 0 && name)
+                log_info(s->log, "X display %s (from %s)", name,
+                         manager ? "the user manager's environment" : "timeconvd's own environment");
+        else if (r > 0)
+                log_info(s->log, "no X display any more: DISPLAY left the user manager's environment");
+        return 0;
+}
+
+static int session_env_read(SessionEnv *s);
+
+static int session_env_on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        SessionEnv *s = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+
+        s->call_slot = sd_bus_slot_unref(s->call_slot);
+        if (e)
+                /* No user manager on this bus (a test bus, a session without systemd): keep
+                 * what we have. */
+                log_debug(s->log, "the user manager's environment cannot be read: %s", e->message ?: e->name);
+        else
+                (void) session_env_apply(s, m);
+
+        if (s->again) {
+                s->again = false;
+                (void) session_env_read(s);
+        }
+        return 0;
+}
+
+/* Asks for Environment, without starting a manager that is not there. One call at a time: a
+ * request while one is in flight is made once it is answered. */
+static int session_env_read(SessionEnv *s) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        if (s->call_slot) {
+                s->again = true;
+                return 0;
+        }
+        r = sd_bus_message_new_method_call(s->bus, &m, SESSION_ENV_MANAGER_SERVICE, SESSION_ENV_MANAGER_PATH,
+                                           "org.freedesktop.DBus.Properties", "Get");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", SESSION_ENV_MANAGER_INTERFACE, "Environment");
+        if (r >= 0)
+                r = sd_bus_message_set_auto_start(m, false);
+        if (r >= 0)
+                r = sd_bus_call_async(s->bus, &s->call_slot, m, session_env_on_reply, s, SESSION_ENV_CALL_USEC);
+        if (r < 0)
+                return log_warning_errno(s->log, r, "cannot ask the user manager for its environment: %m");
+        return 0;
+}
+
+/* PropertiesChanged(s interface, a{sv} changed, as invalidated) of the manager. */
+static int session_env_on_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        SessionEnv *s = userdata;
+        const char *interface, *name;
+        bool invalidated = false;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &interface);
+        if (r < 0 || strcmp(interface, SESSION_ENV_MANAGER_INTERFACE) != 0)
+                return 0;
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        while (r > 0) {
+                r = sd_bus_message_enter_container(m, 'e', "sv");
+                if (r <= 0)
+                        break;
+                r = sd_bus_message_read(m, "s", &name);
+                if (r >= 0 && strcmp(name, "Environment") == 0) {
+                        if (session_env_apply(s, m) < 0)
+                                (void) session_env_read(s);
+                        return 0;
+                }
+                if (r >= 0)
+                        r = sd_bus_message_skip(m, "v");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+                if (r >= 0)
+                        r = 1;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(m, 'a', "s");
+        while (r > 0) {
+                r = sd_bus_message_read(m, "s", &name);
+                if (r > 0 && strcmp(name, "Environment") == 0)
+                        invalidated = true;
+        }
+        /* Said to have changed without its value (or unreadable): ask for it. */
+        if (invalidated || r < 0)
+                (void) session_env_read(s);
+        return 0;
+}
+
+/* A source had no display, or could not reach its display: look again. */
+static int session_env_on_want(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        SessionEnv *s = userdata;
+        uint64_t count;
+
+        (void) !read(fd, &count, sizeof(count));
+        (void) session_env_read(s);
+        return 0;
+}
+
+int session_env_new(sd_event *event, sd_bus *bus, X11Display *display, const char *fallback, const Log *log,
+                    SessionEnv **ret) {
+        _cleanup_(session_env_freep) SessionEnv *s = NULL;
+        int r;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->bus = sd_bus_ref(bus);
+        s->log = log;
+        s->display = display;
+        if (fallback && fallback[0]) {
+                s->fallback = strdup(fallback);
+                if (!s->fallback)
+                        return -ENOMEM;
+        }
+
+        r = sd_bus_add_match(bus, &s->changed_slot,
+                             "type='signal',sender='" SESSION_ENV_MANAGER_SERVICE "',"
+                             "path='" SESSION_ENV_MANAGER_PATH "',"
+                             "interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
+                             "arg0='" SESSION_ENV_MANAGER_INTERFACE "'",
+                             session_env_on_changed, s);
+        if (r < 0)
+                return r;
+        r = sd_event_add_io(event, &s->want_source, x11_display_want_fd(display), EPOLLIN, session_env_on_want, s);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(s->want_source, "x11-display-wanted");
+        r = session_env_read(s);
+        if (r < 0)
+                return r;
+
+        *ret = s;
+        s = NULL;
+        return 0;
+}
+
+SessionEnv *session_env_free(SessionEnv *s) {
+        if (!s)
+                return NULL;
+        sd_event_source_disable_unref(s->want_source);
+        sd_bus_slot_unref(s->call_slot);
+        sd_bus_slot_unref(s->changed_slot);
+        sd_bus_unref(s->bus);
+        free(s->fallback);
+        free(s);
+        return NULL;
+}

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The display appears after the daemon, as in a real session: a private bus activates timeconvd
+ * (its activation file, Exec= the built daemon, SystemdService=timeconvd.service, in a services
+ * directory of ours) with no DISPLAY anywhere; fake-systemd1 stands in for the user manager.
+ * x11, x11_us and msc are listed unavailable with the reason, and Convert says it. Xvfb starts;
+ * dbus-update-activation-environment --systemd DISPLAY=:N publishes it, as a session manager
+ * does; x11_us becomes available with the identity verdict, without a restart. Xvfb stops: x11
+ * is unavailable with a reason naming the display. DISPLAY leaves the manager's environment:
+ * the reason is "no X display" again. Every wait is on the bus, with a deadline.
+ * usage: test-session-display TIMECONVD FAKE_SYSTEMD1 */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bus-errors.h"
+#include "clock-client.h"
+#include "harness-proc.h"
+#include "harness.h"
+#include "tap.h"
+#include "xvfb.h"
+
+#define MANAGER "org.freedesktop.systemd1"
+#define MANAGER_PATH "/org/freedesktop/systemd1"
+#define MANAGER_INTERFACE "org.freedesktop.systemd1.Manager"
+/* Generous for a loaded 2-core machine: each wait ends as soon as its condition holds. */
+#define WAIT_MS 30000
+/* Between two reads of ListDomains while no DomainsChanged comes. */
+#define POLL_USEC (UINT64_C(100) * 1000)
+
+typedef struct DomainView {
+        bool listed;
+        bool available;
+        char verdict[32];
+        char reason[256];
+} DomainView;
+
+/* One entry of name in ListDomains; listed false when there is none. */
+static int read_domain(sd_bus *bus, const char *name, DomainView *ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        DomainView v = {};
+        const char *domain, *unit;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains", NULL, &reply,
+                               "");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
+        while (r > 0 && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
+                bool mine;
+
+                r = sd_bus_message_read(reply, "ss", &domain, &unit);
+                if (r < 0)
+                        break;
+                mine = strcmp(domain, name) == 0;
+                v.listed = v.listed || mine;
+                r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+                while (r > 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                        const char *key, *contents, *s;
+                        char type;
+                        int b;
+
+                        r = sd_bus_message_read(reply, "s", &key);
+                        if (r >= 0)
+                                r = sd_bus_message_peek_type(reply, &type, &contents);
+                        if (r < 0)
+                                break;
+                        if (mine && strcmp(key, "available") == 0 && strcmp(contents, "b") == 0) {
+                                r = sd_bus_message_read(reply, "v", "b", &b);
+                                v.available = b;
+                        } else if (mine && strcmp(contents, "s") == 0 &&
+                                   (strcmp(key, "verdict") == 0 || strcmp(key, "reason") == 0)) {
+                                r = sd_bus_message_read(reply, "v", "s", &s);
+                                if (r >= 0 && key[0] == 'v')
+                                        snprintf(v.verdict, sizeof(v.verdict), "%s", s);
+                                else if (r >= 0)
+                                        snprintf(v.reason, sizeof(v.reason), "%s", s);
+                        } else
+                                r = sd_bus_message_skip(reply, "v");
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(reply);
+                        if (r >= 0)
+                                r = 1;
+                }
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r >= 0)
+                        r = 1;
+        }
+        if (r < 0)
+                return r;
+        *ret = v;
+        return 0;
+}
+
+typedef bool (*Condition)(const DomainView *v, const void *userdata);
+
+/* Reads name's entry until cond holds or timeout_ms passes (-ETIMEDOUT); between reads it waits
+ * on the bus, where DomainsChanged ends the wait early. *ret gets the last entry. */
+static int wait_for(sd_bus *bus, const char *name, Condition cond, const void *userdata, int timeout_ms,
+                    DomainView *ret) {
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        DomainView v = {};
+        int r;
+
+        for (;;) {
+                r = read_domain(bus, name, &v);
+                if (r < 0)
+                        return r;
+                *ret = v;
+                if (cond(&v, userdata))
+                        return 0;
+                if (clock_now_ns(CLOCK_MONOTONIC) >= deadline_ns)
+                        return -ETIMEDOUT;
+                /* Take what is queued first; then wait for more, or the poll interval. */
+                do
+                        r = sd_bus_process(bus, NULL);
+                while (r > 0);
+                if (r < 0)
+                        return r;
+                r = sd_bus_wait(bus, POLL_USEC);
+                if (r < 0)
+                        return r;
+        }
+}
+
+static bool is_available_identity(const DomainView *v, const void *userdata) {
+        return v->available && strcmp(v->verdict, "identity") == 0;
+}
+
+/* Unavailable, with a reason that holds the text given. */
+static bool is_unavailable_because(const DomainView *v, const void *userdata) {
+        return v->listed && !v->available && strstr(v->reason, (const char *) userdata);
+}
+
+static int on_domains_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        unsigned *count = userdata;
+
+        (*count)++;
+        return 0;
+}
+
+/* The activation file: the built daemon with a short cadence, no GPU (not this test's business). */
+static int write_activation_file(const char *dir, const char *daemon) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        char real[PATH_MAX];
+
+        if (!realpath(daemon, real))
+                return -errno;
+        if (asprintf(&path, "%s/" BUS_API_SERVICE ".service", dir) < 0 ||
+            asprintf(&text, "[D-BUS Service]\nName=" BUS_API_SERVICE "\n"
+                            "Exec=%s --no-gpu --cadence=0.05 --idle-cadence=0.05 --log-level=debug\n"
+                            "SystemdService=timeconvd.service\n", real) < 0)
+                return -ENOMEM;
+        return proc_write_file(path, text);
+}
+
+static int manager_environment_has(sd_bus *bus, const char *assignment) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *s;
+        int r, found = 0;
+
+        r = sd_bus_get_property(bus, MANAGER, MANAGER_PATH, MANAGER_INTERFACE, "Environment", NULL, &reply, "as");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "s");
+        while (r > 0 && (r = sd_bus_message_read(reply, "s", &s)) > 0)
+                found = found || strcmp(s, assignment) == 0;
+        return r < 0 ? r : found;
+}
+
+static void test_no_display(sd_bus *bus) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *names[] = { "x11", "x11_us", "msc" };
+        int64_t v;
+        uint64_t u;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                DomainView d = {};
+
+                r = wait_for(bus, names[i], is_unavailable_because, "no X display", WAIT_MS, &d);
+                ok(r >= 0, "without a display, %s is listed unavailable: \"%s\"", names[i], d.reason);
+        }
+        r = clock_convert(bus, "x11", "monotonic", 1000, &error, &v, &u);
+        ok(r < 0 && sd_bus_error_has_name(&error, BUS_ERROR_UNAVAILABLE) && error.message &&
+           strstr(error.message, "no X display"),
+           "Convert(x11) answers Unavailable, naming the reason: %s: %s", error.name ?: "(none)",
+           error.message ?: "(none)");
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(harness_freep) Harness *h = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_free_ char *services = NULL, *display_env = NULL, *display_assignment = NULL;
+        _cleanup_free_ char *out = NULL, *err = NULL, *runtime = NULL, *runtime_env = NULL;
+        HarnessNameWatch manager_watch = {};
+        Xvfb x = {};
+        DomainView d = {};
+        unsigned changes = 0;
+        pid_t manager_pid = 0, daemon_pid = 0;
+        int manager_pidfd = -1, status = 0, r;
+
+        tap_args(argc, argv, 2, "TIMECONVD FAKE_SYSTEMD1");
+        tap_require_program("Xvfb", "xvfb");
+        tap_require_program("dbus-update-activation-environment", "dbus-bin");
+
+        /* Nothing may leak a display to the daemon but the manager's environment. */
+        unsetenv("DISPLAY");
+
+        /* Our own services directory, there before the bus starts (no reload race). */
+        services = strdup("/tmp/timeconv-session-XXXXXX");
+        ok(services && mkdtemp(services), "a services directory");
+        r = services ? write_activation_file(services, argv[1]) : -ENOMEM;
+        is_int(r, 0, "the activation file runs the built timeconvd");
+        /* dbus-update-activation-environment talks to systemd only when $XDG_RUNTIME_DIR/systemd
+         * exists (its sign that a user manager runs): give it one, in our directory. */
+        r = asprintf(&runtime, "%s/runtime/systemd", services ?: "") < 0 ? -ENOMEM : 0;
+        if (r >= 0)
+                r = (mkdir(dirname(strdupa(runtime)), 0700) < 0 || mkdir(runtime, 0700) < 0) ? -errno : 0;
+        if (r >= 0)
+                r = asprintf(&runtime_env, "XDG_RUNTIME_DIR=%s/runtime", services) < 0 ? -ENOMEM : 0;
+        is_int(r, 0, "a runtime directory where the user manager seems to run");
+        r = harness_new(services, &h);
+        is_int(r, 0, "a private dbus-daemon starts with our services directory");
+        if (r >= 0)
+                r = harness_connect(h, &bus);
+        if (r >= 0)
+                r = harness_name_watch(bus, MANAGER, &manager_watch);
+        if (r < 0)
+                goto finish;
+
+        /* The stand-in user manager, with a session's environment but no DISPLAY yet. */
+        {
+                _cleanup_free_ char *bus_env = NULL;
+                const char *manager_argv[] = { argv[2], "XDG_SESSION_TYPE=x11", "LANG=C.UTF-8", NULL };
+                const char *env[2] = {};
+
+                r = asprintf(&bus_env, "DBUS_SESSION_BUS_ADDRESS=%s", h->bus_address) < 0 ? -ENOMEM : 0;
+                env[0] = bus_env;
+                if (r >= 0)
+                        r = proc_spawn(&(ProcSpawn) { .argv = manager_argv, .env_set = env, .stdout_fd = -1,
+                                                      .stderr_fd = STDERR_FILENO, .fd3 = -1 },
+                                       &manager_pid, &manager_pidfd);
+                if (r >= 0)
+                        r = harness_name_wait(&manager_watch, true, WAIT_MS);
+                ok(r >= 0, "fake-systemd1 owns %s on the bus", MANAGER);
+                if (r < 0)
+                        goto finish;
+        }
+
+        r = sd_bus_match_signal(bus, NULL, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "DomainsChanged",
+                                on_domains_changed, &changes);
+        ok(r >= 0, "watching DomainsChanged");
+
+        /* The first call activates the daemon. */
+        r = read_domain(bus, "monotonic", &d);
+        ok(r >= 0 && d.listed, "ListDomains activates timeconvd");
+        r = harness_name_pid(bus, BUS_API_SERVICE, &daemon_pid);
+        if (r >= 0)
+                r = harness_adopt_daemon(h, daemon_pid);
+        ok(r >= 0, "the activated daemon (pid %d) is the test's to end", (int) daemon_pid);
+        if (r < 0)
+                goto finish;
+
+        test_no_display(bus);
+
+        r = xvfb_start(-1, &x);
+        ok(r >= 0, "Xvfb starts on %s", x.name);
+        if (r < 0)
+                goto finish;
+        r = asprintf(&display_env, "DISPLAY=%s", x.name) < 0 ? -ENOMEM : 0;
+        /* As a session manager does once its X server is up. */
+        if (r >= 0) {
+                const char *update[] = { "dbus-update-activation-environment", "--systemd", display_env, NULL };
+                const char *env[] = { runtime_env, NULL };
+
+                r = harness_run(h, update, env, WAIT_MS, &out, &err, &status);
+        }
+        ok(r >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+           "dbus-update-activation-environment --systemd %s succeeds%s%s", display_env ?: "", err && err[0] ? ": " : "",
+           err ?: "");
+        r = manager_environment_has(bus, display_env ?: "");
+        ok(r > 0, "the stand-in user manager has %s in its Environment (%d)", display_env ?: "", r);
+
+        r = wait_for(bus, "x11_us", is_available_identity, NULL, WAIT_MS, &d);
+        ok(r >= 0, "x11_us becomes available with the identity verdict, without a restart (available %d, "
+           "verdict \"%s\", reason \"%s\")", d.available, d.verdict, d.reason);
+        ok(harness_daemon_alive(h) && harness_name_pid(bus, BUS_API_SERVICE, &(pid_t) { 0 }) >= 0,
+           "the same daemon runs on");
+        ok(changes > 0, "DomainsChanged came (%u)", changes);
+
+        r = xvfb_stop(&x);
+        is_int(r, 0, "Xvfb stops");
+        r = wait_for(bus, "x11", is_unavailable_because, x.name, WAIT_MS, &d);
+        ok(r >= 0, "the server gone, x11 is unavailable with a reason naming %s: \"%s\"", x.name, d.reason);
+
+        /* The session ends: DISPLAY leaves the manager's environment. */
+        r = sd_bus_call_method(bus, MANAGER, MANAGER_PATH, MANAGER_INTERFACE, "UnsetEnvironment", NULL, NULL, "as", 1,
+                               "DISPLAY");
+        ok(r >= 0, "UnsetEnvironment DISPLAY");
+        r = wait_for(bus, "x11", is_unavailable_because, "no X display", WAIT_MS, &d);
+        ok(r >= 0, "and the reason is \"no X display\" again: \"%s\"", d.reason);
+        ok(harness_daemon_alive(h), "the daemon keeps running");
+
+finish:
+        harness_name_unwatch(&manager_watch);
+        if (x.pid > 0)
+                (void) xvfb_stop(&x);
+        if (manager_pidfd >= 0) {
+                (void) proc_signal(manager_pidfd, SIGTERM);
+                (void) proc_wait(manager_pidfd, manager_pid, true, HARNESS_STOP_TIMEOUT_MS, NULL);
+                close(manager_pidfd);
+        }
+        bus = sd_bus_flush_close_unref(bus);
+        h = harness_free(h);
+        if (services)
+                (void) proc_rm_rf(services);
+        return done_testing();
+}
