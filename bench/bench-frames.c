@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 
-/* `timeconv frames` on a large concatenated dump: successive `dumpsys SurfaceFlinger --latency`
+/* `timeconv frames` on two large inputs. Android: successive `dumpsys SurfaceFlinger --latency`
  * dumps of 127 rows, each half new (a script polling a 60 Hz layer every second), 5,000,000 rows
- * and more. The floor, in the same run, is reading the same file and finding its lines; the
- * frames library alone (parse, merge, statistics) is timed in this process too. One JSON object.
- * usage: bench-frames TIMECONV */
+ * and more. The desktop: libtimeconv's frame log of 5,000,000 rows as the probe writes them
+ * (timeconv_frame_log_write_record(), every field known, a 60 Hz window and a second one). For
+ * each, the floor in the same run is reading the same file and finding its lines; the frames
+ * library alone (parse, merge, statistics and report) is timed in this process too. One JSON
+ * object. usage: bench-frames TIMECONV */
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,8 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "frames-report.h"
 #include "frames-stats.h"
 #include "time-util.h"
+#include "timeconv.h"
 
 #define ROWS_MIN 5000000
 #define ROWS_PER_DUMP 127
@@ -50,6 +54,45 @@ static uint64_t write_dump(FILE *f) {
                                 fprintf(f, "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n", present_ns - 2 * REFRESH_NS,
                                         present_ns, present_ns - REFRESH_NS / 2);
                 }
+        }
+        return rows;
+}
+
+/* The frame log: window 0x1a00003 at 60 Hz, a frame of window 0x2c00005 every tenth row. */
+static uint64_t write_log(FILE *f) {
+        int64_t t_ns = INT64_C(123456789000000);
+        uint64_t rows;
+
+        for (rows = 0; rows < ROWS_MIN; rows++) {
+                bool other = rows % 10 == 9;
+                int64_t begin_ns = t_ns + (int64_t) (rows % 7) * 30000, drawn_ns = begin_ns + 4000000 + (int64_t) (rows % 13) * 1000;
+                struct timeconv_frame_record rec = {
+                        .times = {
+                                .counter = 4 * (rows + 1),
+                                .flags = TIMECONV_FRAME_PRESENTED | TIMECONV_FRAME_REFRESH_INTERVAL | TIMECONV_FRAME_DELAY,
+                                .drawn_ns = drawn_ns,
+                                .drawn_uncertainty_ns = 1500,
+                                .presented_ns = drawn_ns + 12000000,
+                                .presented_uncertainty_ns = 1500,
+                                .refresh_interval_ns = REFRESH_NS,
+                                .frame_delay_us = 2000,
+                        },
+                        .record_flags = TIMECONV_FRAME_RECORD_WINDOW | TIMECONV_FRAME_RECORD_DRAWN |
+                                        TIMECONV_FRAME_RECORD_BEGIN | TIMECONV_FRAME_RECORD_END | TIMECONV_FRAME_RECORD_RAW |
+                                        TIMECONV_FRAME_RECORD_DRAWN_RECEIVED | TIMECONV_FRAME_RECORD_TIMINGS_RECEIVED,
+                        .window = other ? 0x2c00005 : 0x1a00003,
+                        .begin_ns = begin_ns,
+                        .end_ns = begin_ns + 2000000,
+                        .drawn_x11_us = (uint64_t) (drawn_ns / 1000),
+                        .presentation_offset_us = 12000,
+                        .drawn_received_ns = drawn_ns + 200000,
+                        .timings_received_ns = drawn_ns + 12300000,
+                };
+
+                if (timeconv_frame_log_write_record(f, &rec) < 0)
+                        return 0;
+                if (!other)
+                        t_ns += REFRESH_NS;
         }
         return rows;
 }
@@ -92,9 +135,9 @@ static int64_t cli_ns(const char *timeconv, const char *path) {
 
 static int64_t lib_ns(const char *path, size_t *ret_frames) {
         struct stat st;
+        FramesReport *report = NULL;
         FramesLog *log = NULL;
         FramesError error;
-        FramesStats s;
         int64_t t0;
         char *text;
         int fd = open(path, O_RDONLY | O_CLOEXEC), r;
@@ -110,13 +153,18 @@ static int64_t lib_ns(const char *path, size_t *ret_frames) {
         if (r >= 0)
                 r = frames_parse_text(log, text, (size_t) st.st_size, &error);
         if (r >= 0)
-                r = frames_stats_compute(log->frames, log->n_frames, 0, &s);
+                r = frames_report_new(log, "bench", 0, FRAMES_NO_WINDOW, &report);
         t0 = clock_now_ns(CLOCK_MONOTONIC) - t0;
         if (r >= 0) {
-                *ret_frames = log->n_frames;
-                sink += (uint64_t) s.perfdog_jank;
-                frames_stats_done(&s);
+                size_t frames = 0;
+
+                for (size_t i = 0; i < report->n_sections; i++) {
+                        frames += report->sections[i].stats.n_frames;
+                        sink += (uint64_t) report->sections[i].stats.perfdog_jank;
+                }
+                *ret_frames = frames;
         }
+        frames_report_free(report);
         frames_log_free(log);
         munmap(text, (size_t) st.st_size);
         return r < 0 ? -1 : t0;
@@ -126,7 +174,15 @@ static int64_t best(int64_t a, int64_t b) {
         return a < 0 ? b : b < 0 || a < b ? a : b;
 }
 
-int main(int argc, char **argv) {
+typedef struct Figures {
+        uint64_t rows;
+        size_t frames;
+        long long file_bytes;
+        double cli_rows_per_s, lib_rows_per_s, floor_rows_per_s, cli_over_floor, lib_over_floor;
+} Figures;
+
+/* Writes the input with write, times the CLI, the library and the floor on it (best of RUNS). */
+static int measure(const char *timeconv, uint64_t (*write)(FILE *f), Figures *ret) {
         char path[] = "/tmp/bench-frames-XXXXXX";
         int64_t floor_best = -1, cli_best = -1, lib_best = -1;
         size_t frames = 0;
@@ -135,38 +191,64 @@ int main(int argc, char **argv) {
         FILE *f;
         int fd;
 
-        if (argc != 2) {
-                fprintf(stderr, "usage: %s TIMECONV\n", argv[0]);
-                return 2;
-        }
         fd = mkstemp(path);
         f = fd >= 0 ? fdopen(fd, "w") : NULL;
         if (!f) {
                 fprintf(stderr, "bench-frames: cannot create %s: %m\n", path);
-                return 1;
+                return -1;
         }
-        rows = write_dump(f);
-        if (fclose(f) != 0 || stat(path, &st) < 0) {
+        rows = write(f);
+        if (fclose(f) != 0 || rows == 0 || stat(path, &st) < 0) {
                 fprintf(stderr, "bench-frames: cannot write %s\n", path);
                 unlink(path);
-                return 1;
+                return -1;
         }
         for (int i = 0; i < RUNS; i++) {
                 floor_best = best(floor_best, floor_ns(path));
-                cli_best = best(cli_best, cli_ns(argv[1], path));
+                cli_best = best(cli_best, cli_ns(timeconv, path));
                 lib_best = best(lib_best, lib_ns(path, &frames));
         }
         unlink(path);
         if (floor_best <= 0 || cli_best <= 0 || lib_best <= 0) {
                 fprintf(stderr, "bench-frames: a run failed\n");
-                return 1;
+                return -1;
         }
+        *ret = (Figures) {
+                .rows = rows,
+                .frames = frames,
+                .file_bytes = (long long) st.st_size,
+                .cli_rows_per_s = rows / (cli_best / 1e9),
+                .lib_rows_per_s = rows / (lib_best / 1e9),
+                .floor_rows_per_s = rows / (floor_best / 1e9),
+                .cli_over_floor = (double) cli_best / (double) floor_best,
+                .lib_over_floor = (double) lib_best / (double) floor_best,
+        };
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        Figures android, log;
+
+        if (argc != 2) {
+                fprintf(stderr, "usage: %s TIMECONV\n", argv[0]);
+                return 2;
+        }
+        if (measure(argv[1], write_dump, &android) < 0 || measure(argv[1], write_log, &log) < 0)
+                return 1;
+        /* The Android keys as they were; the frame log's under "log_". */
         printf("{\"rows\":%" PRIu64 ",\"frames\":%zu,\"file_bytes\":%lld,"
                "\"frames_rows_per_s\":%.0f,\"frames_lib_rows_per_s\":%.0f,\"floor_read_rows_per_s\":%.0f,"
                "\"cli_over_floor\":%.2f,\"lib_over_floor\":%.2f,"
-               "\"targets\":{\"rows_at_least_5000000\":%s}}\n",
-               rows, frames, (long long) st.st_size, rows / (cli_best / 1e9), rows / (lib_best / 1e9),
-               rows / (floor_best / 1e9), (double) cli_best / (double) floor_best,
-               (double) lib_best / (double) floor_best, rows >= ROWS_MIN ? "true" : "false");
+               "\"log_rows\":%" PRIu64 ",\"log_frames\":%zu,\"log_file_bytes\":%lld,"
+               "\"log_rows_per_s\":%.0f,\"log_lib_rows_per_s\":%.0f,\"log_floor_read_rows_per_s\":%.0f,"
+               "\"log_cli_over_floor\":%.2f,\"log_lib_over_floor\":%.2f,"
+               "\"targets\":{\"rows_at_least_5000000\":%s,\"android_rows_per_s_at_least_5000000\":%s,"
+               "\"log_rows_per_s_at_least_5000000\":%s}}\n",
+               android.rows, android.frames, android.file_bytes, android.cli_rows_per_s, android.lib_rows_per_s,
+               android.floor_rows_per_s, android.cli_over_floor, android.lib_over_floor,
+               log.rows, log.frames, log.file_bytes, log.cli_rows_per_s, log.lib_rows_per_s, log.floor_rows_per_s,
+               log.cli_over_floor, log.lib_over_floor,
+               android.rows >= ROWS_MIN && log.rows >= ROWS_MIN ? "true" : "false",
+               android.cli_rows_per_s >= 5e6 ? "true" : "false", log.cli_rows_per_s >= 5e6 ? "true" : "false");
         return 0;
 }

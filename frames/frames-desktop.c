@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "frames-desktop.h"
+#include "frames-memory.h"
 
 /* High-precision X time wraps with its 32-bit ms part; in ns. */
 #define X11_WRAP_NS (INT64_C(1000000) << 32)
@@ -44,27 +45,6 @@ static int window_for(FramesLog *log, int64_t id, FramesWindow **ret) {
         return 0;
 }
 
-int frames_log_add_row(FramesLog *log, int64_t window, const FramesRow *row) {
-        FramesWindow *w;
-        int r;
-
-        r = window_for(log, window, &w);
-        if (r < 0)
-                return r;
-        if (w->n_rows == w->n_allocated) {
-                size_t n = w->n_allocated ? w->n_allocated * 2 : 1024;
-                FramesRow *rows = reallocarray(w->rows, n, sizeof(*rows));
-
-                if (!rows)
-                        return -ENOMEM;
-                w->rows = rows;
-                w->n_allocated = n;
-        }
-        w->rows[w->n_rows++] = *row;
-        log->rows++;
-        return 0;
-}
-
 const char *frames_timed_by_name(FramesTimedBy t) {
         switch (t) {
         case FRAMES_TIMED_BY_ACTUAL_PRESENT:
@@ -84,25 +64,24 @@ int frames_window_series(const FramesWindow *w, FramesLog **ret_series, FramesTi
         int r;
 
         for (size_t i = 0; i < w->n_rows && !presented; i++)
-                presented = frames_time_valid(w->rows[i].drawn_ns) && frames_time_valid(w->rows[i].presented_ns);
+                presented = w->rows[i].presented_ns != FRAMES_NO_TIME;
         r = frames_log_new(&series);
         if (r < 0)
                 return r;
         series->dumps = 1;
         for (size_t i = 0; i < w->n_rows; i++) {
-                const FramesRow *row = &w->rows[i];
-                bool drawn = frames_time_valid(row->drawn_ns);
+                const FramesWindowRow *row = &w->rows[i];
                 Frame f = {
                         .desired_ns = FRAMES_NO_TIME,
                         .ready_ns = FRAMES_NO_TIME,
                         .refresh_ns = row->refresh_ns,
                 };
 
-                if (!drawn)
+                if (row->drawn_ns == FRAMES_NO_TIME)
                         continue;
                 if (presented) {
                         /* Not presented yet: pending, as the older reader counted it. */
-                        f.present_ns = frames_time_valid(row->presented_ns) ? row->presented_ns : INT64_MAX;
+                        f.present_ns = row->presented_ns != FRAMES_NO_TIME ? row->presented_ns : INT64_MAX;
                         f.desired_ns = row->drawn_ns;
                 } else
                         f.present_ns = row->drawn_ns;
@@ -133,6 +112,10 @@ static int64_t clock_offset_ns(const FramesRow *row) {
         if (row->drawn_x11_us < 0 || row->drawn_x11_us == FRAMES_NO_TIME ||
             row->drawn_x11_us > INT64_MAX / 1000)
                 return FRAMES_NO_TIME;
+        /* Mostly the sent time is the converted one give or take a little: no division. */
+        d = row->drawn_x11_us * 1000 - row->drawn_ns;
+        if (d > -X11_WRAP_NS / 2 && d <= X11_WRAP_NS / 2)
+                return d;
         sent_ns = row->drawn_x11_us % (X11_WRAP_NS / 1000) * 1000;
         d = sent_ns - row->drawn_ns % X11_WRAP_NS;
         if (d > X11_WRAP_NS / 2)
@@ -142,83 +125,130 @@ static int64_t clock_offset_ns(const FramesRow *row) {
         return d;
 }
 
-typedef struct Columns {
-        int64_t *end_to_drawn, *drawn_to_presented, *drawn_message, *timings_message, *clock;
-} Columns;
+/* The row as the window keeps it. */
+static FramesWindowRow compact(const FramesRow *row) {
+        FramesWindowRow k = {
+                .drawn_ns = FRAMES_NO_TIME,
+                .presented_ns = FRAMES_NO_TIME,
+                .refresh_ns = row->refresh_ns,
+                .end_to_drawn_ns = FRAMES_NO_TIME,
+                .drawn_message_ns = FRAMES_NO_TIME,
+                .timings_message_ns = FRAMES_NO_TIME,
+                .clock_offset_ns = FRAMES_NO_TIME,
+        };
+        int64_t unc_ns;
 
-static void columns_free(Columns *c) {
-        free(c->end_to_drawn);
-        free(c->drawn_to_presented);
-        free(c->drawn_message);
-        free(c->timings_message);
-        free(c->clock);
+        if (!frames_time_valid(row->drawn_ns))
+                return k;
+        unc_ns = row->drawn_uncertainty_ns >= 0 && row->drawn_uncertainty_ns != FRAMES_NO_TIME ?
+                row->drawn_uncertainty_ns : 0;
+        k.drawn_ns = row->drawn_ns;
+        if (frames_time_valid(row->presented_ns))
+                k.presented_ns = row->presented_ns;
+        k.end_to_drawn_ns = diff(row->drawn_ns, row->end_ns);
+        k.drawn_message_ns = diff(row->drawn_received_ns, row->drawn_ns);
+        k.timings_message_ns = diff(row->timings_received_ns, row->drawn_ns);
+        k.clock_offset_ns = clock_offset_ns(row);
+        if (k.clock_offset_ns != FRAMES_NO_TIME && k.clock_offset_ns <= unc_ns + US_TRUNCATION_NS &&
+            k.clock_offset_ns >= -unc_ns - US_TRUNCATION_NS)
+                k.flags |= FRAMES_ROW_IDENTITY;
+        if (k.end_to_drawn_ns != FRAMES_NO_TIME && k.drawn_message_ns != FRAMES_NO_TIME) {
+                k.flags |= FRAMES_ROW_CAUSAL;
+                /* By differences: no sum of a time and a bound overflows. */
+                if (k.end_to_drawn_ns < -unc_ns || k.drawn_message_ns < -unc_ns)
+                        k.flags |= FRAMES_ROW_CAUSAL_OUTSIDE;
+        }
+        return k;
 }
 
-static void push(int64_t *column, size_t *n, int64_t v) {
-        if (v != FRAMES_NO_TIME)
-                column[(*n)++] = v;
+int frames_log_add_row(FramesLog *log, int64_t window, const FramesRow *row) {
+        FramesWindow *w;
+        int r;
+
+        r = window_for(log, window, &w);
+        if (r < 0)
+                return r;
+        if (w->n_rows == w->n_allocated) {
+                size_t n = w->n_allocated ? w->n_allocated * 2 : 1024;
+                FramesWindowRow *rows = reallocarray(w->rows, n, sizeof(*rows));
+
+                if (!rows)
+                        return -ENOMEM;
+                frames_huge_pages(rows, n * sizeof(*rows));
+                w->rows = rows;
+                w->n_allocated = n;
+        }
+        w->rows[w->n_rows++] = compact(row);
+        if (frames_time_valid(row->begin_ns)) {
+                if (w->n_begun++ == 0)
+                        w->first_begin_ns = row->begin_ns;
+                w->last_begin_ns = row->begin_ns;
+        }
+        log->rows++;
+        return 0;
+}
+
+/* One column of the rows (the values known of it) to spread: how many there were. */
+static size_t column(const FramesWindow *w, int64_t *values, int64_t (*of)(const FramesWindowRow *row),
+                     FramesSpread *ret) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < w->n_rows; i++) {
+                int64_t v = of(&w->rows[i]);
+
+                if (v != FRAMES_NO_TIME)
+                        values[n++] = v;
+        }
+        frames_spread(values, n, ret);
+        return n;
+}
+
+static int64_t end_to_drawn(const FramesWindowRow *row) {
+        return row->end_to_drawn_ns;
+}
+
+static int64_t drawn_to_presented(const FramesWindowRow *row) {
+        return row->presented_ns != FRAMES_NO_TIME ? diff(row->presented_ns, row->drawn_ns) : FRAMES_NO_TIME;
+}
+
+static int64_t drawn_message(const FramesWindowRow *row) {
+        return row->drawn_message_ns;
+}
+
+static int64_t timings_message(const FramesWindowRow *row) {
+        return row->timings_message_ns;
+}
+
+static int64_t clock_offset(const FramesWindowRow *row) {
+        return row->clock_offset_ns;
 }
 
 int frames_desktop_stats_compute(const FramesWindow *w, FramesDesktopStats *ret) {
         FramesDesktopStats d = { .n_rows = w->n_rows, .client_fps = NAN };
-        int64_t first_begin = FRAMES_NO_TIME, last_begin = FRAMES_NO_TIME;
-        size_t n = w->n_rows ? w->n_rows : 1;
-        Columns c = {
-                .end_to_drawn = malloc(n * sizeof(int64_t)),
-                .drawn_to_presented = malloc(n * sizeof(int64_t)),
-                .drawn_message = malloc(n * sizeof(int64_t)),
-                .timings_message = malloc(n * sizeof(int64_t)),
-                .clock = malloc(n * sizeof(int64_t)),
-        };
+        int64_t *values = malloc((w->n_rows ? w->n_rows : 1) * sizeof(int64_t));
 
-        if (!c.end_to_drawn || !c.drawn_to_presented || !c.drawn_message || !c.timings_message || !c.clock) {
-                columns_free(&c);
+        if (!values)
                 return -ENOMEM;
-        }
+        frames_huge_pages(values, w->n_rows * sizeof(int64_t));
         for (size_t i = 0; i < w->n_rows; i++) {
-                const FramesRow *row = &w->rows[i];
-                int64_t offset_ns, unc_ns;
+                const FramesWindowRow *row = &w->rows[i];
 
-                if (frames_time_valid(row->begin_ns)) {
-                        if (first_begin == FRAMES_NO_TIME)
-                                first_begin = row->begin_ns;
-                        last_begin = row->begin_ns;
-                        d.n_client++;
-                }
-                if (!frames_time_valid(row->drawn_ns))
-                        continue;
-                d.n_drawn++;
-                unc_ns = row->drawn_uncertainty_ns >= 0 && row->drawn_uncertainty_ns != FRAMES_NO_TIME ?
-                        row->drawn_uncertainty_ns : 0;
-                push(c.end_to_drawn, &d.n_end_to_drawn, diff(row->drawn_ns, row->end_ns));
-                if (frames_time_valid(row->presented_ns)) {
-                        d.n_presented++;
-                        push(c.drawn_to_presented, &d.n_drawn_to_presented, diff(row->presented_ns, row->drawn_ns));
-                }
-                push(c.drawn_message, &d.n_drawn_message, diff(row->drawn_received_ns, row->drawn_ns));
-                push(c.timings_message, &d.n_timings_message, diff(row->timings_received_ns, row->drawn_ns));
-
-                offset_ns = clock_offset_ns(row);
-                if (offset_ns != FRAMES_NO_TIME) {
-                        c.clock[d.n_clock++] = offset_ns;
-                        d.n_clock_identity += offset_ns <= unc_ns + US_TRUNCATION_NS &&
-                                              offset_ns >= -unc_ns - US_TRUNCATION_NS;
-                }
-                if (row->end_ns != FRAMES_NO_TIME && row->drawn_received_ns != FRAMES_NO_TIME) {
-                        d.n_causal++;
-                        /* Compared by differences: no sum of a time and a bound overflows. */
-                        d.n_causal_outside += diff(row->drawn_ns, row->end_ns) < -unc_ns ||
-                                              diff(row->drawn_received_ns, row->drawn_ns) < -unc_ns;
-                }
+                d.n_drawn += row->drawn_ns != FRAMES_NO_TIME;
+                d.n_presented += row->presented_ns != FRAMES_NO_TIME;
+                d.n_clock_identity += !!(row->flags & FRAMES_ROW_IDENTITY);
+                d.n_causal += !!(row->flags & FRAMES_ROW_CAUSAL);
+                d.n_causal_outside += !!(row->flags & FRAMES_ROW_CAUSAL_OUTSIDE);
         }
-        if (d.n_client >= 2 && last_begin > first_begin)
-                d.client_fps = (double) (d.n_client - 1) / ((double) (last_begin - first_begin) / 1e9);
-        frames_spread(c.end_to_drawn, d.n_end_to_drawn, &d.end_to_drawn);
-        frames_spread(c.drawn_to_presented, d.n_drawn_to_presented, &d.drawn_to_presented);
-        frames_spread(c.drawn_message, d.n_drawn_message, &d.drawn_message);
-        frames_spread(c.timings_message, d.n_timings_message, &d.timings_message);
-        frames_spread(c.clock, d.n_clock, &d.clock_offset);
-        columns_free(&c);
+        d.n_client = w->n_begun;
+        if (w->n_begun >= 2 && w->last_begin_ns > w->first_begin_ns)
+                d.client_fps = (double) (w->n_begun - 1) / ((double) (w->last_begin_ns - w->first_begin_ns) / 1e9);
+        /* One scratch array for every column, in turn. */
+        d.n_end_to_drawn = column(w, values, end_to_drawn, &d.end_to_drawn);
+        d.n_drawn_to_presented = column(w, values, drawn_to_presented, &d.drawn_to_presented);
+        d.n_drawn_message = column(w, values, drawn_message, &d.drawn_message);
+        d.n_timings_message = column(w, values, timings_message, &d.timings_message);
+        d.n_clock = column(w, values, clock_offset, &d.clock_offset);
+        free(values);
         *ret = d;
         return 0;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "frames-internal.h"
+#include "frames-memory.h"
 
 #define SF_MAX_FIELDS 4
 
@@ -57,6 +58,7 @@ int frames_log_add(FramesLog *log, const Frame *f) {
 
                 if (!frames)
                         return -ENOMEM;
+                frames_huge_pages(frames, n * sizeof(*frames));
                 log->frames = frames;
                 log->n_allocated = n;
         }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames-memory.h"
 #include "frames-stats.h"
 
 #define NS_PER_S INT64_C(1000000000)
@@ -244,6 +245,8 @@ static int intervals(const Frame *frames, size_t n, int64_t default_refresh_ns, 
         int r = -ENOMEM;
 
         s->marks = calloc(m, sizeof(*s->marks));
+        frames_huge_pages(d, m * sizeof(*d));
+        frames_huge_pages(refresh_ns, m * sizeof(*refresh_ns));
         if (!d || !refresh_ns || !s->marks)
                 goto finish;
         for (size_t i = 0; i < m; i++) {

@@ -150,15 +150,14 @@ static void legend(FILE *f, const FramesStats *s) {
 }
 
 /* One latency of the rows over time: the value for row i, FRAMES_NO_TIME when it has none. */
-typedef int64_t (*LatencyOf)(const FramesRow *row);
+typedef int64_t (*LatencyOf)(const FramesWindowRow *row);
 
-static int64_t end_to_drawn(const FramesRow *row) {
-        return row->end_ns != FRAMES_NO_TIME && frames_time_valid(row->drawn_ns) ? row->drawn_ns - row->end_ns
-                                                                                   : FRAMES_NO_TIME;
+static int64_t end_to_drawn(const FramesWindowRow *row) {
+        return row->end_to_drawn_ns;
 }
 
-static int64_t drawn_to_presented(const FramesRow *row) {
-        return frames_time_valid(row->drawn_ns) && frames_time_valid(row->presented_ns) ?
+static int64_t drawn_to_presented(const FramesWindowRow *row) {
+        return row->drawn_ns != FRAMES_NO_TIME && row->presented_ns != FRAMES_NO_TIME ?
                 row->presented_ns - row->drawn_ns : FRAMES_NO_TIME;
 }
 
@@ -169,7 +168,7 @@ static double panel_y(double v_ms, double ymax_ms) {
 }
 
 /* x: the drawn time on the intervals' axis, kept inside the plot. */
-static double panel_x(const Axes *a, const FramesRow *row) {
+static double panel_x(const Axes *a, const FramesWindowRow *row) {
         double x = x_of(a, row->drawn_ns);
 
         return x < LEFT ? LEFT : x > LEFT + PLOT_W ? LEFT + PLOT_W : x;

@@ -34,11 +34,33 @@ typedef struct FramesRow {
         int64_t drawn_received_ns, timings_received_ns;
 } FramesRow;
 
+/* What FramesWindowRow.flags say. */
+enum {
+        FRAMES_ROW_IDENTITY = 1 << 0,           /* the drawn time as sent is its conversion, within the bound */
+        FRAMES_ROW_CAUSAL = 1 << 1,             /* end and arrival known: causality checked */
+        FRAMES_ROW_CAUSAL_OUTSIDE = 1 << 2,     /* drawn outside [end, arrival] by more than its bound */
+};
+
+/* A row as a window keeps it: what the figures need, the latencies already taken (a log has
+ * millions of rows; 64 bytes each rather than the row's 112). FRAMES_NO_TIME where unknown. */
+typedef struct FramesWindowRow {
+        int64_t drawn_ns;               /* FRAMES_NO_TIME: never drawn, and all below unknown */
+        int64_t presented_ns;
+        int64_t refresh_ns;             /* 0: unknown */
+        int64_t end_to_drawn_ns;
+        int64_t drawn_message_ns;       /* _NET_WM_FRAME_DRAWN arrived - drawn */
+        int64_t timings_message_ns;     /* _NET_WM_FRAME_TIMINGS arrived - drawn */
+        int64_t clock_offset_ns;        /* drawn as sent (x11_us read as CLOCK_MONOTONIC) - converted */
+        uint64_t flags;                 /* FRAMES_ROW_* */
+} FramesWindowRow;
+
 /* The rows of one window, in the order of the log. */
 typedef struct FramesWindow {
         int64_t id;                     /* the X window; FRAMES_NO_WINDOW: rows that did not say */
-        FramesRow *rows;
+        FramesWindowRow *rows;
         size_t n_rows, n_allocated;
+        size_t n_begun;                 /* rows with a begin time, the first and the last of them */
+        int64_t first_begin_ns, last_begin_ns;
 } FramesWindow;
 
 #define FRAMES_NO_WINDOW INT64_C(-1)

@@ -176,21 +176,31 @@ static void test_jsonl(void) {
                         frames_log_free(series);
                 }
                 if (log->n_windows == 2) {
-                        const FramesRow *row = &log->windows[0].rows[0];
+                        const FramesWindow *w = &log->windows[0];
+                        const FramesWindowRow *row = &w->rows[0], *last = &w->rows[4], *never = &w->rows[2];
 
-                        ok(row->counter == 4 && row->begin_ns == 1000 * MS && row->end_ns == 1001 * MS &&
-                           row->drawn_x11_us == 1002000 && row->presentation_offset_us == FRAMES_NO_TIME &&
-                           row->drawn_ns == 1002 * MS && row->drawn_uncertainty_ns == 1500 &&
-                           row->presented_ns == FRAMES_NO_TIME && row->refresh_ns == 16 * MS &&
-                           row->frame_delay_us == FRAMES_NO_TIME && row->drawn_received_ns == 1003 * MS &&
-                           row->timings_received_ns == 1020 * MS, "desktop: every field of a row");
+                        /* Begun at 1000, ended 1001, drawn 1002 (sent as 1002000 us), FRAME_DRAWN at
+                         * 1003, FRAME_TIMINGS at 1020. */
+                        ok(row->drawn_ns == 1002 * MS && row->presented_ns == FRAMES_NO_TIME &&
+                           row->refresh_ns == 16 * MS && row->end_to_drawn_ns == 1 * MS &&
+                           row->drawn_message_ns == 1 * MS && row->timings_message_ns == 18 * MS &&
+                           row->clock_offset_ns == 0 && row->flags == (FRAMES_ROW_IDENTITY | FRAMES_ROW_CAUSAL),
+                           "desktop: a row's latencies, its clock and causality");
+                        /* Sent 0.5 ms after its conversion; its FRAME_DRAWN came 1 ms before it. */
+                        ok(last->clock_offset_ns == 500000 && last->drawn_message_ns == -1 * MS &&
+                           last->flags == (FRAMES_ROW_CAUSAL | FRAMES_ROW_CAUSAL_OUTSIDE),
+                           "desktop: not identity, outside its causal window");
+                        ok(never->drawn_ns == FRAMES_NO_TIME && never->end_to_drawn_ns == FRAMES_NO_TIME &&
+                           never->flags == 0, "desktop: a frame never drawn");
+                        ok(w->n_begun == 5 && w->first_begin_ns == 1000 * MS && w->last_begin_ns == 1064 * MS,
+                           "desktop: begin times counted, never drawn included");
                 }
                 frames_log_free(log);
         }
 }
 
 /* A row read by the fast path and the same row as jansson reads it (blanks, other key order,
- * a key this reader does not know) give the same FramesRow. */
+ * a key this reader does not know) give the same row. */
 static void test_jsonl_paths(void) {
         static const char *const rows[][2] = {
                 { "{\"window\":7,\"counter\":8,\"begin_ns\":-5,\"end_ns\":0,\"drawn_x11_us\":123,"
@@ -217,7 +227,8 @@ static void test_jsonl_paths(void) {
                 same = frames_parse_text(a, rows[i][0], strlen(rows[i][0]), &error) == 0 &&
                        frames_parse_text(b, rows[i][1], strlen(rows[i][1]), &error) == 0 &&
                        a->n_windows == 1 && b->n_windows == 1 && a->windows[0].id == b->windows[0].id &&
-                       memcmp(a->windows[0].rows, b->windows[0].rows, sizeof(FramesRow)) == 0;
+                       memcmp(a->windows[0].rows, b->windows[0].rows, sizeof(FramesWindowRow)) == 0 &&
+                       a->windows[0].first_begin_ns == b->windows[0].first_begin_ns;
                 ok(same, "frame log row %zu: the fast path reads what jansson reads", i);
                 frames_log_free(a);
                 frames_log_free(b);
