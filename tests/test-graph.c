@@ -140,6 +140,32 @@ static void test_x11_units(void) {
         domain_fake_ops.close(dx);
 }
 
+/* A wrapping domain round-trips: what x11 -> the hub answers for the occurrence of an X time
+ * before 0, the hub -> x11_us takes back (a negative time encodes modulo the wrap). */
+static void test_wrap_round_trip(void) {
+        FakeConfig cx = { .unit = { 1e6, 32, true, UNIT_ENCODING_PLAIN }, .deviation_min_ns = 5000,
+                          .deviation_max_ns = 20000, .interval_ns = 300000, .seed = 9 };
+        History hx;
+        Domain *dx = calibrate_fake("x11", &cx, &hx);
+        ClockGraph g;
+        size_t x11, x11_us;
+        int64_t r_ns, unc, back, back_unc;
+
+        graph_init(&g, "monotonic_raw");
+        graph_add(&g, "x11", &UNIT_MS_X11, &hx, &x11);
+        graph_add(&g, "x11_us", &UNIT_US_X11, &hx, &x11_us);
+        /* unwrapped near the calibration (X time of 0..30 s): 2^32 - 1 is the ms before 0 */
+        is_int(graph_convert(&g, x11, g.hub, 4294967295, INT64_MIN, &r_ns, &unc), 0, "x11 2^32 - 1 -> the hub");
+        ok(r_ns < 0 && fabs(fake_truth_ns(dx, r_ns) + 500000.0) <= (double) unc + 500000.0,
+           "  the ms before X time 0: a negative time (%" PRId64 " ± %" PRId64 ")", r_ns, unc);
+        is_int(graph_convert(&g, g.hub, x11_us, r_ns, INT64_MIN, &back, &back_unc), 0,
+               "the hub -> x11_us takes it back");
+        ok(back / 1000 == 4294967295, "  as the same ms, modulo the wrap (%" PRId64 ")", back);
+        is_int(graph_convert(&g, g.hub, x11_us, -1000000, INT64_MIN, &back, &back_unc), 0,
+               "the hub -> x11_us of -1000000 ns");
+        domain_fake_ops.close(dx);
+}
+
 /* X time that is exactly another clock (the identity verdict): through that clock's model, with
  * no model error between the two; undone, its own model again. */
 static void test_same_as(void) {
@@ -228,5 +254,6 @@ int main(void) {
         test_x11_units();
         test_same_as();
         test_records();
+        test_wrap_round_trip();
         return done_testing();
 }
