@@ -40,7 +40,7 @@ const DomainUnit UNIT_US_X11 = {
 };
 
 /* The largest wire value of the X11 µs encoding: ms part 2^32 - 1, then 999 µs. */
-#define X11_US_ENCODED_MAX (INT64_C(0xffffffff) * 1000 + 999)
+#define X11_US_WRAP (INT64_C(0x100000000) * 1000)
 
 int unit_validate(const DomainUnit *u) {
         if (!u)
@@ -78,8 +78,11 @@ int unit_unwrap(const DomainUnit *u, int64_t raw, int64_t hint, int64_t *ret) {
                 return r;
 
         if (u->encoding == UNIT_ENCODING_X11_US) {
-                if (raw < 0 || raw > X11_US_ENCODED_MAX)
+                if (raw < 0)
                         return -ERANGE;
+                /* An unreduced value (ms part >= 2^32: g_get_monotonic_time() µs as mutter sends
+                 * them) is the same X time as its reduced form, as in conv-record.h. */
+                raw = ((raw / 1000) & INT64_C(0xffffffff)) * 1000 + raw % 1000;
                 return xtime_decode_us((uint64_t) raw, hint, ret);
         }
 
@@ -111,10 +114,12 @@ int unit_wrap(const DomainUnit *u, int64_t unwrapped, int64_t *ret) {
                 return r;
 
         if (u->encoding == UNIT_ENCODING_X11_US) {
-                r = xtime_encode_us(unwrapped, &encoded);
-                if (r < 0)
-                        return r;
-                *ret = (int64_t) encoded;       /* < 2^42 */
+                /* The floor modulo of the whole wrap: a negative time (an X time before the
+                 * wrap origin, as x11 -> monotonic may answer) encodes too. */
+                int64_t m = unwrapped % X11_US_WRAP;
+
+                (void) encoded;
+                *ret = m < 0 ? m + X11_US_WRAP : m;    /* < 2^42 */
                 return 0;
         }
 

@@ -120,6 +120,23 @@ int main(int argc, char *argv[]) {
         }
         timeconv_set_paths(tc, TIMECONV_PATH_ANY);
 
+        /* x11_us takes an unreduced value (ms part >= 2^32, as mutter sends after 49.7 days of
+         * uptime) and converts it like its reduced form, by both paths. */
+        for (size_t i = 0; i < n; i++) {
+                int64_t unreduced = doms[i].now + INT64_C(3) * 4294967296 * 1000, v1, u1, v2, u2;
+                int paths[] = { TIMECONV_PATH_DBUS, TIMECONV_PATH_TABLE };
+
+                if (strcmp(doms[i].name, "x11_us") != 0)
+                        continue;
+                for (size_t p = 0; p < 2; p++) {
+                        timeconv_set_paths(tc, paths[p]);
+                        ok(timeconv_convert(tc, "x11_us", "monotonic", unreduced, &v1, &u1) == 0 &&
+                           timeconv_convert(tc, "x11_us", "monotonic", doms[i].now, &v2, &u2) == 0 && v1 == v2,
+                           "%s: an unreduced x11_us converts like its reduced form", p ? "table" : "D-Bus");
+                }
+        }
+        timeconv_set_paths(tc, TIMECONV_PATH_ANY);
+
         /* Let a few more snapshots in, then the export the offline side converts from. */
         {
                 struct timespec pause = { 1, 0 };
