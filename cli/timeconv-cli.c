@@ -51,12 +51,15 @@ static const struct {
           "        it after the end of the input, until push is stopped.\n" },
         { "export", "export",
           "        timeconvd's snapshot history as a JSON snapshot file on standard output.\n" },
-        { "frames", "frames [--json] [--plot FILE.svg] [--refresh-hz HZ] [FILE...]",
+        { "frames", "frames [--json] [--plot FILE.svg] [--refresh-hz HZ] [--window ID] [FILE...]",
           "        Frame rate, intervals, latency and janks from dumpsys SurfaceFlinger\n"
           "        --latency, dumpsys gfxinfo framestats or a libtimeconv frame log (- or\n"
           "        no FILE: standard input). --json: one JSON report; --plot: an SVG of\n"
           "        the frame intervals; --refresh-hz: the display's rate when the dump\n"
-          "        does not say.\n"
+          "        does not say. A frame log is reported per window (--window: that one),\n"
+          "        timed by its presentation times or else its drawn times, with the\n"
+          "        desktop latencies (frame end->drawn, drawn->presented, the messages).\n"
+          "        Exit status 1 when no figure could be computed.\n"
           "    frames --probe [--display NAME] [--frames N] [--rate HZ] [--urgent] [--log FILE]\n"
           "           [--json] [--plot FILE.svg]\n"
           "        Measure the running compositor: a window of ours draws N frames (300 by\n"
