@@ -124,8 +124,7 @@ int shared_table_find(const void *mem, size_t size, const char *name, size_t *re
 int shared_table_read_node(const void *mem, size_t size, size_t index, SharedTableNode *ret);
 
 /* A consistent copy of the record of from -> to: -ENOENT an index out of range (or beyond the
- * mapping), -EAGAIN if a writer held it busy through every retry (*ret is scratch then),
- * -ESTALE a retired table. */
+ * mapping), -EAGAIN if a writer held it busy through every retry, -ESTALE a retired table. */
 static inline int shared_table_read_pair(const void *mem, size_t size, size_t from, size_t to, ConvRecord *ret);
 
 /* conv_record_convert() on the pair's record, with the errors of read_pair(); -ESTALE also when
@@ -160,26 +159,48 @@ static inline void shared_table_relax_(void) {
 #endif
 }
 
-/* The one read loop: the record word by word, relaxed, between an acquire load of the counter
+/* The one read loop: the record field by field, relaxed, between an acquire load of the counter
  * and an acquire fence before its second load (the writer's release fences after each step of
- * the counter pair with that fence). */
+ * the counter pair with that fence). Named loads into a local record, not a word copy: inlined,
+ * the record then lives in registers, where a copied array goes through the stack. */
+#define SHARED_TABLE_LOAD_(field) rec.field = __atomic_load_n(&src->field, __ATOMIC_RELAXED)
 static inline __attribute__((always_inline)) int shared_table_read_entry_(const SharedTableEntry *e, ConvRecord *ret) {
-        /* Straight into *ret (a copy that loses the race is scratch, overwritten or failed). */
-        uint64_t *dst = (uint64_t *) ret;
-
         for (unsigned t = 0; t < SHARED_TABLE_READ_TRIES; t++) {
                 uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-                const uint64_t *src = (const uint64_t *) &e->copy[seq & 1];
+                const ConvRecord *src = &e->copy[seq & 1];
+                ConvRecord rec;
 
-                for (size_t k = 0; k < sizeof(ConvRecord) / sizeof(uint64_t); k++)
-                        dst[k] = __atomic_load_n(&src[k], __ATOMIC_RELAXED);
+                SHARED_TABLE_LOAD_(in_lo);
+                SHARED_TABLE_LOAD_(in_hi);
+                SHARED_TABLE_LOAD_(in_c);
+                SHARED_TABLE_LOAD_(out_c);
+                SHARED_TABLE_LOAD_(out_frac);
+                SHARED_TABLE_LOAD_(slope);
+                SHARED_TABLE_LOAD_(slope_neg);
+                SHARED_TABLE_LOAD_(bound_c_ns);
+                SHARED_TABLE_LOAD_(bound_slope);
+                SHARED_TABLE_LOAD_(in_hint);
+                SHARED_TABLE_LOAD_(out_period_q32);
+                SHARED_TABLE_LOAD_(gain_q32);
+                SHARED_TABLE_LOAD_(status);
+                SHARED_TABLE_LOAD_(flags);
+                SHARED_TABLE_LOAD_(shift);
+                SHARED_TABLE_LOAD_(bound_shift);
+                SHARED_TABLE_LOAD_(in_coding);
+                SHARED_TABLE_LOAD_(in_wrap_bits);
+                SHARED_TABLE_LOAD_(out_coding);
+                SHARED_TABLE_LOAD_(out_wrap_bits);
+                rec.reserved = 0;
                 __atomic_thread_fence(__ATOMIC_ACQUIRE);
-                if (__builtin_expect(__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq, 1))
+                if (__builtin_expect(__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq, 1)) {
+                        *ret = rec;
                         return 0;
+                }
                 shared_table_relax_();
         }
         return -EAGAIN;
 }
+#undef SHARED_TABLE_LOAD_
 
 static inline int shared_table_read_pair(const void *mem, size_t size, size_t from, size_t to, ConvRecord *ret) {
         const SharedTableHeader *h = mem;
@@ -197,7 +218,7 @@ static inline int shared_table_read_pair(const void *mem, size_t size, size_t fr
 
 static inline int shared_table_convert(const void *mem, size_t size, size_t from, size_t to, int64_t value,
                                        int64_t hint_r_ns, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        ConvRecord rec;
+        ConvRecord rec = {};            /* written by the read; {} quiets -Wmaybe-uninitialized */
         int r;
 
         r = shared_table_read_pair(mem, size, from, to, &rec);
@@ -212,7 +233,7 @@ static inline int shared_table_convert(const void *mem, size_t size, size_t from
 static inline int shared_table_from_hub(const void *mem, size_t size, size_t to, int64_t r_ns,
                                         int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         const SharedTableHeader *h = mem;
-        ConvRecord rec;
+        ConvRecord rec = {};            /* written by the read; {} quiets -Wmaybe-uninitialized */
         int r;
 
         r = shared_table_read_pair(mem, size, __atomic_load_n(&h->hub, __ATOMIC_RELAXED), to, &rec);
