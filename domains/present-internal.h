@@ -32,6 +32,8 @@ struct Domain {
         X11Display *follow;             /* X11Config.follow, borrowed; NULL: display is fixed */
         uint64_t display_generation;    /* follow's, as of display */
         char reason[X11_DISPLAY_REASON_MAX + 64];       /* why it cannot be read; "": it can */
+        /* reason as status() last gave it: a burst thread may rewrite reason meanwhile. */
+        char reason_shown[X11_DISPLAY_REASON_MAX + 64];
         PresentConn conn;
         uint64_t generation;            /* +1 per new server connection */
         Backoff backoff;                /* between connection attempts */
