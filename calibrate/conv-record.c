@@ -92,7 +92,8 @@ static int count_to_ns(int64_t u, double period_ns, Fix *ret) {
         if (i < INT64_MIN || i > INT64_MAX)
                 return -ERANGE;
         ret->i = (int64_t) i;
-        ret->f = s ? (double) (uint64_t) (p - (i << s)) / (double) ((__int128) 1 << s) : 0.0;
+        /* A multiplication, not i << s: shifting a negative value left is undefined. */
+        ret->f = s ? (double) (uint64_t) (p - i * ((__int128) 1 << s)) / (double) ((__int128) 1 << s) : 0.0;
         return 0;
 }
 
@@ -107,7 +108,7 @@ static int ns_to_count(Fix y, double period_ns, Fix *ret) {
                 return r;
         if (s > 60)
                 return -ERANGE;
-        n = ((__int128) y.i << s) + (__int128) floor_(y.f * (double) ((int64_t) 1 << s));
+        n = (__int128) y.i * ((__int128) 1 << s) + (__int128) floor_(y.f * (double) ((int64_t) 1 << s));
         q = n / m;
         rem = n - q * m;
         if (rem < 0) {

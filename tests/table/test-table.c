@@ -50,7 +50,8 @@ static void fixture_init(Fixture *f) {
 
 static void *table_new(size_t capacity, size_t *ret_size) {
         size_t size = shared_table_size(capacity);
-        void *mem = aligned_alloc(64, size);
+        /* aligned_alloc() wants a multiple of the alignment. */
+        void *mem = aligned_alloc(64, (size + 63) / 64 * 64);
 
         if (mem && shared_table_init(mem, size, capacity) < 0) {
                 free(mem);
