@@ -54,45 +54,76 @@ typedef struct Values {
         unsigned seen, null;    /* bit k: key k was there; its value was null */
 } Values;
 
-/* memcmp() without the call: the keys are short, compared 8 bytes at a time. */
-static inline bool same(const char *a, const char *b, size_t n) {
-        uint64_t x, y;
-
-        for (; n >= 8; a += 8, b += 8, n -= 8) {
-                memcpy(&x, a, 8);
-                memcpy(&y, b, 8);
-                if (x != y)
-                        return false;
-        }
-        for (; n > 0; a++, b++, n--)
-                if (*a != *b)
-                        return false;
-        return true;
-}
-
-/* Eight ASCII digits at s, little-endian: whether they are, and their value (simdjson's way:
- * pairs, then quads, then the eight, each by one multiplication). Most of a row is digits. */
-static inline bool eight_digits(const char *s, uint32_t *ret) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline uint64_t load8(const char *s) {
         uint64_t v;
 
         memcpy(&v, s, 8);
-        if (((v & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
-             (((v + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) >> 4)) != UINT64_C(0x3333333333333333))
-                return false;
-        v -= UINT64_C(0x3030303030303030);
-        v = v * 10 + (v >> 8);
-        v = ((v & UINT64_C(0x000000FF000000FF)) * UINT64_C(0x000F424000000064) +
-             ((v >> 16) & UINT64_C(0x000000FF000000FF)) * UINT64_C(0x0000271000000001)) >> 32;
-        *ret = (uint32_t) v;
-        return true;
-#else
-        return false;
+        return v;
+}
+
+/* memcmp() without the call or a loop: every key is at least 8 bytes, compared as 8-byte words,
+ * the last one overlapping the one before. */
+static inline bool same(const char *a, const char *b, size_t n) {
+        size_t i = 0;
+
+        for (; i + 8 < n; i += 8)
+                if (load8(a + i) != load8(b + i))
+                        return false;
+        return load8(a + n - 8) == load8(b + n - 8);
+}
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The decimal digits the 8 bytes at s start with: their value and how many (0 to 8), in a few
+ * instructions (simdjson's way: pairs, then quads, then the eight, one multiplication each).
+ * Most of a row is digits. The bytes after the last digit do not matter. */
+static inline unsigned leading_digits(const char *s, uint32_t *ret) {
+        uint64_t x = load8(s) ^ UINT64_C(0x3030303030303030), high;
+        unsigned n;
+
+        /* A byte is a digit when x is below 10 there: bit 7 of x + 0x76, or of x, says it is not.
+         * A carry only runs into the bytes after the first non-digit, which are not looked at. */
+        high = ((x + UINT64_C(0x7676767676767676)) | x) & UINT64_C(0x8080808080808080);
+        n = high ? (unsigned) __builtin_ctzll(high) / 8 : 8;
+        if (n == 0)
+                return 0;
+        /* The n digits to the top bytes, zeros before them: eight digits with leading zeros. */
+        x = n == 8 ? x : x << (64 - 8 * n);
+        x = x * 10 + (x >> 8);
+        x = ((x & UINT64_C(0x000000FF000000FF)) * UINT64_C(0x000F424000000064) +
+             ((x >> 16) & UINT64_C(0x000000FF000000FF)) * UINT64_C(0x0000271000000001)) >> 32;
+        *ret = (uint32_t) x;
+        return n;
+}
 #endif
+
+/* The digits at s[0..n) (n > 0, s[n - 1] not a digit): *ret and their count, up to 19 (more
+ * digits are not counted further). */
+static inline size_t digits(const char *s, size_t n, uint64_t *ret) {
+        static const uint64_t pow10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
+        uint64_t u = 0;
+        size_t i = 0;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        while (n - i >= 8 && i < 19) {
+                uint32_t chunk = 0;
+                unsigned k = leading_digits(s + i, &chunk);
+
+                u = u * pow10[k] + chunk;
+                i += k;
+                if (k < 8) {
+                        *ret = u;
+                        return i;
+                }
+        }
+#endif
+        while (i < n && i < 19 && (unsigned) (s[i] - '0') <= 9)
+                u = u * 10 + (unsigned) (s[i++] - '0');
+        *ret = u;
+        return i;
 }
 
 static int find_key(const char *s, size_t n, size_t hint) {
-        if (n >= keys[hint].size && same(s, keys[hint].text, keys[hint].size))
+        if (n > keys[hint].size && same(s, keys[hint].text, keys[hint].size))
                 return (int) hint;
         for (size_t k = 0; k < N_KEYS; k++)
                 if (n >= keys[k].size && memcmp(s, keys[k].text, keys[k].size) == 0)
@@ -126,12 +157,9 @@ static int fast_row(const char *s, size_t n, Values *v) {
                         i += negative;
                         start = i;
                         /* 18 digits cannot overflow; longer numbers, and a leading 0 before
-                         * another digit (not JSON), are jansson's. The line ends in '}': the
-                         * eight bytes read are all in it. */
-                        for (uint32_t eight; n - i > 8 && i - start <= 8 && eight_digits(s + i, &eight); i += 8)
-                                u = u * 100000000 + eight;
-                        while (i < n && i - start < 19 && (unsigned) (s[i] - '0') <= 9)
-                                u = u * 10 + (unsigned) (s[i++] - '0');
+                         * another digit (not JSON), are jansson's. The line ends in '}': what
+                         * is read is in it. */
+                        i += digits(s + i, n - i, &u);
                         if (i == start || i - start > 18 || (s[start] == '0' && i - start > 1))
                                 return 0;
                         v->v[k] = negative ? -(int64_t) u : (int64_t) u;

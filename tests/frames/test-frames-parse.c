@@ -256,6 +256,40 @@ static void expect(const char *text, int n, unsigned line, const char *what) {
         frames_log_free(log);
 }
 
+/* Numbers of every length, read by the fast path (up to 18 digits) or jansson (19), through
+ * begin_ns, which the window keeps as it is read: each comes back as written. */
+static void test_jsonl_numbers(void) {
+        uint64_t state = 0x9e3779b97f4a7c15;
+        int wrong = 0;
+
+        for (int i = 0; i < 4000; i++) {
+                int digits = 1 + i % 19;
+                uint64_t u = 0;
+                int64_t v, got;
+                FramesLog *log = NULL;
+                FramesError error;
+                char line[128];
+
+                for (int d = 0; d < digits; d++) {
+                        state = state * 6364136223846793005u + 1442695040888963407u;
+                        u = u * 10 + (state >> 33) % 10;
+                }
+                /* A time is positive and below INT64_MAX (pending). */
+                v = (int64_t) (u % (uint64_t) INT64_MAX);
+                v += v == 0;
+                snprintf(line, sizeof(line), "{\"window\":%lld,\"counter\":4,\"begin_ns\":%lld,\"drawn_ns\":null}",
+                         (long long) (i % 3), (long long) v);
+                if (frames_log_new(&log) < 0)
+                        abort();
+                got = frames_parse_text(log, line, strlen(line), &error) == 0 && log->n_windows == 1 ?
+                        log->windows[0].first_begin_ns : -1;
+                if (got != v && wrong++ < 3)
+                        diag("%s: got %lld", line, (long long) got);
+                frames_log_free(log);
+        }
+        is_int(wrong, 0, "frame log: 4000 numbers of 1 to 19 digits read back as written");
+}
+
 static void test_text(void) {
         static const char gfx12_head[] = "---PROFILEDATA---\nFlags,IntendedVsync,FrameCompleted,DisplayPresentTime,\n";
 
@@ -316,6 +350,7 @@ int main(int argc, char **argv) {
         test_gfxinfo();
         test_jsonl();
         test_jsonl_paths();
+        test_jsonl_numbers();
         test_text();
         return done_testing();
 }
