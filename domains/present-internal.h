@@ -28,9 +28,8 @@ typedef struct Pending {
 
 struct Domain {
         DomainInfo info;
-        char *display;                  /* NULL: none (following the session's, which has none) */
+        X11DisplaySeen display;         /* name NULL: none (following the session's, which has none) */
         X11Display *follow;             /* X11Config.follow, borrowed; NULL: display is fixed */
-        uint64_t display_generation;    /* follow's, as of display */
         char reason[X11_DISPLAY_REASON_MAX + 64];       /* why it cannot be read; "": it can */
         /* reason as status() last gave it: a burst thread may rewrite reason meanwhile. */
         char reason_shown[X11_DISPLAY_REASON_MAX + 64];

@@ -99,33 +99,16 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
 static void disconnect(Domain *d) {
         present_conn_close(&d->conn);
         backoff_defer(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
-        snprintf(d->reason, sizeof(d->reason), "the X server on %s went away", d->display ?: "?");
+        snprintf(d->reason, sizeof(d->reason), "the X server on %s went away", d->display.name ?: "?");
 }
 
 /* Following the session: a new display (or none) replaces the old one, whose connection is
  * dropped; the new one is tried at once. */
 static void follow_display(Domain *d) {
-        char name[X11_DISPLAY_REASON_MAX];
-        uint64_t generation;
-        int r;
-
-        if (!d->follow)
+        if (!d->follow || x11_display_follow(d->follow, &d->display, d->reason, sizeof(d->reason)) == 0)
                 return;
-        r = x11_display_get(d->follow, name, sizeof(name), &generation);
-        if (generation == d->display_generation && (r >= 0) == !!d->display) {
-                if (r == -ENXIO)
-                        snprintf(d->reason, sizeof(d->reason), "%s", name);
-                return;
-        }
         present_conn_close(&d->conn);
-        free(d->display);
-        d->display = r >= 0 ? strdup(name) : NULL;
-        d->display_generation = generation;
         backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
-        if (!d->display)
-                snprintf(d->reason, sizeof(d->reason), "%s",
-                         r == -ENXIO ? name : r == -ENOBUFS ? "no X display: its name is too long" :
-                                                              "no X display: out of memory");
 }
 
 /* A new server: a new counter, whose rate the unit must be able to model. */
@@ -142,7 +125,7 @@ static int on_connected(Domain *d) {
         d->reason[0] = '\0';
         if (d->mismatch)
                 snprintf(d->reason, sizeof(d->reason), "the CRTC on %s runs at %.3f Hz, not the %.3f Hz "
-                         "msc was listed with (restart timeconvd)", d->display, 1e9 / interval_ns,
+                         "msc was listed with (restart timeconvd)", d->display.name, 1e9 / interval_ns,
                          1e9 / d->info.unit.period_ns);
 
         /* Where the counter is now, to aim the first targets. */
@@ -163,19 +146,19 @@ static int connect_step(Domain *d, int64_t wait_until_ns) {
         follow_display(d);
         if (!present_conn_is_connecting(&d->conn) && !backoff_due(&d->backoff, clock_now_ns(CLOCK_MONOTONIC)))
                 return -ENOTCONN;
-        if (!d->display) {
+        if (!d->display.name) {
                 /* x11 asks the daemon to look for a display; msc only waits for it. */
                 backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
                 return -ENOTCONN;
         }
-        r = present_conn_connect(&d->conn, d->display, wait_until_ns, SETUP_BUDGET_NS);
+        r = present_conn_connect(&d->conn, d->display.name, wait_until_ns, SETUP_BUDGET_NS);
         if (r == -EINPROGRESS)
-                snprintf(d->reason, sizeof(d->reason), "the X server on %s does not answer", d->display);
+                snprintf(d->reason, sizeof(d->reason), "the X server on %s does not answer", d->display.name);
         else if (r == -EOPNOTSUPP || r == -ENODEV)
-                snprintf(d->reason, sizeof(d->reason), "the X server on %s has %s", d->display,
+                snprintf(d->reason, sizeof(d->reason), "the X server on %s has %s", d->display.name,
                          r == -ENODEV ? "no CRTC showing anything" : "no Present or RandR extension");
         else if (r < 0)
-                snprintf(d->reason, sizeof(d->reason), "cannot connect to the X server on %s", d->display);
+                snprintf(d->reason, sizeof(d->reason), "cannot connect to the X server on %s", d->display.name);
         if (r < 0 && r != -EINPROGRESS)
                 backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
         return r < 0 ? -ENOTCONN : 0;
@@ -198,15 +181,15 @@ static int present_open(const char *name, const void *config, Domain **ret) {
         if (!d)
                 return -ENOMEM;
         if (display) {
-                d->display = strdup(display);
-                if (!d->display) {
+                d->display.name = strdup(display);
+                if (!d->display.name) {
                         free(d);
                         return -ENOMEM;
                 }
         } else {
                 /* follow_display() takes the session's display, if any, at the first attempt. */
                 d->follow = ((const X11Config *) config)->follow;
-                d->display_generation = UINT64_MAX;
+                d->display.generation = UINT64_MAX;
         }
         backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
 
@@ -304,7 +287,7 @@ static int present_status(Domain *d, DomainStatus *ret) {
         snprintf(d->extra_values[1], PRESENT_EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
         snprintf(d->extra_values[2], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
         snprintf(d->extra_values[3], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
-        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%s", d->display ?: "");
+        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%s", d->display.name ?: "");
         snprintf(d->extra_values[5], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
         snprintf(d->extra_values[6], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
         snprintf(d->extra_values[7], PRESENT_EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
@@ -327,7 +310,7 @@ static Domain *present_close(Domain *d) {
         if (!d)
                 return NULL;
         present_conn_close(&d->conn);
-        free(d->display);
+        free(d->display.name);
         free(d);
         return NULL;
 }

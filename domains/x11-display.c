@@ -107,3 +107,23 @@ void x11_display_want(X11Display *d) {
 int x11_display_want_fd(const X11Display *d) {
         return d ? d->want_fd : -EINVAL;
 }
+
+int x11_display_follow(X11Display *d, X11DisplaySeen *seen, char *reason, size_t size) {
+        char name[X11_DISPLAY_REASON_MAX];
+        uint64_t generation;
+        int r;
+
+        r = x11_display_get(d, name, sizeof(name), &generation);
+        if (generation == seen->generation && (r >= 0) == !!seen->name) {
+                if (r == -ENXIO)
+                        snprintf(reason, size, "%s", name);
+                return 0;
+        }
+        free(seen->name);
+        seen->name = r >= 0 ? strdup(name) : NULL;
+        seen->generation = generation;
+        if (!seen->name)
+                snprintf(reason, size, "%s", r == -ENXIO ? name : r == -ENOBUFS ? "no X display: its name is too long" :
+                                                                                "no X display: out of memory");
+        return 1;
+}

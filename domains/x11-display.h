@@ -31,6 +31,17 @@ int x11_display_set(X11Display *d, const char *name, const char *why_none);
  * NULL). -ENXIO when there is none: ret then holds the reason. -ENOBUFS when it does not fit. */
 int x11_display_get(X11Display *d, char *ret, size_t size, uint64_t *ret_generation);
 
+/* A source's view of the display it follows: the name it uses (NULL: none) and its generation. */
+typedef struct X11DisplaySeen {
+        char *name;
+        uint64_t generation;
+} X11DisplaySeen;
+
+/* Brings seen up to date with d. 1 when the display changed (or went): the caller drops its
+ * connection and tries the new one at once; 0 when it did not. Either way, with no display,
+ * reason (size bytes) says why. */
+int x11_display_follow(X11Display *d, X11DisplaySeen *seen, char *reason, size_t size);
+
 /* From a source: "look for the display again". Never blocks; wakes x11_display_want_fd(). */
 void x11_display_want(X11Display *d);
 

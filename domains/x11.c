@@ -35,9 +35,8 @@
 
 struct Domain {
         DomainInfo info;
-        char *display;                  /* as configured, or $DISPLAY at open, or follow's; NULL: none */
+        X11DisplaySeen display;         /* as configured, or $DISPLAY at open, or follow's */
         X11Display *follow;             /* X11Config.follow, borrowed; NULL: display is fixed */
-        uint64_t display_generation;    /* follow's, as of display */
         bool force_tracked;
         X11Conn conn;
         X11Connect *connecting;         /* an attempt under way (x11-conn.h), or NULL */
@@ -120,12 +119,12 @@ static void disconnect(Domain *d) {
         x11_conn_close(&d->conn);
         d->failed_bursts = 0;
         backoff_defer(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
-        snprintf(d->reason, sizeof(d->reason), "the X server on %s went away", d->display ?: "?");
+        snprintf(d->reason, sizeof(d->reason), "the X server on %s went away", d->display.name ?: "?");
 }
 
 static void connect_failed(Domain *d) {
         backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
-        snprintf(d->reason, sizeof(d->reason), "cannot connect to the X server on %s", d->display ?: "?");
+        snprintf(d->reason, sizeof(d->reason), "cannot connect to the X server on %s", d->display.name ?: "?");
         /* The session may have moved on to another display: ask the daemon to look. */
         x11_display_want(d->follow);
 }
@@ -133,29 +132,12 @@ static void connect_failed(Domain *d) {
 /* Following the session: a new display (or none) replaces the old one, whose connection and
  * attempt are dropped; the new one is tried at once. */
 static void follow_display(Domain *d) {
-        char name[X11_DISPLAY_REASON_MAX];
-        uint64_t generation;
-        int r;
-
-        if (!d->follow)
+        if (!d->follow || x11_display_follow(d->follow, &d->display, d->reason, sizeof(d->reason)) == 0)
                 return;
-        r = x11_display_get(d->follow, name, sizeof(name), &generation);
-        if (generation == d->display_generation && (r >= 0) == !!d->display) {
-                if (r == -ENXIO)
-                        snprintf(d->reason, sizeof(d->reason), "%s", name);
-                return;
-        }
         x11_conn_close(&d->conn);
         d->connecting = x11_connect_abandon(d->connecting);
-        free(d->display);
-        d->display = r >= 0 ? strdup(name) : NULL;
-        d->display_generation = generation;
         d->failed_bursts = 0;
         backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
-        if (!d->display)
-                snprintf(d->reason, sizeof(d->reason), "%s",
-                         r == -ENXIO ? name : r == -ENOBUFS ? "no X display: its name is too long" :
-                                                              "no X display: out of memory");
 }
 
 /* What we name a server that has no name yet: random, so that a restarted server (on the same
@@ -183,13 +165,13 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
         if (!d->connecting) {
                 if (!backoff_due(&d->backoff, clock_now_ns(CLOCK_MONOTONIC)))
                         return -ENOTCONN;
-                if (!d->display) {
+                if (!d->display.name) {
                         /* Each attempt without a display asks the daemon to look for one. */
                         backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
                         x11_display_want(d->follow);
                         return -ENOTCONN;
                 }
-                r = x11_connect_start(d->display, &d->connecting);
+                r = x11_connect_start(d->display.name, &d->connecting);
                 if (r < 0) {
                         connect_failed(d);
                         return -ENOTCONN;
@@ -198,7 +180,7 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
         }
         r = x11_connect_finish(d->connecting, wait_until_ns, &xcb, &screen);
         if (r == -EINPROGRESS) {
-                snprintf(d->reason, sizeof(d->reason), "the X server on %s does not answer", d->display);
+                snprintf(d->reason, sizeof(d->reason), "the X server on %s does not answer", d->display.name);
                 return -ENOTCONN;
         }
         d->connecting = NULL;
@@ -252,15 +234,15 @@ static int x11_open(const char *name, const void *config, Domain **ret) {
         if (!d)
                 return -ENOMEM;
         if (display) {
-                d->display = strdup(display);
-                if (!d->display) {
+                d->display.name = strdup(display);
+                if (!d->display.name) {
                         free(d);
                         return -ENOMEM;
                 }
         } else {
                 /* follow_display() takes the session's display, if any, at the first attempt. */
                 d->follow = c->follow;
-                d->display_generation = UINT64_MAX;
+                d->display.generation = UINT64_MAX;
         }
         d->info = (DomainInfo) {
                 .name = "x11",
@@ -378,7 +360,7 @@ static int x11_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *re
                         disconnect(d);
                         return -ENOTCONN;
                 }
-                snprintf(d->reason, sizeof(d->reason), "the X server on %s does not answer", d->display);
+                snprintf(d->reason, sizeof(d->reason), "the X server on %s does not answer", d->display.name);
                 return r < 0 ? r : -ENODATA;
         }
         d->failed_bursts = 0;
@@ -440,7 +422,7 @@ static int x11_status(Domain *d, DomainStatus *ret) {
         snprintf(d->extra_values[1], EXTRA_VALUE_MAX, "%" PRIi64,
                  d->probes > 0 ? d->cpu_total_ns / (int64_t) d->probes : 0);
         snprintf(d->extra_values[2], EXTRA_VALUE_MAX, "%" PRIu64, d->probes);
-        snprintf(d->extra_values[3], EXTRA_VALUE_MAX, "%s", d->display ?: "");
+        snprintf(d->extra_values[3], EXTRA_VALUE_MAX, "%s", d->display.name ?: "");
         snprintf(d->extra_values[4], EXTRA_VALUE_MAX, "%" PRIi64, rtt_stat_ns(d, true));
         snprintf(d->extra_values[5], EXTRA_VALUE_MAX, "%s", x11_conn_is_open(&d->conn) ? "true" : "false");
         for (size_t i = 0; i < 6; i++) {
@@ -464,7 +446,7 @@ static Domain *x11_close(Domain *d) {
         x11_conn_close(&d->conn);
         /* A thread still waiting on a dead server is left to end (and clean up) on its own. */
         d->connecting = x11_connect_abandon(d->connecting);
-        free(d->display);
+        free(d->display.name);
         free(d);
         return NULL;
 }
