@@ -243,8 +243,7 @@ int bus_api_new(sd_bus *bus, const BusCoreOps *ops, void *core, BusApi **ret) {
         if (r < 0)
                 return r;
 
-        *ret = a;
-        a = NULL;
+        *ret = TAKE_PTR(a);
         return 0;
 }
 

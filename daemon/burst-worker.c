@@ -135,8 +135,7 @@ int burst_worker_new(sd_event *event, const DomainOps *ops, Domain *domain, Burs
         w->thread_started = true;
         (void) pthread_setname_np(w->thread, BURST_WORKER_THREAD_NAME);
 
-        *ret = w;
-        w = NULL;
+        *ret = TAKE_PTR(w);
         return 0;
 }
 

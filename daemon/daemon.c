@@ -62,8 +62,7 @@ int daemon_new(const Log *log, const Options *options, Daemon **ret) {
                                                    (int64_t) (2 * options->idle_cadence_usec + USEC_PER_SEC) *
                                                            NSEC_PER_USEC);
 
-        *ret = d;
-        d = NULL;
+        *ret = TAKE_PTR(d);
         return 0;
 }
 

@@ -64,8 +64,7 @@ int realtime_watch_new(sd_event *event, RealtimeChangedFn changed, void *userdat
                 return r;
         (void) sd_event_source_set_description(w->source, "realtime-watch");
 
-        *ret = w;
-        w = NULL;
+        *ret = TAKE_PTR(w);
         return 0;
 }
 

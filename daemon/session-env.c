@@ -183,8 +183,7 @@ int session_env_new(sd_event *event, sd_bus *bus, X11Display *display, const cha
         if (r < 0)
                 return r;
 
-        *ret = s;
-        s = NULL;
+        *ret = TAKE_PTR(s);
         return 0;
 }
 

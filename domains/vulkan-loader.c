@@ -111,8 +111,7 @@ int vulkan_instance_new(const char *path, VulkanInstance **ret) {
             !vi->get_properties || !vi->get_queue_families || !vi->create_device || !vi->get_device_proc_addr)
                 return -EIO;
 
-        *ret = vi;
-        vi = NULL;
+        *ret = TAKE_PTR(vi);
         return 0;
 }
 
