@@ -5,8 +5,10 @@
  * and more. The desktop: libtimeconv's frame log of 5,000,000 rows as the probe writes them
  * (timeconv_frame_log_write_record(), every field known, a 60 Hz window and a second one). For
  * each, the floor in the same run is reading the same file and finding its lines; the frames
- * library alone (parse, merge, statistics and report) is timed in this process too. One JSON
- * object. usage: bench-frames TIMECONV */
+ * library alone (parse, merge, statistics and report) is timed in this process too. Rows per
+ * second of wall time, and of the CLI's CPU time (what the code costs when other work shares the
+ * machine; the 1-minute load average says how much did). One JSON object.
+ * usage: bench-frames TIMECONV */
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -115,8 +118,16 @@ static int64_t floor_ns(const char *path) {
         return clock_now_ns(CLOCK_MONOTONIC) - t0;
 }
 
-static int64_t cli_ns(const char *timeconv, const char *path) {
+static int64_t rusage_ns(const struct rusage *u) {
+        return ((int64_t) u->ru_utime.tv_sec + u->ru_stime.tv_sec) * 1000000000 +
+               ((int64_t) u->ru_utime.tv_usec + u->ru_stime.tv_usec) * 1000;
+}
+
+/* The CLI's wall time, and in *ret_cpu_ns its CPU time (user and system): on a machine others
+ * load, the CPU time says what the code costs, the wall time what the machine gave it. */
+static int64_t cli_ns(const char *timeconv, const char *path, int64_t *ret_cpu_ns) {
         int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
+        struct rusage u;
         int status;
         pid_t pid = fork();
 
@@ -128,8 +139,9 @@ static int64_t cli_ns(const char *timeconv, const char *path) {
                 execl(timeconv, timeconv, "frames", "--json", path, (char *) NULL);
                 _exit(127);
         }
-        if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        if (pid < 0 || wait4(pid, &status, 0, &u) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 return -1;
+        *ret_cpu_ns = rusage_ns(&u);
         return clock_now_ns(CLOCK_MONOTONIC) - t0;
 }
 
@@ -179,12 +191,13 @@ typedef struct Figures {
         size_t frames;
         long long file_bytes;
         double cli_rows_per_s, lib_rows_per_s, floor_rows_per_s, cli_over_floor, lib_over_floor;
+        double cli_cpu_rows_per_s;
 } Figures;
 
 /* Writes the input with write, times the CLI, the library and the floor on it (best of RUNS). */
 static int measure(const char *timeconv, uint64_t (*write)(FILE *f), Figures *ret) {
         char path[] = "/tmp/bench-frames-XXXXXX";
-        int64_t floor_best = -1, cli_best = -1, lib_best = -1;
+        int64_t floor_best = -1, cli_best = -1, lib_best = -1, cpu_best = -1;
         size_t frames = 0;
         uint64_t rows;
         struct stat st;
@@ -205,11 +218,14 @@ static int measure(const char *timeconv, uint64_t (*write)(FILE *f), Figures *re
         }
         for (int i = 0; i < RUNS; i++) {
                 floor_best = best(floor_best, floor_ns(path));
-                cli_best = best(cli_best, cli_ns(timeconv, path));
+                int64_t cpu_ns = -1;
+
+                cli_best = best(cli_best, cli_ns(timeconv, path, &cpu_ns));
+                cpu_best = best(cpu_best, cpu_ns);
                 lib_best = best(lib_best, lib_ns(path, &frames));
         }
         unlink(path);
-        if (floor_best <= 0 || cli_best <= 0 || lib_best <= 0) {
+        if (floor_best <= 0 || cli_best <= 0 || lib_best <= 0 || cpu_best <= 0) {
                 fprintf(stderr, "bench-frames: a run failed\n");
                 return -1;
         }
@@ -220,6 +236,7 @@ static int measure(const char *timeconv, uint64_t (*write)(FILE *f), Figures *re
                 .cli_rows_per_s = rows / (cli_best / 1e9),
                 .lib_rows_per_s = rows / (lib_best / 1e9),
                 .floor_rows_per_s = rows / (floor_best / 1e9),
+                .cli_cpu_rows_per_s = rows / (cpu_best / 1e9),
                 .cli_over_floor = (double) cli_best / (double) floor_best,
                 .lib_over_floor = (double) lib_best / (double) floor_best,
         };
@@ -228,6 +245,7 @@ static int measure(const char *timeconv, uint64_t (*write)(FILE *f), Figures *re
 
 int main(int argc, char **argv) {
         Figures android, log;
+        double load = -1;
 
         if (argc != 2) {
                 fprintf(stderr, "usage: %s TIMECONV\n", argv[0]);
@@ -235,19 +253,23 @@ int main(int argc, char **argv) {
         }
         if (measure(argv[1], write_dump, &android) < 0 || measure(argv[1], write_log, &log) < 0)
                 return 1;
+        /* What else ran: wall-clock figures are only as good as the machine was idle. */
+        if (getloadavg(&load, 1) != 1)
+                load = -1;
         /* The Android keys as they were; the frame log's under "log_". */
         printf("{\"rows\":%" PRIu64 ",\"frames\":%zu,\"file_bytes\":%lld,"
                "\"frames_rows_per_s\":%.0f,\"frames_lib_rows_per_s\":%.0f,\"floor_read_rows_per_s\":%.0f,"
-               "\"cli_over_floor\":%.2f,\"lib_over_floor\":%.2f,"
+               "\"cli_over_floor\":%.2f,\"lib_over_floor\":%.2f,\"frames_rows_per_cpu_s\":%.0f,"
                "\"log_rows\":%" PRIu64 ",\"log_frames\":%zu,\"log_file_bytes\":%lld,"
                "\"log_rows_per_s\":%.0f,\"log_lib_rows_per_s\":%.0f,\"log_floor_read_rows_per_s\":%.0f,"
-               "\"log_cli_over_floor\":%.2f,\"log_lib_over_floor\":%.2f,"
+               "\"log_cli_over_floor\":%.2f,\"log_lib_over_floor\":%.2f,\"log_rows_per_cpu_s\":%.0f,"
+               "\"load_average_1min\":%.2f,"
                "\"targets\":{\"rows_at_least_5000000\":%s,\"android_rows_per_s_at_least_5000000\":%s,"
                "\"log_rows_per_s_at_least_5000000\":%s}}\n",
                android.rows, android.frames, android.file_bytes, android.cli_rows_per_s, android.lib_rows_per_s,
-               android.floor_rows_per_s, android.cli_over_floor, android.lib_over_floor,
+               android.floor_rows_per_s, android.cli_over_floor, android.lib_over_floor, android.cli_cpu_rows_per_s,
                log.rows, log.frames, log.file_bytes, log.cli_rows_per_s, log.lib_rows_per_s, log.floor_rows_per_s,
-               log.cli_over_floor, log.lib_over_floor,
+               log.cli_over_floor, log.lib_over_floor, log.cli_cpu_rows_per_s, load,
                android.rows >= ROWS_MIN && log.rows >= ROWS_MIN ? "true" : "false",
                android.cli_rows_per_s >= 5e6 ? "true" : "false", log.cli_rows_per_s >= 5e6 ? "true" : "false");
         return 0;

@@ -11,8 +11,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli-io.h"
@@ -30,36 +28,6 @@ typedef struct Frames {
         CliLines lines;         /* 1 MiB: the struct lives on the heap */
 } Frames;
 
-/* A regular file, mapped whole: a log of millions of rows is read without copying it through a
- * buffer. 1 when done (r holds the result), 0 when fd cannot be mapped (a pipe, a tty). */
-static int read_mapped(FramesParser *p, int fd, FramesError *error, int *r) {
-        struct stat st;
-        const char *text;
-        size_t left;
-
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t) st.st_size > SIZE_MAX)
-                return 0;
-        text = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-        if (text == MAP_FAILED)
-                return 0;
-        *r = 0;
-        for (const char *s = text, *end = text + st.st_size; s < end && *r >= 0; s += left + 1) {
-                const char *nl = memchr(s, '\n', (size_t) (end - s));
-
-                left = nl ? (size_t) (nl - s) : (size_t) (end - s);
-                /* The same limit as the buffered reader's, so that a file and a pipe agree. */
-                if (left >= CLI_IN_SIZE) {
-                        *r = -EBADMSG;
-                        error->line = frames_parser_lines(p) + 1;
-                        snprintf(error->message, sizeof(error->message), "line too long");
-                        break;
-                }
-                *r = frames_parser_line(p, s, left, error);
-        }
-        munmap((void *) text, (size_t) st.st_size);
-        return 1;
-}
-
 /* Reads one input into the log: 0 or an exit status. */
 static int read_input(Frames *c, const char *name, int fd) {
         FramesParser *p = NULL;
@@ -71,8 +39,6 @@ static int read_input(Frames *c, const char *name, int fd) {
         r = frames_parser_new(c->log, &p);
         if (r < 0)
                 goto oom;
-        if (read_mapped(p, fd, &error, &r))
-                goto finish;
         cli_lines_init(&c->lines, fd);
         while ((r = cli_lines_next(&c->lines, &line, &size)) > 0) {
                 if (r == CLI_LINE_TOO_LONG) {
@@ -85,7 +51,6 @@ static int read_input(Frames *c, const char *name, int fd) {
                 if (r < 0)
                         break;
         }
-finish:
         if (r == 0)
                 r = frames_parser_finish(p, &error);
         if (r >= 0 && frames_parser_format(p) != FRAMES_FORMAT_UNKNOWN) {

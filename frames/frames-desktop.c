@@ -69,6 +69,16 @@ int frames_window_series(const FramesWindow *w, FramesLog **ret_series, FramesTi
         if (r < 0)
                 return r;
         series->dumps = 1;
+        /* Room for every row at once: no growing (and copying) a million frames at a time. */
+        if (w->n_rows > 0) {
+                series->frames = malloc(w->n_rows * sizeof(Frame));
+                if (!series->frames) {
+                        frames_log_free(series);
+                        return -ENOMEM;
+                }
+                frames_huge_pages(series->frames, w->n_rows * sizeof(Frame));
+                series->n_allocated = w->n_rows;
+        }
         for (size_t i = 0; i < w->n_rows; i++) {
                 const FramesWindowRow *row = &w->rows[i];
                 Frame f = {
