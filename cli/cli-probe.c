@@ -222,10 +222,22 @@ int cli_probe(int argc, char **argv) {
         if (optind < argc)
                 return cli_usage_error("'frames --probe' takes no file: '%s'", argv[optind]);
 
-        /* The daemon first: frames drawn for nothing are a waste of the user's time. */
+        /* The daemon first: frames drawn for nothing are a waste of the user's time. Not
+         * calibrated yet (-ENODEV) is fine: it will be by the time the frames are converted. */
         status = cli_open(&tc);
         if (status != 0)
                 return status;
+        {
+                int64_t now_us;
+
+                r = timeconv_now(tc, "x11_us", &now_us, NULL);
+                if (r < 0 && r != -ENODEV) {
+                        fprintf(stderr, "timeconv: converting the compositor's times needs timeconvd's x11_us "
+                                "domain for this display: %s\n", timeconv_strerror(r));
+                        timeconv_close(tc);
+                        return EXIT_UNAVAILABLE;
+                }
+        }
         r = probe_x11_run(&o, &run, message, sizeof(message));
         if (r < 0) {
                 fprintf(stderr, "timeconv: %s\n", message);
