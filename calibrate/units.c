@@ -175,9 +175,11 @@ int unit_to_ns(const DomainUnit *u, int64_t count, int64_t *ret_ns) {
          * it, so that unit_from_ns() maps it back to count; others round to nearest, halves up. */
         v = (__int128) count * (__int128) m;
         if (sh <= 0) {
-                q = v << -sh;
-                if ((q >> -sh) != v)
+                /* A multiplication, not v << -sh: shifting a negative value left is undefined.
+                 * Beyond 64 bits the answer cannot fit anyway. */
+                if (v != 0 && (-sh > 62 || v < INT64_MIN || v > INT64_MAX))
                         return -ERANGE;
+                q = v == 0 ? 0 : v * ((__int128) 1 << -sh);
         } else {
                 __int128 rem = v & (((__int128) 1 << sh) - 1);
 
@@ -232,7 +234,7 @@ int unit_from_ns(const DomainUnit *u, int64_t ns, int64_t *ret_count, int64_t *r
         if (sh >= 0) {
                 if (sh > 62)
                         return -ERANGE;
-                n = (__int128) ns << sh;
+                n = (__int128) ns * ((__int128) 1 << sh);
                 d = (__int128) m;
         } else {
                 n = (__int128) ns;
