@@ -162,42 +162,48 @@ static inline int64_t conv_record_encode(const ConvRecord *c, int64_t count) {
         return count < 0 ? count + CONV_X11_US_WRAP : count;
 }
 
+/* The low 64 bits of p >> sh for sh < 64 (what the record's shifts are): one double-word
+ * shift, where a shift of an __int128 by a variable also handles sh >= 64. */
+static inline uint64_t conv_shr128_(unsigned __int128 p, unsigned sh) {
+        uint64_t lo = (uint64_t) p, hi = (uint64_t) (p >> 64);
+
+        return (lo >> sh) | (hi << 1 << (63 - sh));
+}
+
 /* Step 2-4 of the top: a decoded source count to a target count (not encoded) and its bound. */
 static inline int conv_record_map(const ConvRecord *c, int64_t count, int64_t *ret_count, int64_t *ret_bound_ns) {
-        int64_t d, out, bound;
-        uint64_t ad;
+        unsigned sh = c->shift & 63, bsh = c->bound_shift & 63;
+        uint64_t ad, bound;
+        unsigned __int128 b;
+        int64_t d, out;
         __int128 p;
 
         if (__builtin_expect(count < c->in_lo || count > c->in_hi, 0))
                 return -ESTALE;
-        /* A built record keeps |d| < 2^62 within [in_lo, in_hi]; one read from shared memory may
-         * hold anything, so nothing below is undefined for any contents (shifts masked, unsigned
-         * sums): a hostile writer gets garbage answers, never a crash. */
+        /* A built record keeps |d| < 2^62 within [in_lo, in_hi], where neither the answer nor the
+         * bound overflows; one read from shared memory may hold anything, so nothing below is
+         * undefined for any contents (shifts masked, unsigned sums): a hostile writer gets
+         * garbage answers, never a crash. */
         d = (int64_t) ((uint64_t) count - (uint64_t) c->in_c);
         p = (__int128) d * (d < 0 ? c->slope_neg : c->slope) + c->out_frac;
-        if (__builtin_add_overflow(c->out_c, (int64_t) (p >> (c->shift & 63)), &out))
+        /* An offline record answers for every count: its answer may not fit. */
+        if (__builtin_add_overflow(c->out_c, (int64_t) conv_shr128_((unsigned __int128) p, sh), &out))
                 return -ERANGE;
         ad = d < 0 ? -(uint64_t) d : (uint64_t) d;
-        {
-                unsigned bsh = c->bound_shift & 63;
-                unsigned __int128 b = (unsigned __int128) ad * (uint64_t) c->bound_slope;
-
-                if (c->flags & CONV_RECORD_BOUND_CEIL)
-                        b += (UINT64_C(1) << bsh) - 1;
-                bound = (int64_t) ((uint64_t) c->bound_c_ns + (uint64_t) (b >> bsh));
-        }
+        b = (unsigned __int128) ad * (uint64_t) c->bound_slope;
+        if (c->flags & CONV_RECORD_BOUND_CEIL)
+                b += (UINT64_C(1) << bsh) - 1;
+        bound = (uint64_t) c->bound_c_ns + conv_shr128_(b, bsh);
         if (c->out_period_q32) {
                 /* How far the integer answer is from the exact count, in ns. */
-                unsigned sh = c->shift & 63;
                 uint64_t half = UINT64_C(1) << sh >> 1, f = (uint64_t) p & ((UINT64_C(1) << sh) - 1);
 
                 if (c->flags & CONV_RECORD_OUT_NEAREST)
                         f = f >= half ? f - half : half - f;
-                bound = (int64_t) ((uint64_t) bound +
-                                   (uint64_t) (((unsigned __int128) f * (uint64_t) c->out_period_q32) >> (sh + 32)));
+                bound += (uint64_t) (((unsigned __int128) f * (uint64_t) c->out_period_q32) >> (sh + 32));
         }
         *ret_count = out;
-        *ret_bound_ns = bound;
+        *ret_bound_ns = (int64_t) bound;
         return 0;
 }
 

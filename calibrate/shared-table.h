@@ -127,6 +127,11 @@ int shared_table_read_node(const void *mem, size_t size, size_t index, SharedTab
  * mapping), -EAGAIN if a writer held it busy through every retry, -ESTALE a retired table. */
 static inline int shared_table_read_pair(const void *mem, size_t size, size_t from, size_t to, ConvRecord *ret);
 
+/* The same, with the pair's latch counter at the copy and the counter's address, for
+ * shared_table_copy_current(). */
+static inline int shared_table_read_pair_latched(const void *mem, size_t size, size_t from, size_t to,
+                                                 ConvRecord *ret, uint64_t *ret_seq, const uint64_t **ret_latch);
+
 /* conv_record_convert() on the pair's record, with the errors of read_pair(); -ESTALE also when
  * the record does not answer (a value before a node's open segment): ask the daemon. hint_r_ns:
  * the reference time near which a short-wrapping value unwraps (INT64_MIN: the calibration's). */
@@ -164,7 +169,8 @@ static inline void shared_table_relax_(void) {
  * the counter pair with that fence). Named loads into a local record, not a word copy: inlined,
  * the record then lives in registers, where a copied array goes through the stack. */
 #define SHARED_TABLE_LOAD_(field) rec.field = __atomic_load_n(&src->field, __ATOMIC_RELAXED)
-static inline __attribute__((always_inline)) int shared_table_read_entry_(const SharedTableEntry *e, ConvRecord *ret) {
+static inline __attribute__((always_inline)) int shared_table_read_entry_(const SharedTableEntry *e, ConvRecord *ret,
+                                                                         uint64_t *ret_seq) {
         for (unsigned t = 0; t < SHARED_TABLE_READ_TRIES; t++) {
                 uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
                 const ConvRecord *src = &e->copy[seq & 1];
@@ -194,6 +200,8 @@ static inline __attribute__((always_inline)) int shared_table_read_entry_(const 
                 __atomic_thread_fence(__ATOMIC_ACQUIRE);
                 if (__builtin_expect(__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq, 1)) {
                         *ret = rec;
+                        if (ret_seq)
+                                *ret_seq = seq;
                         return 0;
                 }
                 shared_table_relax_();
@@ -202,7 +210,8 @@ static inline __attribute__((always_inline)) int shared_table_read_entry_(const 
 }
 #undef SHARED_TABLE_LOAD_
 
-static inline int shared_table_read_pair(const void *mem, size_t size, size_t from, size_t to, ConvRecord *ret) {
+static inline int shared_table_read_pair_latched(const void *mem, size_t size, size_t from, size_t to,
+                                                 ConvRecord *ret, uint64_t *ret_seq, const uint64_t **ret_latch) {
         const SharedTableHeader *h = mem;
         size_t n = __atomic_load_n(&h->n_nodes, __ATOMIC_ACQUIRE), index;
 
@@ -213,7 +222,24 @@ static inline int shared_table_read_pair(const void *mem, size_t size, size_t fr
         index = from * SHARED_TABLE_CAPACITY_MAX + to;
         if (__builtin_expect(!shared_table_mapped_(size, index), 0))
                 return -ENOENT;
-        return shared_table_read_entry_(shared_table_entry_(mem, index), ret);
+        if (ret_latch)
+                *ret_latch = &shared_table_entry_(mem, index)->seq;
+        return shared_table_read_entry_(shared_table_entry_(mem, index), ret, ret_seq);
+}
+
+static inline int shared_table_read_pair(const void *mem, size_t size, size_t from, size_t to, ConvRecord *ret) {
+        return shared_table_read_pair_latched(mem, size, from, to, ret, NULL, NULL);
+}
+
+/* Whether a copy taken at counter seq of the latch is still the record: the writer moves the
+ * counter on every change, and rewrites nothing unchanged, so an equal counter is an equal record.
+ * Lets a reader keep a copy of a pair it converts often and pay one load per conversion; the
+ * count is checked too, as read_pair() does, so that a retired table answers nothing. */
+static inline bool shared_table_copy_current(const void *mem, const uint64_t *latch, uint64_t seq, size_t max_index) {
+        const SharedTableHeader *h = mem;
+
+        return __atomic_load_n(latch, __ATOMIC_ACQUIRE) == seq &&
+               __atomic_load_n(&h->n_nodes, __ATOMIC_RELAXED) > max_index;
 }
 
 static inline int shared_table_convert(const void *mem, size_t size, size_t from, size_t to, int64_t value,
