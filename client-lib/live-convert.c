@@ -22,10 +22,35 @@ static bool table_final(const struct timeconv *tc, int r) {
         return !(tc->paths & TIMECONV_PATH_DBUS) || r == -ERANGE;
 }
 
-/* flatten: the table's conversion inlined here too, one call for the caller and none below. */
-TIMECONV_EXPORT __attribute__((flatten)) int timeconv_convert_id(struct timeconv *tc, unsigned from, unsigned to,
-                                                                 int64_t value, int64_t *ret_value,
-                                                                 int64_t *ret_uncertainty_ns) {
+/* Keeps the record of (from, to) in the handle's pair cache, when the table answers for the
+ * pair with a record that needs no reading of the clock. */
+static void pair_remember(struct timeconv *tc, unsigned from, unsigned to) {
+        const LiveId *src = &tc->ids[from], *dst = &tc->ids[to];
+        LivePair *p = &tc->pairs[live_pair_slot(from, to)];
+        const uint64_t *latch;
+        ConvRecord rec;
+        uint64_t seq;
+
+        if (tc->table.state != LIVE_TABLE_MAPPED || !tc->table.resolved || src->table_index == SIZE_MAX ||
+            dst->table_index == SIZE_MAX || src->needs_hint)
+                return;
+        if (shared_table_read_pair_latched(tc->table.mem, tc->table.size, src->table_index, dst->table_index, &rec,
+                                           &seq, &latch) < 0 ||
+            (rec.flags & CONV_RECORD_HINT_NOW))
+                return;
+        *p = (LivePair) {
+                .latch = latch,
+                .seq = seq,
+                .max_index = src->table_index > dst->table_index ? src->table_index : dst->table_index,
+                .from = from,
+                .to = to,
+                .rec = rec,
+        };
+}
+
+/* Everything but a repeated pair: the table read afresh, D-Bus for what it cannot answer. */
+static __attribute__((noinline)) int convert_id_slow(struct timeconv *tc, unsigned from, unsigned to, int64_t value,
+                                                     int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         int64_t v, u;
         int r;
 
@@ -37,6 +62,7 @@ TIMECONV_EXPORT __attribute__((flatten)) int timeconv_convert_id(struct timeconv
                 r = live_table_convert(tc, from, to, value, &v, &u);
                 if (__builtin_expect(r >= 0, 1)) {
                         tc->last_path = TIMECONV_PATH_TABLE;
+                        pair_remember(tc, from, to);
                         goto done;
                 }
                 if (table_final(tc, r))
@@ -53,18 +79,61 @@ done:
         return 0;
 }
 
+/* The common loop, a pair converted again: one load of the pair's latch counter (and of the
+ * table's count), then the record kept in the handle. Anything else, or a value the record does
+ * not answer, takes the slow path, which answers as before. */
+static inline __attribute__((always_inline)) int convert_id(struct timeconv *tc, unsigned from, unsigned to,
+                                                           int64_t value, int64_t *ret_value,
+                                                           int64_t *ret_uncertainty_ns) {
+        const LivePair *p;
+        int64_t v = 0, u = 0;           /* written on success; = 0 quiets -Wmaybe-uninitialized */
+
+        if (__builtin_expect(!tc || !ret_value || tc->checks_left <= 1, 0))
+                goto slow;
+        p = &tc->pairs[live_pair_slot(from, to)];
+        if (__builtin_expect(!p->latch || p->from != from || p->to != to ||
+                             !shared_table_copy_current(tc->table.mem, p->latch, p->seq, p->max_index), 0))
+                goto slow;
+        if (__builtin_expect(conv_record_convert(&p->rec, value, &v, &u) < 0, 0))
+                goto slow;
+        tc->checks_left--;
+        tc->last_path = TIMECONV_PATH_TABLE;
+        *ret_value = v;
+        if (ret_uncertainty_ns)
+                *ret_uncertainty_ns = u;
+        return 0;
+slow:
+        return convert_id_slow(tc, from, to, value, ret_value, ret_uncertainty_ns);
+}
+
+TIMECONV_EXPORT int timeconv_convert_id(struct timeconv *tc, unsigned from, unsigned to, int64_t value,
+                                        int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        return convert_id(tc, from, to, value, ret_value, ret_uncertainty_ns);
+}
+
+/* Whether the caller's name is ours (NUL-terminated, < LIVE_NAME_MAX): inline, byte by byte; a
+ * domain name is a few bytes, where a call to strcmp() costs more than the comparison. */
+static inline bool name_is(const char *ours, const char *theirs) {
+        for (size_t i = 0;; i++) {
+                if (ours[i] != theirs[i])
+                        return false;
+                if (ours[i] == '\0')
+                        return true;
+        }
+}
+
 /* The by-name cache: the ids of the last pair, when from and to name it again. */
 static inline bool last_pair(const struct timeconv *tc, const char *from, const char *to, unsigned *ret_i,
                              unsigned *ret_j) {
-        if (__builtin_expect(!tc->last_valid, 0) || strcmp(tc->ids[tc->last_from].name, from) != 0 ||
-            strcmp(tc->ids[tc->last_to].name, to) != 0)
+        if (__builtin_expect(!tc->last_valid, 0) || !name_is(tc->ids[tc->last_from].name, from) ||
+            !name_is(tc->ids[tc->last_to].name, to))
                 return false;
         *ret_i = tc->last_from;
         *ret_j = tc->last_to;
         return true;
 }
 
-TIMECONV_EXPORT __attribute__((flatten)) int timeconv_convert(struct timeconv *tc, const char *from, const char *to,
+TIMECONV_EXPORT int timeconv_convert(struct timeconv *tc, const char *from, const char *to,
                                                               int64_t value, int64_t *ret_value,
                                                               int64_t *ret_uncertainty_ns) {
         unsigned i, j;
@@ -73,7 +142,7 @@ TIMECONV_EXPORT __attribute__((flatten)) int timeconv_convert(struct timeconv *t
         if (__builtin_expect(!tc || !from || !to || !ret_value, 0))
                 return -EINVAL;
         if (__builtin_expect(last_pair(tc, from, to, &i, &j), 1))
-                return timeconv_convert_id(tc, i, j, value, ret_value, ret_uncertainty_ns);
+                return convert_id(tc, i, j, value, ret_value, ret_uncertainty_ns);
         r = timeconv_domain_id(tc, from, &i);
         if (r >= 0)
                 r = timeconv_domain_id(tc, to, &j);
@@ -89,7 +158,7 @@ TIMECONV_EXPORT __attribute__((flatten)) int timeconv_convert(struct timeconv *t
         tc->last_from = i;
         tc->last_to = j;
         tc->last_valid = true;
-        return timeconv_convert_id(tc, i, j, value, ret_value, ret_uncertainty_ns);
+        return convert_id_slow(tc, i, j, value, ret_value, ret_uncertainty_ns);
 }
 
 /* The table for as many values as it answers, in order; returns how many, or -errno when the

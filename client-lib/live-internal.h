@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 
+#include "conv-record.h"
 #include "timeconv.h"
 
 #define LIVE_IDS_MAX 256
@@ -24,6 +25,24 @@ typedef struct LiveId {
         size_t table_index;             /* SIZE_MAX: not in the table */
         bool needs_hint;                /* wraps: unwrap to the occurrence nearest now */
 } LiveId;
+
+/* A pair of ids converted through the table lately: a copy of its record and the latch counter
+ * it was copied at (shared_table_copy_current()), so that a conversion that repeats it reads one
+ * word of shared memory and runs conv_record_convert() on a record in the handle's own cache
+ * lines. Emptied whenever the mapping or the allowed paths change. */
+#define LIVE_PAIR_SLOTS 32
+
+typedef struct LivePair {
+        const uint64_t *latch;          /* NULL: empty */
+        uint64_t seq;
+        size_t max_index;               /* the larger table index of the two */
+        unsigned from, to;              /* ids */
+        ConvRecord rec;
+} LivePair;
+
+static inline unsigned live_pair_slot(unsigned from, unsigned to) {
+        return ((from << 3) ^ to) & (LIVE_PAIR_SLOTS - 1);
+}
 
 typedef enum LiveTableState {
         LIVE_TABLE_UNKNOWN,             /* ask the daemon at the next conversion */
@@ -55,6 +74,7 @@ struct timeconv {
          * costs two strcmp() on top of the call by id. Ids live as long as the handle. */
         unsigned last_from, last_to;
         bool last_valid;
+        LivePair pairs[LIVE_PAIR_SLOTS];
         timeconv_event_handler handler;
         void *userdata;
         /* The daemon's text for the latest D-Bus error on this handle ("" after a D-Bus call
@@ -96,3 +116,5 @@ void live_table_drop(struct timeconv *tc);
 bool live_table_alive(struct timeconv *tc);
 /* The set of domains changed: look the names up again. */
 void live_table_invalidate(struct timeconv *tc);
+/* Empties the pair cache (struct LivePair). */
+void live_pairs_clear(struct timeconv *tc);

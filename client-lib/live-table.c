@@ -37,13 +37,20 @@ static int check_sealed(int fd) {
         return 0;
 }
 
+void live_pairs_clear(struct timeconv *tc) {
+        for (unsigned i = 0; i < LIVE_PAIR_SLOTS; i++)
+                tc->pairs[i].latch = NULL;
+}
+
 void live_table_drop(struct timeconv *tc) {
+        live_pairs_clear(tc);
         if (tc->table.mem)
                 munmap((void *) tc->table.mem, tc->table.size);
         tc->table = (LiveTable) { .state = LIVE_TABLE_UNKNOWN, .hub_index = SIZE_MAX };
 }
 
 void live_table_invalidate(struct timeconv *tc) {
+        live_pairs_clear(tc);
         tc->table.resolved = false;
 }
 
@@ -69,6 +76,7 @@ static void resolve(struct timeconv *tc) {
         size_t size = tc->table.size, hub;
         SharedTableNode node;
 
+        live_pairs_clear(tc);
         tc->table.generation = shared_table_generation(mem);
         /* now() reads the hub's own clock here; only monotonic_raw has one we know. */
         tc->table.hub_index = SIZE_MAX;

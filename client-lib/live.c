@@ -206,6 +206,7 @@ TIMECONV_EXPORT int timeconv_set_paths(struct timeconv *tc, int paths) {
         if (!tc || paths <= 0 || (paths & ~TIMECONV_PATH_ANY) != 0)
                 return -EINVAL;
         tc->paths = paths;
+        live_pairs_clear(tc);
         return 0;
 }
 
