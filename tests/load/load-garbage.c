@@ -110,7 +110,10 @@ static void convert_many_sized(Garbage *g, size_t n) {
         }
         t0 = clock_now_ns(CLOCK_MONOTONIC);
         r = sd_bus_call(g->bus, m, 0, &e, &reply);
-        load_stats_latency(g->stats, clock_now_ns(CLOCK_MONOTONIC) - t0, g->deadline_ns);
+        /* 8 MB in and 16 MB out through the bus daemon, worked a slice at a time between the
+         * other clients' calls: on a loaded machine it may take longer than a call should, and
+         * its own deadline is five times theirs. */
+        load_stats_latency(g->stats, clock_now_ns(CLOCK_MONOTONIC) - t0, 5 * g->deadline_ns);
         g->stats->bus_calls++;
         if (r >= 0)
                 r = sd_bus_message_read_array(reply, 'x', (const void **) &out, &out_size);
