@@ -68,11 +68,13 @@ static uint64_t write_log(FILE *f) {
 
         for (rows = 0; rows < ROWS_MIN; rows++) {
                 bool other = rows % 10 == 9;
-                int64_t begin_ns = t_ns + (int64_t) (rows % 7) * 30000, drawn_ns = begin_ns + 4000000 + (int64_t) (rows % 13) * 1000;
+                int64_t begin_ns = t_ns + (int64_t) (rows % 7) * 30000;
+                int64_t drawn_ns = begin_ns + 4000000 + (int64_t) (rows % 13) * 1000;
                 struct timeconv_frame_record rec = {
                         .times = {
                                 .counter = 4 * (rows + 1),
-                                .flags = TIMECONV_FRAME_PRESENTED | TIMECONV_FRAME_REFRESH_INTERVAL | TIMECONV_FRAME_DELAY,
+                                .flags = TIMECONV_FRAME_PRESENTED | TIMECONV_FRAME_REFRESH_INTERVAL |
+                                         TIMECONV_FRAME_DELAY,
                                 .drawn_ns = drawn_ns,
                                 .drawn_uncertainty_ns = 1500,
                                 .presented_ns = drawn_ns + 12000000,
@@ -81,8 +83,9 @@ static uint64_t write_log(FILE *f) {
                                 .frame_delay_us = 2000,
                         },
                         .record_flags = TIMECONV_FRAME_RECORD_WINDOW | TIMECONV_FRAME_RECORD_DRAWN |
-                                        TIMECONV_FRAME_RECORD_BEGIN | TIMECONV_FRAME_RECORD_END | TIMECONV_FRAME_RECORD_RAW |
-                                        TIMECONV_FRAME_RECORD_DRAWN_RECEIVED | TIMECONV_FRAME_RECORD_TIMINGS_RECEIVED,
+                                        TIMECONV_FRAME_RECORD_BEGIN | TIMECONV_FRAME_RECORD_END |
+                                        TIMECONV_FRAME_RECORD_RAW | TIMECONV_FRAME_RECORD_DRAWN_RECEIVED |
+                                        TIMECONV_FRAME_RECORD_TIMINGS_RECEIVED,
                         .window = other ? 0x2c00005 : 0x1a00003,
                         .begin_ns = begin_ns,
                         .end_ns = begin_ns + 2000000,

@@ -151,8 +151,8 @@ static xcb_sync_int64_t sync_value(uint64_t v) {
 }
 
 static int create_window(Probe *p) {
-        uint32_t values[] = { p->screen->black_pixel,
-                              XCB_EVENT_MASK_STRUCTURE_NOTIFY | XCB_EVENT_MASK_EXPOSURE | XCB_EVENT_MASK_PROPERTY_CHANGE };
+        uint32_t values[] = { p->screen->black_pixel, XCB_EVENT_MASK_STRUCTURE_NOTIFY | XCB_EVENT_MASK_EXPOSURE |
+                                                              XCB_EVENT_MASK_PROPERTY_CHANGE };
         const char *name = "timeconv frame probe";
         xcb_sync_initialize_reply_t *sync;
         uint32_t counters[2], protocols[2];
@@ -360,7 +360,9 @@ static int draw_frames(Probe *p) {
                                 break;
                         next_ns = t0_ns + (int64_t) i * period_ns;
                         if (period_ns > 0) {
-                                struct itimerspec at = { .it_value = { next_ns / NSEC_PER_SEC, next_ns % NSEC_PER_SEC } };
+                                struct itimerspec at = {
+                                        .it_value = { next_ns / NSEC_PER_SEC, next_ns % NSEC_PER_SEC },
+                                };
 
                                 if (timerfd_settime(timer_fd, TFD_TIMER_ABSTIME, &at, NULL) < 0) {
                                         r = fail(p, -errno, "timerfd: %m");

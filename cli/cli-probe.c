@@ -113,13 +113,14 @@ static void print_probe_json(const ProbeOptions *o, const ProbeRun *run, double 
                         printf("\\u%04x", *s);
                 else
                         putchar(*s);
-        printf("\",\"frame_timings\":%s,\"window\":%" PRIu32 ",\"frames\":%zu,\"rate_hz\":", run->wm_timings ? "true" : "false",
-               run->window, run->n_frames);
+        printf("\",\"frame_timings\":%s,\"window\":%" PRIu32 ",\"frames\":%zu,\"rate_hz\":",
+               run->wm_timings ? "true" : "false", run->window, run->n_frames);
         if (o->rate_hz > 0)
                 printf("%g", o->rate_hz);
         else
                 fputs("null", stdout);
-        printf(",\"urgent\":%s,\"sync_requests\":%u,\"cpu_percent\":", o->urgent ? "true" : "false", run->sync_requests);
+        printf(",\"urgent\":%s,\"sync_requests\":%u,\"cpu_percent\":", o->urgent ? "true" : "false",
+               run->sync_requests);
         if (isnan(cpu_percent))
                 fputs("null", stdout);
         else

@@ -241,7 +241,8 @@ static void report_cpu(void) {
         is_int(run("frames", "--probe", "--display", desktop.display, "--rate", "60", "--frames", "240", "--json",
                    NULL), 0, "--rate 60: exit 0");
         j = json_loads(out ? out : "", 0, NULL);
-        ok(j && json_is_number(json_object_get(json_object_get(j, "probe"), "cpu_percent")), "the probe reports its CPU");
+        ok(j && json_is_number(json_object_get(json_object_get(j, "probe"), "cpu_percent")),
+           "the probe reports its CPU");
         diag("probe CPU at 60 FPS: %.2f %% of one core; compositor rate %.3f FPS",
              json_number_value(json_object_get(json_object_get(j, "probe"), "cpu_percent")),
              json_number_value(json_object_get(json_object_get(j, "report"), "fps")));
