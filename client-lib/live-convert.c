@@ -22,30 +22,38 @@ static bool table_final(const struct timeconv *tc, int r) {
         return !(tc->paths & TIMECONV_PATH_DBUS) || r == -ERANGE;
 }
 
-/* Keeps the record of (from, to) in the handle's pair cache, when the table answers for the
- * pair with a record that needs no reading of the clock. */
-static void pair_remember(struct timeconv *tc, unsigned from, unsigned to) {
-        const LiveId *src = &tc->ids[from], *dst = &tc->ids[to];
+/* Keeps the record of table indices (src, dst) in the handle's pair cache under ids (from, to),
+ * when the table answers for the pair with a record that needs no reading of the clock. now()
+ * keeps the hub's record to a domain under from = LIVE_IDS_MAX. */
+static void pair_remember(struct timeconv *tc, unsigned from, unsigned to, size_t src, size_t dst) {
         LivePair *p = &tc->pairs[live_pair_slot(from, to)];
         const uint64_t *latch;
         ConvRecord rec;
         uint64_t seq;
 
-        if (tc->table.state != LIVE_TABLE_MAPPED || !tc->table.resolved || src->table_index == SIZE_MAX ||
-            dst->table_index == SIZE_MAX || src->needs_hint)
+        if (tc->table.state != LIVE_TABLE_MAPPED || !tc->table.resolved || src == SIZE_MAX || dst == SIZE_MAX)
                 return;
-        if (shared_table_read_pair_latched(tc->table.mem, tc->table.size, src->table_index, dst->table_index, &rec,
-                                           &seq, &latch) < 0 ||
+        if (shared_table_read_pair_latched(tc->table.mem, tc->table.size, src, dst, &rec, &seq, &latch) < 0 ||
             (rec.flags & CONV_RECORD_HINT_NOW))
                 return;
         *p = (LivePair) {
                 .latch = latch,
                 .seq = seq,
-                .max_index = src->table_index > dst->table_index ? src->table_index : dst->table_index,
+                .max_index = src > dst ? src : dst,
                 .from = from,
                 .to = to,
                 .rec = rec,
         };
+}
+
+/* The pair's kept record, if it is still the table's. */
+static inline const LivePair *pair_kept(const struct timeconv *tc, unsigned from, unsigned to) {
+        const LivePair *p = &tc->pairs[live_pair_slot(from, to)];
+
+        if (__builtin_expect(!p->latch || p->from != from || p->to != to ||
+                             !shared_table_copy_current(tc->table.mem, p->latch, p->seq, p->max_index), 0))
+                return NULL;
+        return p;
 }
 
 /* Everything but a repeated pair: the table read afresh, D-Bus for what it cannot answer. */
@@ -62,7 +70,8 @@ static __attribute__((noinline)) int convert_id_slow(struct timeconv *tc, unsign
                 r = live_table_convert(tc, from, to, value, &v, &u);
                 if (__builtin_expect(r >= 0, 1)) {
                         tc->last_path = TIMECONV_PATH_TABLE;
-                        pair_remember(tc, from, to);
+                        if (!tc->ids[from].needs_hint)
+                                pair_remember(tc, from, to, tc->ids[from].table_index, tc->ids[to].table_index);
                         goto done;
                 }
                 if (table_final(tc, r))
@@ -90,9 +99,8 @@ static inline __attribute__((always_inline)) int convert_id(struct timeconv *tc,
 
         if (__builtin_expect(!tc || !ret_value || tc->checks_left <= 1, 0))
                 goto slow;
-        p = &tc->pairs[live_pair_slot(from, to)];
-        if (__builtin_expect(!p->latch || p->from != from || p->to != to ||
-                             !shared_table_copy_current(tc->table.mem, p->latch, p->seq, p->max_index), 0))
+        p = pair_kept(tc, from, to);
+        if (__builtin_expect(!p, 0))
                 goto slow;
         if (__builtin_expect(conv_record_convert(&p->rec, value, &v, &u) < 0, 0))
                 goto slow;
@@ -225,8 +233,8 @@ TIMECONV_EXPORT int timeconv_convert_many(struct timeconv *tc, const char *from,
         return 0;
 }
 
-TIMECONV_EXPORT __attribute__((flatten)) int timeconv_now_id(struct timeconv *tc, unsigned domain, int64_t *ret_value,
-                                    int64_t *ret_uncertainty_ns) {
+static __attribute__((noinline)) int now_id_slow(struct timeconv *tc, unsigned domain, int64_t *ret_value,
+                                                 int64_t *ret_uncertainty_ns) {
         int64_t v, u;
         int r;
 
@@ -238,6 +246,7 @@ TIMECONV_EXPORT __attribute__((flatten)) int timeconv_now_id(struct timeconv *tc
                 r = live_table_now(tc, domain, &v, &u);
                 if (__builtin_expect(r >= 0, 1)) {
                         tc->last_path = TIMECONV_PATH_TABLE;
+                        pair_remember(tc, LIVE_IDS_MAX, domain, tc->table.hub_index, tc->ids[domain].table_index);
                         goto done;
                 }
                 if (table_final(tc, r))
@@ -252,6 +261,29 @@ done:
         if (ret_uncertainty_ns)
                 *ret_uncertainty_ns = u;
         return 0;
+}
+
+/* As convert_id(): the hub's record to domain, kept, on a reading of the hub's clock. */
+TIMECONV_EXPORT int timeconv_now_id(struct timeconv *tc, unsigned domain, int64_t *ret_value,
+                                    int64_t *ret_uncertainty_ns) {
+        const LivePair *p;
+        int64_t v = 0, u = 0;           /* written on success; = 0 quiets -Wmaybe-uninitialized */
+
+        if (__builtin_expect(!tc || !ret_value || tc->checks_left <= 1, 0))
+                goto slow;
+        p = pair_kept(tc, LIVE_IDS_MAX, domain);
+        if (__builtin_expect(!p, 0))
+                goto slow;
+        if (__builtin_expect(conv_record_convert(&p->rec, clock_now_ns(CLOCK_MONOTONIC_RAW), &v, &u) < 0, 0))
+                goto slow;
+        tc->checks_left--;
+        tc->last_path = TIMECONV_PATH_TABLE;
+        *ret_value = v;
+        if (ret_uncertainty_ns)
+                *ret_uncertainty_ns = u;
+        return 0;
+slow:
+        return now_id_slow(tc, domain, ret_value, ret_uncertainty_ns);
 }
 
 TIMECONV_EXPORT int timeconv_now(struct timeconv *tc, const char *domain, int64_t *ret_value,
