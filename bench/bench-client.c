@@ -4,8 +4,8 @@
  * that has every kind of domain (the POSIX clocks, x11 and x11_us of a private Xvfb, msc through
  * X Present, gpu0 on lavapipe): a conversion through the shared table by id for each of
  * monotonic -> boottime, x11_us -> monotonic, gpu0 -> monotonic and msc -> monotonic (two hops
- * each, one record; ns per call in a loop, best round), and by name; now() in a loop against a
- * plain clock_gettime loop beside it, and bracketed against the floor of two back-to-back
+ * each, one record; ns per call in a loop, best round), by name and through a pair handle; now()
+ * in a loop against a plain clock_gettime loop beside it, and bracketed against the floor of two back-to-back
  * clock_gettime; the same conversion over D-Bus against the bus's own round trip (GetId, p50); the
  * CLI converting offline from standard input to a file (nearest mode, 1,000 snapshots, two hops).
  * One JSON object.
@@ -59,9 +59,10 @@ static int64_t posix_floor_ns(void) {
 }
 
 /* The best of FAST_ROUNDS rounds, ns per call, values base + (i mod WRAP_SPAN).
- * what: 0 convert_id, 1 convert by name, 2 now_id. */
+ * what: 0 convert_id, 1 convert by name, 2 now_id, 3 through a pair (timeconv_pair_convert()). */
 static double fast_ns(struct timeconv *tc, int what, unsigned from, unsigned to, const char *from_name,
                       const char *to_name, int64_t base, int *ret_r) {
+        struct timeconv_pair pair = { tc, from, to };
         double best = 1e300;
 
         *ret_r = 0;
@@ -72,6 +73,7 @@ static double fast_ns(struct timeconv *tc, int what, unsigned from, unsigned to,
                         int64_t value = base + (i & (WRAP_SPAN - 1));
                         int r = what == 0 ? timeconv_convert_id(tc, from, to, value, &v, &u) :
                                 what == 1 ? timeconv_convert(tc, from_name, to_name, value, &v, &u) :
+                                what == 3 ? timeconv_pair_convert(&pair, value, &v, &u) :
                                             timeconv_now_id(tc, to, &v, &u);
 
                         if (__builtin_expect(r < 0, 0)) {
@@ -253,7 +255,7 @@ int main(int argc, char *argv[]) {
         enum { N_PAIRS = 4 };
         char display_arg[32];
         const char *args[] = { display_arg, "--gpu-software", "--cadence=0.5", NULL };
-        double pair_ns[N_PAIRS], pair_name_ns[N_PAIRS], now_loop_ns = -1, now_ns = -1, clock_loop_ns, cli_per_s = 0;
+        double pair_ns[N_PAIRS], pair_name_ns[N_PAIRS], pair_pair_ns[N_PAIRS], by_pair_max = 0, now_loop_ns = -1, now_ns = -1, clock_loop_ns, cli_per_s = 0;
         double by_id_max = 0, by_name_max = 0;
         int64_t floor_ns, dbus_ns = 0, bus_floor_ns = 0, v, u, base[N_PAIRS], deadline;
         struct timeconv *tc = NULL;
@@ -313,6 +315,10 @@ int main(int argc, char *argv[]) {
                 pair_ns[k] = fast_ns(tc, 0, ids[k][0], ids[k][1], NULL, NULL, base[k], &r1);
                 if (r1 >= 0)
                         pair_name_ns[k] = fast_ns(tc, 1, 0, 0, pair_names[k][0], pair_names[k][1], base[k], &r1);
+                if (r1 >= 0)
+                        pair_pair_ns[k] = fast_ns(tc, 3, ids[k][0], ids[k][1], NULL, NULL, base[k], &r1);
+                if (r1 >= 0 && pair_pair_ns[k] > by_pair_max)
+                        by_pair_max = pair_pair_ns[k];
                 if (pair_ns[k] > by_id_max)
                         by_id_max = pair_ns[k];
                 if (pair_name_ns[k] > by_name_max)
@@ -347,6 +353,10 @@ int main(int argc, char *argv[]) {
         for (int k = 0; k < N_PAIRS; k++)
                 printf("%s\"%s\": %.2f", k ? ", " : " ", pair_keys[k], pair_name_ns[k]);
         printf(" },\n");
+        printf("  \"fastpath_convert_pair_ns\": {");
+        for (int k = 0; k < N_PAIRS; k++)
+                printf("%s\"%s\": %.2f", k ? ", " : " ", pair_keys[k], pair_pair_ns[k]);
+        printf(" },\n");
         printf("  \"fastpath_convert_ns\": %.2f,\n", pair_ns[0]);
         printf("  \"fastpath_now_ns\": %.2f,\n", now_ns);
         printf("  \"fastpath_now_to_floor_ratio\": %.2f,\n", now_ns / (double) (floor_ns ?: 1));
@@ -357,11 +367,12 @@ int main(int argc, char *argv[]) {
         printf("  \"bus_floor_ns\": %" PRIi64 ",\n", bus_floor_ns);
         printf("  \"dbus_to_fastpath_ratio\": %.0f,\n", (double) dbus_ns / pair_ns[0]);
         printf("  \"cli_offline_values_per_s\": %.0f,\n", cli_per_s);
-        printf("  \"target_values\": { \"fastpath_convert_by_id_ns\": 5, \"fastpath_convert_by_name_ns\": 10, "
+        printf("  \"target_values\": { \"fastpath_convert_by_id_ns\": 5, \"fastpath_convert_by_name_ns\": 10, \"fastpath_convert_pair_ns\": 10, "
                "\"fastpath_now_to_clock_loop_ratio\": 1.3, \"cli_offline_values_per_s\": 2000000 },\n");
         printf("  \"targets\": {\n");
         printf("    \"fastpath_convert_by_id_le_5ns\": %s,\n", by_id_max <= 5 ? "true" : "false");
         printf("    \"fastpath_convert_by_name_le_10ns\": %s,\n", by_name_max <= 10 ? "true" : "false");
+        printf("    \"fastpath_convert_pair_le_10ns\": %s,\n", by_pair_max <= 10 ? "true" : "false");
         printf("    \"fastpath_now_le_1_3x_clock_loop\": %s,\n", now_loop_ns <= 1.3 * clock_loop_ns ? "true" : "false");
         printf("    \"cli_offline_ge_2M_values_per_s\": %s\n", cli_per_s >= 2e6 ? "true" : "false");
         printf("  }\n}\n");

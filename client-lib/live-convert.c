@@ -119,6 +119,32 @@ TIMECONV_EXPORT int timeconv_convert_id(struct timeconv *tc, unsigned from, unsi
         return convert_id(tc, from, to, value, ret_value, ret_uncertainty_ns);
 }
 
+TIMECONV_EXPORT int timeconv_pair_get(struct timeconv *tc, const char *from, const char *to,
+                                      struct timeconv_pair *ret_pair) {
+        unsigned i, j;
+        int r;
+
+        if (!tc || !from || !to || !ret_pair)
+                return -EINVAL;
+        r = timeconv_domain_id(tc, from, &i);
+        if (r < 0)
+                return r;
+        r = timeconv_domain_id(tc, to, &j);
+        if (r < 0)
+                return r;
+        *ret_pair = (struct timeconv_pair) { .tc = tc, .from = i, .to = j };
+        return 0;
+}
+
+/* The out-of-line form (the header's inline one is a macro of the same name). */
+#undef timeconv_pair_convert
+TIMECONV_EXPORT int timeconv_pair_convert(const struct timeconv_pair *pair, int64_t value, int64_t *ret_value,
+                                          int64_t *ret_uncertainty_ns) {
+        if (!pair)
+                return -EINVAL;
+        return convert_id(pair->tc, pair->from, pair->to, value, ret_value, ret_uncertainty_ns);
+}
+
 /* Whether the caller's name is ours (NUL-terminated, < LIVE_NAME_MAX): inline, byte by byte; a
  * domain name is a few bytes, where a call to strcmp() costs more than the comparison. */
 static inline bool name_is(const char *ours, const char *theirs) {

@@ -151,6 +151,35 @@ int timeconv_convert_id(struct timeconv *tc, unsigned from, unsigned to, int64_t
 int timeconv_now_id(struct timeconv *tc, unsigned domain, int64_t *ret_value,
                     int64_t *ret_uncertainty_ns);
 
+/* A pair of domains resolved once (timeconv_domain_id() of each name): converting through it
+ * costs what timeconv_convert_id() costs, with the names kept in one place. A plain struct the
+ * caller owns (no release needed), valid for the life of the handle. Under GCC and clang
+ * timeconv_pair_convert() is inline (a call of timeconv_convert_id()); define TIMECONV_NO_INLINE
+ * for the out-of-line function everywhere. Errors as timeconv_domain_id() and
+ * timeconv_convert_id(). */
+struct timeconv_pair {
+        struct timeconv *tc;
+        unsigned from;
+        unsigned to;
+};
+
+int timeconv_pair_get(struct timeconv *tc, const char *from, const char *to,
+                      struct timeconv_pair *ret_pair);
+int timeconv_pair_convert(const struct timeconv_pair *pair, int64_t value, int64_t *ret_value,
+                          int64_t *ret_uncertainty_ns);
+
+#if defined(__GNUC__) && !defined(TIMECONV_NO_INLINE)
+static __inline__ int timeconv_pair_convert_inline_(const struct timeconv_pair *pair, int64_t value,
+                                                    int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        if (!pair)
+                return timeconv_pair_convert(pair, value, ret_value, ret_uncertainty_ns);
+        return timeconv_convert_id(pair->tc, pair->from, pair->to, value, ret_value,
+                                   ret_uncertainty_ns);
+}
+#define timeconv_pair_convert(pair, value, ret_value, ret_uncertainty_ns) \
+        timeconv_pair_convert_inline_(pair, value, ret_value, ret_uncertainty_ns)
+#endif
+
 /* What timeconvd said when it refused (with one of its named errors) the latest call of this
  * handle that went to it over D-Bus, e.g. "argument 'to': invalid byte 0x52 at offset 0 of the domain name (allowed: a-z
  * 0-9 _ . : -)" or "unknown domain 'nope'": the errno says what kind of failure it was, this

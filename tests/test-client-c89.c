@@ -46,9 +46,19 @@ int main(void) {
                 r = timeconv_list_domains(tc, &domains);
                 failed += r != -EINVAL || domains != NULL;
                 printf("%sok 5 - and a NULL handle is -EINVAL\n", r == -EINVAL && !domains ? "" : "not ");
+                {
+                        struct timeconv_pair pair;
+
+                        r = timeconv_pair_get(tc, "monotonic", "boottime", &pair);
+                        failed += r != -EINVAL;
+                        printf("%sok 6 - a pair of a NULL handle is -EINVAL\n", r == -EINVAL ? "" : "not ");
+                        r = timeconv_pair_convert(NULL, 1, &value, NULL);
+                        failed += r != -EINVAL;
+                        printf("%sok 7 - converting through no pair is -EINVAL\n", r == -EINVAL ? "" : "not ");
+                }
                 tc = timeconv_close(tc);
                 domains = timeconv_domains_free(domains);
         }
-        printf("1..5\n");
+        printf("1..7\n");
         return failed ? 1 : 0;
 }

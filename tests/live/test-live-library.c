@@ -166,6 +166,20 @@ static void check_errors_and_ids(struct timeconv *tc) {
         is_int(timeconv_domain_id(tc, "0123456789012345678901234567890123456789012345678901234567890123", &a),
                -EINVAL, "a name of 64 bytes: -EINVAL");
         ok(timeconv_now_id(tc, b, &v, &u) == 0 && v > 0, "now_id() answers");
+        {
+                struct timeconv_pair pair;
+                int64_t v3 = 0, u2 = 0, u3 = 0;
+
+                ok(timeconv_pair_get(tc, "monotonic", "boottime", &pair) == 0 && pair.tc == tc &&
+                   pair.from == a2 && pair.to == b, "pair_get(): the two ids");
+                ok(timeconv_pair_convert(&pair, 1000000000, &v, &u) == 0 &&
+                   (timeconv_pair_convert)(&pair, 1000000000, &v2, &u2) == 0 &&
+                   timeconv_convert_id(tc, a2, b, 1000000000, &v3, &u3) == 0 && v == v3 && v2 == v3 &&
+                   u == u3 && u2 == u3, "pair_convert(), inline and out of line, answers as convert_id()");
+                is_int((timeconv_pair_convert)(NULL, 1, &v, &u), -EINVAL, "a NULL pair: -EINVAL");
+                is_int(timeconv_pair_convert(NULL, 1, &v, &u), -EINVAL, "inline too");
+                is_int(timeconv_pair_get(tc, "monotonic", NULL, &pair), -EINVAL, "pair_get() of a NULL name: -EINVAL");
+        }
 }
 
 /* Each path on its own, and the two against each other at the same instants. */
