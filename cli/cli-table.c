@@ -296,6 +296,17 @@ static void json_bool(CliOut *out, const char *key, bool v) {
         cli_out_str(out, v ? "true" : "false");
 }
 
+/* A finite double as JSON reads it back unchanged (%.17g); null otherwise. */
+static void json_number(CliOut *out, double v) {
+        char number[64];
+
+        if (isfinite(v))
+                snprintf(number, sizeof(number), "%.17g", v);
+        else
+                snprintf(number, sizeof(number), "null");
+        cli_out_str(out, number);
+}
+
 static void json_str(CliOut *out, const char *key, const char *s) {
         json_key(out, key);
         if (s && *s)
@@ -329,11 +340,7 @@ static void json_properties(CliOut *out, const struct timeconv_domain *d) {
                         cli_out_int(out, p->x);
                         break;
                 case 'd':
-                        if (isfinite(p->d))
-                                snprintf(number, sizeof(number), "%.17g", p->d);
-                        else
-                                snprintf(number, sizeof(number), "null");
-                        cli_out_str(out, number);
+                        json_number(out, p->d);
                         break;
                 default:
                         cli_out_json_string(out, p->s, strlen(p->s));
@@ -385,6 +392,10 @@ void cli_table_json(CliOut *out, struct timeconv_domain **domains, bool one_line
                 json_int(out, "wrap_bits", true, d->wrap_bits);
                 json_bool(out, "monotonic", d->flags & TIMECONV_DOMAIN_MONOTONIC);
                 json_int(out, "perfetto_id", true, d->perfetto_id);
+                if (d->period_ns != 0) {
+                        json_key(out, "period_ns");
+                        json_number(out, d->period_ns);
+                }
                 if (d->device_name[0])
                         json_str(out, "device_name", d->device_name);
                 if (d->driver[0])

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The table of `timeconv domains` and `timeconv monitor` from domains made up here, so that
+ * what the daemon rarely shows is shown on purpose: a long GPU name and a long application
+ * name, the unit "frame", an unavailable domain, offsets and rates whose bound dwarfs them
+ * (read "unknown"), small ones that stay numbers. Every column of every row starts where its
+ * header does, counted in characters ("±" is two bytes, one character). The JSON keeps every
+ * field and property, typed. */
+
+#define _GNU_SOURCE
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cli-table.h"
+#include "tap.h"
+
+#define LONG_GPU "gpu-6d657361-3232-2e33-2e36-000000000000"
+#define LONG_APP "audio-usb-0000-00-14.0-focusrite-scarlett-2i2-capture-clock"
+
+static struct timeconv_domain *domain(const char *name, const char *unit, unsigned flags, int64_t offset_ns,
+                                      int64_t rate_ppb, uint64_t uncertainty_ns, uint64_t rate_uncertainty_ppb) {
+        struct timeconv_domain *d = calloc(1, sizeof(*d));
+
+        if (!d)
+                abort();
+        snprintf(d->name, sizeof(d->name), "%s", name);
+        snprintf(d->unit, sizeof(d->unit), "%s", unit);
+        snprintf(d->reference, sizeof(d->reference), "monotonic_raw");
+        d->flags = flags | TIMECONV_DOMAIN_HAS_OFFSET | TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY;
+        d->offset_ns = offset_ns;
+        d->rate_ppb = rate_ppb;
+        d->uncertainty_ns = uncertainty_ns;
+        d->rate_uncertainty_ppb = rate_uncertainty_ppb;
+        d->last_calibrated_ns = flags & TIMECONV_DOMAIN_AVAILABLE ? 1000000000 : 0;
+        d->wrap_bits = 64;
+        d->resolution_ns = 1;
+        return d;
+}
+
+static void property(struct timeconv_domain *d, const char *key, char type) {
+        struct timeconv_property *p = &d->properties[d->n_properties++];
+
+        snprintf(p->key, sizeof(p->key), "%s", key);
+        p->type = type;
+        p->b = 1;
+        p->u = 1044;
+        p->x = -7;
+        p->d = 16690671.5;
+        snprintf(p->s, sizeof(p->s), ":1.42");
+}
+
+/* What out wrote, run through fn. */
+static char *render(struct timeconv_domain **domains, bool json) {
+        CliOut *out = malloc(sizeof(*out));
+        int fd = memfd_create("table", 0);
+        char *text;
+        off_t size;
+
+        if (!out || fd < 0)
+                abort();
+        cli_out_init(out, fd);
+        if (json)
+                cli_table_json(out, domains, false);
+        else
+                cli_table_text(out, domains, NULL, 2000000000);
+        if (cli_out_flush(out) < 0)
+                abort();
+        size = lseek(fd, 0, SEEK_END);
+        text = calloc(1, (size_t) size + 1);
+        if (!text || pread(fd, text, (size_t) size, 0) != size)
+                abort();
+        close(fd);
+        free(out);
+        return text;
+}
+
+/* The character (not byte) index of each column start of a line: where a run of two or more
+ * spaces, or one space after the name column, ends. Columns are found from the header, whose
+ * labels have single spaces inside; a row's column i must start at the header's. */
+static size_t char_index(const char *line, size_t byte) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < byte; i++)
+                n += ((unsigned char) line[i] & 0xc0) != 0x80;
+        return n;
+}
+
+/* Whether, on line (up to its newline), the character at column col (a character index) starts a
+ * cell: the one before it is a space and it is not. */
+static bool starts_cell(const char *line, size_t col) {
+        size_t chars = 0;
+        const char *prev = NULL;
+
+        for (const char *p = line; *p && *p != '\n'; p++) {
+                if (((unsigned char) *p & 0xc0) == 0x80)
+                        continue;
+                if (chars == col)
+                        return prev && *prev == ' ' && *p != ' ';
+                prev = p;
+                chars++;
+        }
+        return false;
+}
+
+/* The text of the cell at column col (character index) of line, up to the next column. */
+static bool cell_is(const char *line, size_t col, size_t next_col, const char *want) {
+        size_t chars = 0, start = 0, end = 0;
+        bool have_start = false;
+
+        for (size_t i = 0; line[i] && line[i] != '\n'; i++) {
+                if (((unsigned char) line[i] & 0xc0) == 0x80)
+                        continue;
+                if (chars == col) {
+                        start = i;
+                        have_start = true;
+                }
+                if (chars == next_col)
+                        break;
+                chars++;
+                end = i + 1;
+        }
+        while (have_start && end > start && line[end - 1] == ' ')
+                end--;
+        return have_start && end - start == strlen(want) && strncmp(line + start, want, end - start) == 0;
+}
+
+static const char *row(const char *text, const char *name) {
+        char key[80];
+        const char *p;
+
+        snprintf(key, sizeof(key), "\n%s ", name);
+        p = strstr(text, key);
+        return p ? p + 1 : NULL;
+}
+
+int main(void) {
+        static const char *const headers[] = { "DOMAIN", "UNIT", "VERDICT", "OFFSET TO MONOTONIC",
+                                               "RATE TO MONOTONIC", "UNCERTAINTY", "CALIBRATED" };
+        const unsigned avail = TIMECONV_DOMAIN_AVAILABLE | TIMECONV_DOMAIN_MONOTONIC;
+        struct timeconv_domain *domains[9] = {};
+        size_t cols[7], n_rows = 0;
+        bool aligned = true;
+        char *text;
+        json_t *list;
+
+        domains[0] = domain("monotonic", "ns", avail, 0, 0, 20, 10);
+        /* Known to 96 ns and 1.5 ppm: numbers, even though the bounds exceed the values. */
+        domains[1] = domain("boottime", "ns", avail, 0, 76, 76, 1500);
+        /* An offset of 2 ms known to 3 s, a rate of 44 ppm known to 0.5 %: unknown. */
+        domains[2] = domain("monotonic_coarse", "ns", avail, -2110115, -44133, 3000000000, 5000000);
+        domains[3] = domain("msc", "frame", avail, 175268439, 0, 13494036, 1000000);
+        domains[4] = domain(LONG_GPU, "tick", avail, 1, 76, 146, 4459);
+        domains[4]->period_ns = 38.4615;
+        snprintf(domains[4]->device_name, sizeof(domains[4]->device_name), "llvmpipe (LLVM 15.0.6, 256 bits)");
+        snprintf(domains[4]->driver, sizeof(domains[4]->driver), "llvmpipe");
+        domains[5] = domain(LONG_APP, "ns", avail, 123456789012, 1200, 800, 300);
+        property(domains[5], "owner", 's');
+        domains[6] = domain("x11", "ms", 0, 0, 0, 0, 0);
+        snprintf(domains[6]->verdict, sizeof(domains[6]->verdict), "identity");
+        property(domains[6], "reason", 's');
+        property(domains[6], "connected", 'b');
+        property(domains[6], "probes", 't');
+        property(domains[6], "next_vblank_ns", 'x');
+        property(domains[6], "refresh_interval_ns", 'd');
+        property(domains[6], "crtc_index", 'u');
+
+        text = render(domains, false);
+        for (size_t i = 0; i < 7; i++) {
+                const char *h = strstr(text, headers[i]);
+
+                cols[i] = h && h < strchr(text, '\n') ? char_index(text, (size_t) (h - text)) : 0;
+        }
+        ok(cols[0] == 0 && cols[1] > strlen(LONG_APP), "the header's UNIT column (%zu) is past the longest name",
+           cols[1]);
+        for (const char *line = strchr(text, '\n') + 1; *line && *line != '\n'; line = strchr(line, '\n') + 1) {
+                for (size_t i = 1; i < 7; i++)
+                        if (!starts_cell(line, cols[i])) {
+                                if (aligned)
+                                        diag("misaligned, column %zu: %.*s", i, (int) strcspn(line, "\n"), line);
+                                aligned = false;
+                        }
+                n_rows++;
+        }
+        is_int(n_rows, 7, "a row per domain");
+        ok(aligned, "every cell of every row starts under its header (long names, frame, ± counted once)");
+        ok(cell_is(row(text, "msc"), cols[1], cols[2], "frame"), "msc's unit: frame");
+        ok(cell_is(row(text, LONG_GPU), cols[0], cols[1], LONG_GPU), "the GPU's whole name");
+        ok(cell_is(row(text, "monotonic_coarse"), cols[3], cols[4], "unknown") &&
+           cell_is(row(text, "monotonic_coarse"), cols[4], cols[5], "unknown"),
+           "an offset and a rate whose bounds dwarf them (and exceed 1 s, 0.1 %%) read unknown");
+        ok(cell_is(row(text, "msc"), cols[4], cols[5], "unknown"), "msc's rate known to 0.1 %% only: unknown");
+        ok(cell_is(row(text, "boottime"), cols[3], cols[4], "+0 \xc2\xb1" "96 ns") &&
+           cell_is(row(text, "boottime"), cols[4], cols[5], "+76 \xc2\xb1" "1510 ppb"),
+           "small bounds stay numbers: +0 \xc2\xb1" "96 ns, +76 \xc2\xb1" "1510 ppb");
+        ok(cell_is(row(text, LONG_APP), cols[3], cols[4], "+123456789012 \xc2\xb1" "820 ns"),
+           "an offset known better than it is large: the number and its bound");
+        ok(cell_is(row(text, "x11"), cols[2], cols[3], "unavailable") && cell_is(row(text, "x11"), cols[3], cols[4], "-") &&
+           cell_is(row(text, "x11"), cols[6], 1000, "never"),
+           "an unavailable domain: no verdict, no figures, never calibrated");
+        ok(strstr(text, "\n\nx11: unavailable: :1.42\n") != NULL, "and under the table, the reason the daemon gave");
+        free(text);
+
+        text = render(domains, true);
+        list = json_loads(text, 0, NULL);
+        ok(json_array_size(list) == 7, "JSON: an array of the 7 domains");
+        {
+                json_t *gpu = json_array_get(list, 4), *app = json_array_get(list, 5), *x11 = json_array_get(list, 6);
+                json_t *props = json_object_get(x11, "properties");
+
+                ok(json_is_real(json_object_get(gpu, "period_ns")) &&
+                   json_real_value(json_object_get(gpu, "period_ns")) == 38.4615 &&
+                   strcmp(json_string_value(json_object_get(gpu, "device_name")) ?: "", "llvmpipe (LLVM 15.0.6, 256 bits)") == 0 &&
+                   strcmp(json_string_value(json_object_get(gpu, "driver")) ?: "", "llvmpipe") == 0,
+                   "a GPU's period_ns (exactly), device_name and driver");
+                ok(strcmp(json_string_value(json_object_get(json_object_get(app, "properties"), "owner")) ?: "", ":1.42") == 0,
+                   "an application domain's owner");
+                ok(json_is_true(json_object_get(props, "connected")) &&
+                   json_integer_value(json_object_get(props, "probes")) == 1044 &&
+                   json_integer_value(json_object_get(props, "next_vblank_ns")) == -7 &&
+                   json_is_real(json_object_get(props, "refresh_interval_ns")) &&
+                   json_real_value(json_object_get(props, "refresh_interval_ns")) == 16690671.5 &&
+                   json_integer_value(json_object_get(props, "crtc_index")) == 1044 &&
+                   json_is_string(json_object_get(props, "reason")),
+                   "properties keep their types: b true, t and u integers, x negative, d real, s string");
+                ok(json_is_false(json_object_get(x11, "available")) && json_is_null(json_object_get(x11, "offset_ns")) &&
+                   strcmp(json_string_value(json_object_get(x11, "verdict")) ?: "", "identity") == 0,
+                   "an unavailable domain: available false, offset null");
+        }
+        json_decref(list);
+        free(text);
+
+        for (size_t i = 0; domains[i]; i++)
+                free(domains[i]);
+        return done_testing();
+}
