@@ -34,8 +34,8 @@ typedef struct Convert {
         CliOut out;
 } Convert;
 
-/* One result line: the value and its bound, or the reason it failed. in is the input as given
- * (NULL when it was too long to keep). */
+/* One result line: the value and its bound, or the reason it failed. in is the input as given,
+ * spaces included (NULL when it was too long to keep). */
 static void emit(Convert *c, const char *in, size_t in_size, const char *reason, int status, int64_t out,
                  int64_t uncertainty_ns) {
         if (reason)
@@ -85,8 +85,15 @@ static bool live_fatal(Convert *c, int r) {
                 snprintf(quoted, sizeof(quoted), "'%s'", c->from);
                 c->fatal = cli_unknown_domain(c->tc, message && strstr(message, quoted) ? c->from : c->to);
         } else {
-                fprintf(stderr, "timeconv: cannot convert from '%s' to '%s': %s\n", c->from, c->to,
-                        cli_reason(c->tc, r));
+                const char *message = timeconv_last_error_message(c->tc);
+
+                if (!message && cli_name_problem(c->from))
+                        fprintf(stderr, "timeconv: --from '%s': %s\n", c->from, cli_name_problem(c->from));
+                else if (!message && cli_name_problem(c->to))
+                        fprintf(stderr, "timeconv: --to '%s': %s\n", c->to, cli_name_problem(c->to));
+                else
+                        fprintf(stderr, "timeconv: cannot convert from '%s' to '%s': %s\n", c->from, c->to,
+                                cli_reason(c->tc, r));
                 c->fatal = EXIT_DATAERR;
         }
         return true;
@@ -141,23 +148,22 @@ static void flush_batch(Convert *c) {
 
 static void convert_one(Convert *c, const char *in, size_t in_size, bool too_long) {
         int64_t value = 0, out = 0, uncertainty_ns = 0;
-        const char *text = in;
-        size_t text_size = in_size;
         int r;
 
         if (c->fatal)
                 return;
-        parse_trim(&text, &text_size);
-        r = too_long ? -E2BIG : parse_int64(text, text_size, &value);
+        r = too_long ? -E2BIG : parse_int64(in, in_size, &value);
+        /* "in" is the input as given, spaces and all, so that a script can match it with its
+         * own; only the value is read without them. */
         if (r < 0) {
                 flush_batch(c);         /* keep the order */
-                emit(c, too_long ? NULL : text, text_size, r == -E2BIG ? "line too long" :
+                emit(c, too_long ? NULL : in, in_size, r == -E2BIG ? "line too long" :
                      r == -ERANGE ? "value out of range" : "not an integer", EXIT_DATAERR, 0, 0);
                 return;
         }
-        if (c->tc && text_size < IN_TEXT_MAX) {
-                memcpy(c->batch_in[c->n_batch], text, text_size);
-                c->batch_in[c->n_batch][text_size] = 0;
+        if (c->tc && in_size < IN_TEXT_MAX) {
+                memcpy(c->batch_in[c->n_batch], in, in_size);
+                c->batch_in[c->n_batch][in_size] = 0;
                 c->batch[c->n_batch++] = value;
                 if (c->n_batch == BATCH_MAX)
                         flush_batch(c);
@@ -171,12 +177,12 @@ static void convert_one(Convert *c, const char *in, size_t in_size, bool too_lon
                 if (r < 0 && live_fatal(c, r))
                         return;
                 c->unavailable |= cli_unavailable(r);
-                emit(c, text, text_size, r < 0 ? cli_reason(c->tc, r) : NULL, cli_exit_status(r), out,
+                emit(c, in, in_size, r < 0 ? cli_reason(c->tc, r) : NULL, cli_exit_status(r), out,
                      uncertainty_ns);
                 return;
         }
         r = timeconv_snapshots_convert(c->snapshots, c->mode, c->from, c->to, value, &out, &uncertainty_ns);
-        emit(c, text, text_size, r < 0 ? timeconv_strerror(r) : NULL, cli_exit_status(r), out, uncertainty_ns);
+        emit(c, in, in_size, r < 0 ? timeconv_strerror(r) : NULL, cli_exit_status(r), out, uncertainty_ns);
 }
 
 static int convert_stdin(Convert *c) {

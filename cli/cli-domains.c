@@ -110,7 +110,10 @@ int cli_cmd_now(int argc, char **argv) {
         path = timeconv_last_path(tc);
         if (r == -ENOENT)
                 r = cli_unknown_domain(tc, argv[optind]);
-        else if (r < 0)
+        else if (r == -EINVAL && !timeconv_last_error_message(tc) && cli_name_problem(argv[optind])) {
+                fprintf(stderr, "timeconv: '%s': %s\n", argv[optind], cli_name_problem(argv[optind]));
+                r = EXIT_DATAERR;
+        } else if (r < 0)
                 r = cli_live_error(tc, argv[optind], r);
         timeconv_close(tc);
         if (r != 0)

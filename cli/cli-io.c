@@ -102,7 +102,8 @@ int cli_lines_next(CliLines *l, const char **ret_line, size_t *ret_size) {
                         bool overlong = l->overlong;
 
                         *ret_line = l->buf + l->start;
-                        *ret_size = stop - l->start;
+                        /* A CRLF ends a line as a LF does (a file from another system). */
+                        *ret_size = stop - l->start - (nl && stop > l->start && l->buf[stop - 1] == '\r');
                         l->start = nl ? stop + 1 : stop;
                         l->overlong = false;
                         return overlong ? CLI_LINE_TOO_LONG : CLI_LINE;

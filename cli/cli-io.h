@@ -44,6 +44,6 @@ enum {
 };
 
 void cli_lines_init(CliLines *l, int fd);
-/* The next line, without its newline (valid until the next call): CLI_LINE, CLI_LINE_TOO_LONG,
+/* The next line, without its newline (LF or CRLF) (valid until the next call): CLI_LINE, CLI_LINE_TOO_LONG,
  * CLI_LINE_EOF, or -errno of the read. */
 int cli_lines_next(CliLines *l, const char **ret_line, size_t *ret_size);

@@ -193,10 +193,10 @@ int cli_cmd_monitor(int argc, char **argv) {
         };
         int64_t interval_ns = 1000000000, deadline_ns;
         struct timeconv *tc = NULL;
-        unsigned long count = 0;
+        int64_t count_arg;
+        uint64_t count = 0;
         bool json = false;
         Monitor *m;
-        char *end;
         int opt, r, status = 0;
 
         while ((opt = getopt_long(argc, argv, "1i:c:jh", options, NULL)) >= 0)
@@ -209,9 +209,11 @@ int cli_cmd_monitor(int argc, char **argv) {
                                 return cli_usage_error("bad --interval '%s' (SECONDS, 0.001 to 86400)", optarg);
                         break;
                 case 'c':
-                        count = strtoul(optarg, &end, 10);
-                        if (!*optarg || *end || count == 0)
+                        /* Not strtoul(): it takes "-1" for ULONG_MAX, and a monitor that never
+                         * ends for a typo. */
+                        if (parse_int64(optarg, strlen(optarg), &count_arg) < 0 || count_arg <= 0)
                                 return cli_usage_error("bad --count '%s' (a positive integer)", optarg);
+                        count = (uint64_t) count_arg;
                         break;
                 case 'j':
                         json = true;
@@ -242,7 +244,7 @@ int cli_cmd_monitor(int argc, char **argv) {
         timeconv_set_event_handler(tc, on_event, m);
 
         deadline_ns = cli_now_monotonic_ns();
-        for (unsigned long n = 0; count == 0 || n < count; n++) {
+        for (uint64_t n = 0; count == 0 || n < count; n++) {
                 if (n > 0) {
                         r = wait_until(tc, m, deadline_ns);
                         if (r < 0) {

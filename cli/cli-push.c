@@ -156,6 +156,15 @@ int cli_cmd_push(int argc, char **argv) {
                 return cli_usage_error("%s", "push needs --against REFERENCE (e.g. monotonic)");
         if (strcmp(domain, against) == 0)
                 return cli_usage_error("%s", "DOMAIN and --against must differ");
+        /* Said once, before any line: the daemon would refuse every one of them alike. */
+        if (cli_name_problem(domain)) {
+                fprintf(stderr, "timeconv: push: DOMAIN '%s': %s\n", domain, cli_name_problem(domain));
+                return EXIT_DATAERR;
+        }
+        if (cli_name_problem(against)) {
+                fprintf(stderr, "timeconv: push: --against '%s': %s\n", against, cli_name_problem(against));
+                return EXIT_DATAERR;
+        }
 
         out = malloc(sizeof(*out));
         if (!out)

@@ -47,6 +47,13 @@ const char *cli_reason(struct timeconv *tc, int r);
  * "timeconv: unknown domain 'x'; timeconvd has: a, b, c". Returns EXIT_DATAERR. */
 int cli_unknown_domain(struct timeconv *tc, const char *name);
 
+/* The longest domain name the daemon takes, in bytes. */
+#define CLI_NAME_MAX 63
+
+/* Why a domain name cannot even be sent to the daemon (empty, too long, not UTF-8: the
+ * library refuses it before the daemon could say why), or NULL. */
+const char *cli_name_problem(const char *name);
+
 /* Keeps the worse of two exit statuses: 69, 74, 65, 1, then 0. */
 int cli_worse_status(int a, int b);
 

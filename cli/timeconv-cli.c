@@ -3,6 +3,7 @@
 /* timeconv: the command line front of libtimeconv. It uses the public API only. */
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,40 @@ const char *cli_reason(struct timeconv *tc, int r) {
         return message ?: timeconv_strerror(r);
 }
 
+/* Whether s is UTF-8 as D-Bus wants it (sd-bus refuses to send anything else). */
+static bool utf8_valid(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+
+        while (*p) {
+                unsigned n = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2 :
+                             (*p & 0xf8) == 0xf0 ? 3 : 4;
+                uint32_t c = n == 0 ? *p : n == 1 ? *p & 0x1fu : n == 2 ? *p & 0x0fu : *p & 0x07u;
+
+                if (n == 4 || (n == 1 && c < 2))
+                        return false;
+                for (unsigned i = 1; i <= n; i++) {
+                        if ((p[i] & 0xc0) != 0x80)
+                                return false;
+                        c = c << 6 | (p[i] & 0x3fu);
+                }
+                if ((n == 2 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+                    (n == 3 && (c < 0x10000 || c > 0x10ffff)))
+                        return false;
+                p += n + 1;
+        }
+        return true;
+}
+
+const char *cli_name_problem(const char *name) {
+        if (!name[0])
+                return "empty domain name";
+        if (strlen(name) > CLI_NAME_MAX)
+                return "domain name longer than 63 bytes";
+        if (!utf8_valid(name))
+                return "domain name not valid UTF-8 (allowed: a-z 0-9 _ . : -)";
+        return NULL;
+}
+
 int cli_open(struct timeconv **ret) {
         int r = timeconv_open(ret);
 
@@ -174,7 +209,7 @@ static bool wants_help(int argc, char **argv) {
         return false;
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
         static const struct {
                 const char *name;
                 int (*run)(int argc, char **argv);
@@ -210,4 +245,16 @@ int main(int argc, char **argv) {
                         return commands[i].run(argc - 1, argv + 1);
                 }
         return cli_usage_error("unknown command '%s'", cmd);
+}
+
+int main(int argc, char **argv) {
+        int status = run(argc, argv);
+
+        /* What went through stdio (help, version, tables) and could not be written is an error
+         * too, whoever printed it: timeconv --help > /dev/full fails. */
+        if ((fflush(stdout) != 0 || ferror(stdout)) && (status == 0 || status == EXIT_IOERR)) {
+                fputs("timeconv: cannot write to standard output\n", stderr);
+                status = EXIT_IOERR;
+        }
+        return status;
 }

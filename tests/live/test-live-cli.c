@@ -211,6 +211,11 @@ static void check_now(void) {
         is_int(RUN("now", "BAD"), 65, "now BAD: exit 65");
         ok(err && strstr(err, "invalid byte 0x42 at offset 0"), "with the daemon's own words");
         is_int(RUN("now"), 64, "now without a domain: usage, exit 64");
+        /* Names the library cannot even send: said as clearly as the daemon would. */
+        is_int(RUN("now", ""), 65, "now '': exit 65");
+        ok(err && strstr(err, "'': empty domain name"), "and says the name is empty");
+        is_int(RUN("now", "a\xff"), 65, "now with a name that is not UTF-8: exit 65");
+        ok(err && strstr(err, "domain name not valid UTF-8 (allowed: a-z 0-9 _ . : -)"), "and says so");
 }
 
 static void check_convert(void) {
@@ -265,6 +270,27 @@ static void check_convert(void) {
         is_int(RUN("convert", "--from", "monotonic", "--to", "boottime", "--mode", "nearest", "1"), 64,
                "--mode without --snapshots: usage, exit 64");
         is_int(RUN("convert", "--from", "monotonic", "1"), 64, "no --to: usage, exit 64");
+        is_int(RUN("convert", "--from", "\xc0\x80", "--to", "monotonic", "1"), 65, "an overlong UTF-8 name: exit 65");
+        ok(err && strstr(err, "--from '") && strstr(err, "not valid UTF-8"), "said of --from");
+        is_int(RUN("convert", "--from", "monotonic", "--to", "", "1"), 65, "an empty --to: exit 65");
+        ok(err && strstr(err, "empty domain name"), "said as the daemon says it");
+
+        /* "in" is the input as given, spaces and all (the CRLF of a line is its end, not input). */
+        is_int(RUN("convert", "--json", "--from", "monotonic", "--to", "boottime", " 5 ", "x "), 65,
+               "convert --json ' 5 ' 'x ': exit 65");
+        o = json_line(out, 0);
+        ok(o && strcmp(json_string_value(json_object_get(o, "in")) ?: "", " 5 ") == 0 && json_object_get(o, "out"),
+           "\"in\" keeps the spaces of a value that converts");
+        json_decref(o);
+        o = json_line(out, 1);
+        ok(o && strcmp(json_string_value(json_object_get(o, "in")) ?: "", "x ") == 0, "and of one that does not");
+        json_decref(o);
+        snprintf(script, sizeof(script), "printf ' 7\\r\\n8\\r\\n' | '%s' convert --json --from monotonic --to boottime",
+                 tc_path);
+        is_int(run_sh(script), 0, "CRLF lines on standard input: exit 0");
+        o = json_line(out, 0);
+        ok(o && strcmp(json_string_value(json_object_get(o, "in")) ?: "", " 7") == 0, "\"in\" is the line without its CRLF");
+        json_decref(o);
 }
 
 static void check_export(void) {
@@ -383,10 +409,16 @@ static void check_push(void) {
         ok(out && strstr(out, "error: a reference value is needed too") &&
            count_lines(out) == 3, "an error line per bad line, saying why");
         is_int(RUN("push", "audio2"), 64, "push without --against: usage, exit 64");
+        snprintf(script, sizeof(script), "printf '1 2\\n3 4\\n' | '%s' push '' --against monotonic", tc_path);
+        is_int(run_sh(script), 65, "push with an empty DOMAIN: exit 65");
+        ok(out && !*out && err && strstr(err, "push: DOMAIN '': empty domain name") && count_lines(err) == 1,
+           "said once, before any line");
 }
 
 static void check_monitor_and_help(void) {
         static const char *const commands[] = { "convert", "domains", "now", "monitor", "push", "export", "frames" };
+        char script[1024];
+        int r;
 
         is_int(RUN("monitor", "--once"), 0, "monitor --once: exit 0");
         ok(out && strncmp(out, "DOMAIN ", 7) == 0 && strstr(out, "\nmonotonic "), "monitor --once: one table");
@@ -394,13 +426,23 @@ static void check_monitor_and_help(void) {
         ok(out && strstr(out, "DOMAIN ") && strstr(strstr(strstr(out, "DOMAIN ") + 1, "DOMAIN ") + 1, "DOMAIN "),
            "off a terminal it appends three tables");
         is_int(RUN("monitor", "--interval", "0"), 64, "monitor --interval 0: usage, exit 64");
+        is_int(RUN("monitor", "--count", "-1"), 64, "monitor --count -1: usage, exit 64 (not a monitor that never ends)");
+        is_int(RUN("monitor", "--count", "99999999999999999999"), 64, "monitor --count past 2^64: usage, exit 64");
 
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
                 ok(RUN(commands[i], "--help") == 0 && out && strncmp(out, "Usage: timeconv ", 16) == 0 &&
                    strncmp(out + 16, commands[i], strlen(commands[i])) == 0, "%s --help: its own help", commands[i]);
                 ok(RUN(commands[i], "--version") == 0 && out && strncmp(out, "timeconv ", 9) == 0, "%s --version",
                    commands[i]);
+                r = RUN(commands[i], "--no-such-option");
+                ok(r == 64, "%s --no-such-option: usage, exit 64 (got %d)", commands[i], r);
+                snprintf(script, sizeof(script), "'%s' %s --help > /dev/full", tc_path, commands[i]);
+                r = run_sh(script);
+                ok(r == 74, "%s --help to a full disk: exit 74, not a silent 0 (got %d)", commands[i], r);
         }
+        is_int(RUN("no-such-command"), 64, "an unknown command: usage, exit 64");
+        is_int(RUN("domains", "extra"), 64, "domains with an argument: usage, exit 64");
+        is_int(RUN("export", "extra"), 64, "export with an argument: usage, exit 64");
 }
 
 int main(int argc, char *argv[]) {
@@ -441,6 +483,18 @@ int main(int argc, char *argv[]) {
         ok(out && strcmp(out, "error: timeconvd is not running\nerror: timeconvd is not running\n") == 0,
            "with one error line per value");
         is_int(RUN("export"), 69, "the daemon gone: export exits 69");
+        is_int(RUN("domains"), 69, "the daemon gone: domains exits 69");
+        ok(err && strstr(err, "timeconvd is not running"), "and says why");
+        is_int(RUN("now", "monotonic"), 69, "the daemon gone: now exits 69");
+        is_int(RUN("monitor", "--once"), 69, "the daemon gone: monitor --once exits 69");
+        is_int(RUN("monitor", "--json", "--once"), 69, "the daemon gone: monitor --json --once exits 69");
+        {
+                char script[1024];
+
+                snprintf(script, sizeof(script), "echo '1 2' | '%s' push audio3 --against monotonic", tc_path);
+                is_int(run_sh(script), 69, "the daemon gone: push exits 69");
+                ok(out && strcmp(out, "error: timeconvd is not running\n") == 0, "with the reason on its line");
+        }
         free(out);
         free(err);
         return done_testing();
