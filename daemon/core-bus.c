@@ -216,6 +216,10 @@ static bool core_bus_names_domain(const Core *c, size_t index) {
         return index < c->n_domains && !core_domain_gone(c, index);
 }
 
+static bool core_bus_unit_wraps(const DomainUnit *u) {
+        return u->encoding != UNIT_ENCODING_PLAIN || (u->wrap_bits > 0 && u->wrap_bits < 64);
+}
+
 static int core_bus_convert(void *userdata, size_t from, size_t to, int64_t value,
                             int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
         Core *c = userdata;
@@ -225,8 +229,11 @@ static int core_bus_convert(void *userdata, size_t from, size_t to, int64_t valu
         if (!core_bus_names_domain(c, from) || !core_bus_names_domain(c, to))
                 return -ENOENT;
 
-        /* A wrapping value is unwrapped to the occurrence nearest to now. */
-        r = graph_convert(&c->graph, from, to, value, clock_now_ns(CLOCK_MONOTONIC_RAW), &result, &uncertainty_ns);
+        /* A wrapping value is unwrapped to the occurrence nearest to now; for any other the hint
+         * is unused, and reading the clock would cost more than the conversion (ConvertMany). */
+        r = graph_convert(&c->graph, from, to, value,
+                          core_bus_unit_wraps(&c->graph.nodes[from].unit) ? clock_now_ns(CLOCK_MONOTONIC_RAW) : INT64_MIN,
+                          &result, &uncertainty_ns);
         if (r < 0)
                 return r;
         if (uncertainty_ns < 0)
