@@ -31,6 +31,24 @@ static size_t floor_index(const int64_t *ts, size_t n, int64_t v) {
         return (size_t) (base - ts);
 }
 
+/* floor_index() of the side's readings, through the buckets where the side has them: a search of
+ * the few readings of one bucket (one or two for snapshots taken at a steady pace). */
+static size_t pair_search(const Pair *p, size_t side, int64_t v) {
+        const int64_t *ts = p->ns[side];
+        size_t b, lo, hi;
+
+        if (!p->first[side])
+                return floor_index(ts, p->n, v);
+        if (v < ts[0])
+                return 0;
+        if (v >= ts[p->n - 1])
+                return p->n - 1;
+        b = pair_bucket(p, side, v);
+        lo = p->first[side][b];
+        hi = p->first[side][b + 1];
+        return lo + floor_index(ts + lo, hi - lo + 1, v);
+}
+
 static int64_t clamp_add(int64_t a, int64_t b) {
         int64_t r;
 
@@ -113,7 +131,7 @@ static int hop_convert(const SnapshotGraph *g, size_t cur, SnapshotMode mode, si
                 if (__builtin_expect(r != -ESTALE, 1))
                         goto done;
         }
-        k = floor_index(p->ns[side], p->n, *ns);
+        k = pair_search(p, side, *ns);
         __atomic_store_n(cache, (uint32_t) k, __ATOMIC_RELAXED);
         hop_record(p, side, k, mode, *ns, slack_ns, &rec);
         r = conv_record_map(&rec, *ns, &out, &bound);

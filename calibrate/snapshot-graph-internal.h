@@ -38,6 +38,12 @@ typedef struct Pair {
         int64_t *ns[2];         /* each side's reading in every common snapshot, file order */
         /* per interval: d(other)/d(this) in Q62, rounded down; 0 if implausible (DRIFT's slope) */
         int64_t *slope_q62[2];
+        /* The search's shortcut, per side whose readings never decrease (else first[] is NULL):
+         * n buckets evenly over [ns[0], ns[n - 1]], bucket (v - ns[0])·mult >> 64, and
+         * first[b] the last k whose reading lies in a bucket before b (0 if none): the interval
+         * of a value in bucket b is one of first[b] .. first[b + 1] (pair_bucket_search()). */
+        uint32_t *first[2];
+        uint64_t mult[2];
 } Pair;
 
 typedef struct Hop {            /* first step of the path from one domain to another */
@@ -53,6 +59,7 @@ struct SnapshotGraph {
         Pair *pairs;            /* built by finalize, like the rest below */
         size_t n_pairs;
         void *series;           /* every pair's ns[] and slope[] */
+        uint32_t *buckets;      /* every pair's first[] */
         Hop *hops;              /* [from * n_domains + to] */
         /* [(from * n_domains + to) * SNAPSHOT_MAX_HOPS + hop]: the interval each hop of the path
          * used last, so that the next value (in a trace, the next timestamp) skips the search.
@@ -60,3 +67,8 @@ struct SnapshotGraph {
         uint32_t *cache;
         bool finalized;
 };
+
+/* The bucket of v >= ns[0] on side s (first[s] not NULL). */
+static inline size_t pair_bucket(const Pair *p, size_t s, int64_t v) {
+        return (size_t) (((unsigned __int128) ((uint64_t) v - (uint64_t) p->ns[s][0]) * p->mult[s]) >> 64);
+}

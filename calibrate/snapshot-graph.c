@@ -34,6 +34,7 @@ SnapshotGraph *snapshot_graph_free(SnapshotGraph *g) {
                 free(g->domains[i].name);
         free(g->pairs);
         free(g->series);
+        free(g->buckets);
         free(g->readings);
         free(g->hops);
         free(g->cache);
@@ -155,12 +156,16 @@ static size_t visit_pairs(SnapshotGraph *g, size_t *pair_of, bool fill) {
 static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
         int64_t *next;
 
+        uint32_t *next_bucket;
+
         free(g->pairs);         /* from an earlier attempt that ran out of memory */
         free(g->series);
+        free(g->buckets);
         g->pairs = calloc(g->n_pairs + 1, sizeof(Pair));
         g->series = next = malloc(4 * total * sizeof(int64_t) + 1);
+        g->buckets = next_bucket = malloc((2 * total + 2 * g->n_pairs + 1) * sizeof(uint32_t));
         g->n_pairs = 0;
-        if (!g->pairs || !next)
+        if (!g->pairs || !next || !next_bucket)
                 return -ENOMEM;
         for (size_t key = 0; key < SNAPSHOT_MAX_DOMAINS * SNAPSHOT_MAX_DOMAINS; key++) {
                 Pair *p = &g->pairs[g->n_pairs];
@@ -169,11 +174,37 @@ static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
                 if (n == 0)
                         continue;
                 *p = (Pair) { { key / SNAPSHOT_MAX_DOMAINS, key % SNAPSHOT_MAX_DOMAINS }, 0,
-                              { next, next + n }, { next + 2 * n, next + 3 * n } };
+                              { next, next + n }, { next + 2 * n, next + 3 * n },
+                              { next_bucket, next_bucket + n + 1 }, { 0, 0 } };
                 next += 4 * n;
+                next_bucket += 2 * (n + 1);
                 pair_of[key] = ++g->n_pairs;
         }
         return 0;
+}
+
+/* Pair.first[side] and mult[side]; first[] NULL for a side whose readings go backwards. */
+static void pair_buckets(Pair *p, size_t s) {
+        const int64_t *ts = p->ns[s];
+        uint64_t span;
+        unsigned __int128 m;
+        size_t n = p->n, k = 0;
+
+        for (size_t i = 0; i + 1 < n; i++)
+                if (ts[i + 1] < ts[i] || n > UINT32_MAX) {
+                        p->first[s] = NULL;
+                        return;
+                }
+        span = (uint64_t) ts[n - 1] - (uint64_t) ts[0];
+        /* floor(2^64·n / (span + 1)): every v <= ts[n - 1] falls in a bucket < n */
+        m = span == UINT64_MAX ? (unsigned __int128) n : ((unsigned __int128) n << 64) / ((unsigned __int128) span + 1);
+        p->mult[s] = m > UINT64_MAX ? UINT64_MAX : (uint64_t) m;
+        for (size_t b = 0; b <= n; b++) {
+                /* the last k whose bucket is < b */
+                while (k + 1 < n && pair_bucket(p, s, ts[k + 1]) < b)
+                        k++;
+                p->first[s][b] = (uint32_t) (pair_bucket(p, s, ts[k]) < b ? k : 0);
+        }
 }
 
 /* Binary search needs a non-decreasing source (Perfetto drops every outgoing edge of a clock
@@ -190,6 +221,8 @@ static void pair_finalize(SnapshotGraph *g, Pair *p) {
                         p->slope_q62[s][k] = dx > 0 && abs_drift * RATE_DIVISOR <= dx && dx < ((__int128) 1 << 64) ?
                                              (int64_t) ((dy << 62) / dx) : 0;
                 }
+        for (size_t s = 0; s < 2; s++)
+                pair_buckets(p, s);
 }
 
 static bool edge_exists(const SnapshotGraph *g, const size_t *pair_of, size_t u, size_t v) {

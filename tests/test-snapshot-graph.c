@@ -353,7 +353,56 @@ static void test_truth_inside_bound(void) {
         snapshot_graph_free(g);
 }
 
+/* NEAREST finds Perfetto's interval (the last snapshot at or before the value, else the first)
+ * through its buckets as a plain scan does: readings in clusters, repeated, spread over 2^62,
+ * and values before, between, on and after them. */
+static void test_search(void) {
+        static const int64_t spreads[] = { 1000, 7, INT64_C(1) << 40, INT64_C(1) << 62 };
+        uint64_t seed = 0x9e3779b97f4a7c15;
+
+        for (size_t t = 0; t < sizeof(spreads) / sizeof(spreads[0]); t++) {
+                enum { N = 300 };
+                int64_t a[N], b[N], v, out, unc;
+                SnapshotGraph *g = NULL;
+                size_t ia, ib, wrong = 0, failed = 0;
+                int r = snapshot_graph_new(&g);
+
+                a[0] = -(spreads[t] / 2);
+                for (size_t i = 1; i < N; i++) {
+                        uint64_t x = rng_next(&seed);
+                        /* a quarter repeat the one before, some jump far, most step a little */
+                        a[i] = a[i - 1] + (x % 4 == 0 ? 0 : x % 7 == 0 ? spreads[t] / 128 : (int64_t) (x % 997));
+                }
+                for (size_t i = 0; r >= 0 && i < N; i++) {
+                        b[i] = (int64_t) (rng_next(&seed) % 1000000);
+                        r = add2(g, "a", a[i], "b", b[i]);
+                }
+                if (r >= 0)
+                        r = snapshot_graph_finalize(g);
+                if (r >= 0)
+                        r = snapshot_graph_find(g, "a", &ia) < 0 || snapshot_graph_find(g, "b", &ib) < 0 ? -ENOENT : 0;
+                ok(r == 0, "search %zu: built (%d)", t, r);
+                for (size_t j = 0; r >= 0 && j < 20000; j++) {
+                        uint64_t x = rng_next(&seed);
+                        size_t k = 0, i = x % N;
+
+                        v = x % 3 == 0 ? a[i] : x % 3 == 1 ? a[i] + (int64_t) ((x >> 8) % 2000) - 1000 :
+                                                             a[0] - 5 + (int64_t) ((x >> 8) % (uint64_t) (a[N - 1] - a[0] + 10));
+                        while (k + 1 < N && a[k + 1] <= v)
+                                k++;
+                        if (snapshot_graph_convert(g, SNAPSHOT_MODE_NEAREST, ia, ib, v, &out, &unc) < 0)
+                                failed++;
+                        else if (out != b[k] + (v - a[k]))
+                                wrong++;
+                }
+                ok(failed == 0 && wrong == 0, "search %zu: every value in Perfetto's interval (%zu wrong, %zu failed)",
+                   t, wrong, failed);
+                snapshot_graph_free(g);
+        }
+}
+
 int main(void) {
+        test_search();
         test_perfetto_examples();
         test_own_tables();
         test_units();
