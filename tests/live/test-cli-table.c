@@ -5,7 +5,8 @@
  * name, the unit "frame", an unavailable domain, offsets and rates whose bound dwarfs them
  * (read "unknown"), small ones that stay numbers. Every column of every row starts where its
  * header does, counted in characters ("±" is two bytes, one character). The JSON keeps every
- * field and property, typed. */
+ * field and property, typed, and timeconv(1) documents each field.
+ * usage: test-cli-table TIMECONV_1 */
 
 #define _GNU_SOURCE
 #include <jansson.h>
@@ -137,7 +138,33 @@ static const char *row(const char *text, const char *name) {
         return p ? p + 1 : NULL;
 }
 
-int main(void) {
+/* Whether every key of the objects in list appears in the man page (keys have no '-', which groff
+ * would write "\-"). */
+static bool keys_documented(json_t *list, const char *man_path) {
+        char *man = NULL;
+        size_t size = 0;
+        bool all = true;
+        FILE *f = fopen(man_path, "r");
+        json_t *e, *v;
+        const char *key;
+        size_t i;
+
+        if (!f || getdelim(&man, &size, 0, f) < 0) {
+                diag("cannot read %s", man_path);
+                return false;
+        }
+        fclose(f);
+        json_array_foreach(list, i, e)
+                json_object_foreach(e, key, v)
+                        if (!strstr(man, key)) {
+                                diag("%s does not document \"%s\"", man_path, key);
+                                all = false;
+                        }
+        free(man);
+        return all;
+}
+
+int main(int argc, char *argv[]) {
         static const char *const headers[] = { "DOMAIN", "UNIT", "VERDICT", "OFFSET TO MONOTONIC",
                                                "RATE TO MONOTONIC", "UNCERTAINTY", "CALIBRATED" };
         const unsigned avail = TIMECONV_DOMAIN_AVAILABLE | TIMECONV_DOMAIN_MONOTONIC;
@@ -207,6 +234,9 @@ int main(void) {
         text = render(domains, true);
         list = json_loads(text, 0, NULL);
         ok(json_array_size(list) == 7, "JSON: an array of the 7 domains");
+        if (argc != 2)
+                bail_out("usage: %s TIMECONV_1 (the man page)", argv[0]);
+        ok(keys_documented(list, argv[1]), "timeconv(1) documents every key of domains --json");
         {
                 json_t *gpu = json_array_get(list, 4), *app = json_array_get(list, 5), *x11 = json_array_get(list, 6);
                 json_t *props = json_object_get(x11, "properties");
