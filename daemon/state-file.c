@@ -6,7 +6,6 @@
  * disk at any moment leaves the old file or the new one, never a mix. */
 
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -17,7 +16,7 @@
 #include <unistd.h>
 
 #include "state.h"
-#include "cleanup.h"
+#include "dirent-util.h"
 #include "time-util.h"
 
 int state_directory(char **ret) {
@@ -200,13 +199,8 @@ static bool is_temp_name(const char *name) {
         return true;
 }
 
-static void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
-
 int state_remove_stale(const char *dir) {
-        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         int removed = 0;
 
