@@ -18,6 +18,7 @@
 #include "clock-client.h"
 #include "harness.h"
 #include "tap.h"
+#include "timeconv.h"
 
 #define RUN_MS 60000
 /* Offsets of POSIX clocks are known to a few µs; a millisecond still fails a wrong answer. */
@@ -366,6 +367,83 @@ static void check_monitor_json(void) {
         json_decref(o);
 }
 
+/* Every entry the daemon lists (ListDomains, read raw here) is in `timeconv domains --json`, at
+ * the top (rate_ppb as rate_to_reference_ppb: rate_ppb there is against monotonic) or under
+ * "properties", with a JSON type that fits its D-Bus type. An application domain this test
+ * holds brings its owner. */
+static bool d_count_ok(size_t domains, json_t *list) {
+        return domains > 0 && domains == json_array_size(list);
+}
+
+static void check_every_entry(void) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        struct timeconv *tc = NULL;
+        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
+        struct timeconv_reading readings[2] = { { "monotonic", now_ns }, { "audio7", now_ns + 5000 } };
+        size_t entries = 0, missing = 0, mistyped = 0, domains = 0;
+        bool saw_owner = false;
+        json_t *list = NULL;
+        const char *name, *unit;
+        int r;
+
+        ok(timeconv_open_address(h->bus_address, &tc) == 0 && timeconv_push_snapshot(tc, readings, 2) == 0,
+           "an application domain, audio7, held by this test");
+        is_int(RUN("domains", "--json"), 0, "domains --json: exit 0");
+        list = json_loads(out ? out : "", 0, NULL);
+        r = harness_connect(h, &bus);
+        if (r >= 0)
+                r = sd_bus_call_method(bus, "org.timeconv.Clock1", "/org/timeconv/Clock1", "org.timeconv.Clock1",
+                                       "ListDomains", NULL, &reply, "");
+        is_int(r >= 0, 1, "ListDomains, raw");
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
+        while (r >= 0 && sd_bus_message_enter_container(reply, 'r', "ssa{sv}") > 0) {
+                json_t *e, *d = NULL;
+                size_t i;
+
+                if (sd_bus_message_read(reply, "ss", &name, &unit) < 0 ||
+                    sd_bus_message_enter_container(reply, 'a', "{sv}") < 0)
+                        break;
+                json_array_foreach(list, i, e)
+                        if (strcmp(json_string_value(json_object_get(e, "name")) ?: "", name) == 0)
+                                d = e;
+                domains += d != NULL;
+                while (sd_bus_message_enter_container(reply, 'e', "sv") > 0) {
+                        const char *key, *contents;
+                        char type;
+                        json_t *v;
+
+                        if (sd_bus_message_read(reply, "s", &key) < 0 ||
+                            sd_bus_message_peek_type(reply, &type, &contents) < 0 ||
+                            sd_bus_message_skip(reply, "v") < 0 || sd_bus_message_exit_container(reply) < 0)
+                                break;
+                        entries++;
+                        v = json_object_get(d, strcmp(key, "rate_ppb") == 0 ? "rate_to_reference_ppb" : key) ?:
+                            json_object_get(json_object_get(d, "properties"), key);
+                        if (!v) {
+                                diag("%s: \"%s\" (%s) is not in domains --json", name, key, contents);
+                                missing++;
+                        } else if (!(json_is_null(v) || (contents[0] == 'b' && json_is_boolean(v)) ||
+                                     (contents[0] == 's' && json_is_string(v)) ||
+                                     (strchr("tuxy", contents[0]) && json_is_integer(v)) ||
+                                     (contents[0] == 'd' && json_is_number(v)))) {
+                                diag("%s: \"%s\" (%s) has another JSON type", name, key, contents);
+                                mistyped++;
+                        }
+                        saw_owner |= strcmp(name, "audio7") == 0 && strcmp(key, "owner") == 0 && json_is_string(v);
+                }
+                sd_bus_message_exit_container(reply);
+                sd_bus_message_exit_container(reply);
+        }
+        ok(d_count_ok(domains, list), "every domain the daemon lists is in domains --json (%zu)", domains);
+        ok(entries > 50 && missing == 0, "and every one of their %zu entries (%zu missing)", entries, missing);
+        is_int(mistyped, 0, "each with a JSON type that fits its D-Bus type");
+        ok(saw_owner, "audio7's owner among them");
+        json_decref(list);
+        timeconv_close(tc);
+}
+
 /* timeconv push holds an application domain while it runs: another client sees it, owned. */
 static void check_push(void) {
         char script[2048], *path = NULL;
@@ -475,6 +553,7 @@ int main(int argc, char *argv[]) {
         check_export();
         check_monitor_json();
         check_push();
+        check_every_entry();
         check_monitor_and_help();
 
         r = harness_stop_daemon(harness, HARNESS_STOP_TIMEOUT_MS, NULL, NULL);
