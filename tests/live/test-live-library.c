@@ -3,11 +3,14 @@
 /* libtimeconv against the real timeconvd on a private bus: the domain list, conversions and
  * now() against the truth read from the kernel here (the target clock before and after the
  * source), convert_many, ids, the named errors, and the two paths: each answers, and the
- * shared table and D-Bus agree within their bounds.
+ * shared table and D-Bus agree within their bounds; a handle whose daemon, then bus, went away
+ * gets a named error from every call.
  * usage: test-live-library TIMECONVD */
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,6 +236,44 @@ static void check_paths(struct timeconv *tc) {
         ok(r == 0 && timeconv_last_path(tc) == TIMECONV_PATH_TABLE, "by default the table answers");
 }
 
+/* Every call of a handle whose daemon, then whose bus, went away fails with an error that
+ * timeconv_strerror() names: -EHOSTDOWN, then -ECONNRESET. Over D-Bus only, so that no table
+ * mapped before can answer for a daemon that is gone. */
+static void check_each_call(struct timeconv *tc, int want, const char *when) {
+        struct timeconv_reading readings[2] = { { "monotonic", 1 }, { "audio5", 2 } };
+        struct timeconv_domain **domains = NULL;
+        int64_t v = 0, u = 0, values[2] = { 1, 2 }, outs[2], bounds[2];
+        char *json = NULL;
+        int r[6];
+
+        r[0] = timeconv_now(tc, "monotonic", &v, &u);
+        r[1] = timeconv_convert(tc, "monotonic", "boottime", 1, &v, &u);
+        r[2] = timeconv_convert_many(tc, "monotonic", "boottime", values, 2, outs, bounds);
+        r[3] = timeconv_list_domains(tc, &domains);
+        r[4] = timeconv_export_snapshots(tc, &json);
+        r[5] = timeconv_push_snapshot(tc, readings, 2);
+        for (size_t i = 0; i < 6; i++)
+                ok(r[i] == want && strcmp(timeconv_strerror(r[i]), "unexpected error") != 0,
+                   "%s: call %zu fails with %d, \"%s\" (want %d)", when, i, r[i], timeconv_strerror(r[i]), want);
+        ok(!domains && !json, "%s: no list, no export", when);
+}
+
+static void check_gone(Harness *h) {
+        struct timeconv *tc = NULL;
+        struct pollfd p = { .fd = h->bus_pidfd, .events = POLLIN };
+        int64_t v, u;
+
+        is_int(timeconv_open_address(h->bus_address, &tc), 0, "a handle");
+        is_int(timeconv_set_paths(tc, TIMECONV_PATH_DBUS), 0, "over D-Bus");
+        is_int(timeconv_now(tc, "monotonic", &v, &u), 0, "it answers");
+        is_int(harness_stop_daemon(h, HARNESS_STOP_TIMEOUT_MS, NULL, NULL), 0, "the daemon stops");
+        check_each_call(tc, -EHOSTDOWN, "the daemon gone");
+        ok(kill(h->bus_pid, SIGTERM) == 0 && poll(&p, 1, HARNESS_STOP_TIMEOUT_MS) == 1, "the bus goes away");
+        check_each_call(tc, -ECONNRESET, "the bus gone");
+        ok(timeconv_process(tc) == -ECONNRESET, "timeconv_process() too: -ECONNRESET");
+        timeconv_close(tc);
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
         struct timeconv *tc = NULL;
@@ -274,5 +315,6 @@ int main(int argc, char *argv[]) {
 
         tc = timeconv_close(tc);
         ok(harness_daemon_alive(h), "the daemon still runs");
+        check_gone(h);
         return done_testing();
 }
