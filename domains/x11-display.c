@@ -108,22 +108,31 @@ int x11_display_want_fd(const X11Display *d) {
         return d ? d->want_fd : -EINVAL;
 }
 
+/* Why a source has no display, given what x11_display_get() said (name: what it wrote). */
+static const char *no_display_reason(int r, const char *name) {
+        return r == -ENXIO ? name : r == -ENOBUFS ? "no X display: its name is too long" : "no X display: out of memory";
+}
+
 int x11_display_follow(X11Display *d, X11DisplaySeen *seen, char *reason, size_t size) {
         char name[X11_DISPLAY_REASON_MAX];
-        uint64_t generation;
+        uint64_t generation = 0;
         int r;
 
+        if (!d || !seen || (!reason && size > 0))
+                return -EINVAL;
         r = x11_display_get(d, name, sizeof(name), &generation);
+        if (r < 0 && r != -ENXIO && r != -ENOBUFS)
+                return r;
         if (generation == seen->generation && (r >= 0) == !!seen->name) {
-                if (r == -ENXIO)
-                        snprintf(reason, size, "%s", name);
+                /* Unchanged, but the caller may have written its own reason since: say it again. */
+                if (r < 0)
+                        snprintf(reason, size, "%s", no_display_reason(r, name));
                 return 0;
         }
         free(seen->name);
         seen->name = r >= 0 ? strdup(name) : NULL;
         seen->generation = generation;
         if (!seen->name)
-                snprintf(reason, size, "%s", r == -ENXIO ? name : r == -ENOBUFS ? "no X display: its name is too long" :
-                                                                                "no X display: out of memory");
+                snprintf(reason, size, "%s", no_display_reason(r < 0 ? r : -ENOMEM, name));
         return 1;
 }

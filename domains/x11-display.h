@@ -39,7 +39,8 @@ typedef struct X11DisplaySeen {
 
 /* Brings seen up to date with d. 1 when the display changed (or went): the caller drops its
  * connection and tries the new one at once; 0 when it did not. Either way, with no display,
- * reason (size bytes) says why. */
+ * reason (size bytes) says why, at every call. -EINVAL (seen and reason untouched) without d or
+ * seen. */
 int x11_display_follow(X11Display *d, X11DisplaySeen *seen, char *reason, size_t size);
 
 /* From a source: "look for the display again". Never blocks; wakes x11_display_want_fd(). */

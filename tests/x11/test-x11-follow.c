@@ -79,6 +79,40 @@ static void test_display_object(void) {
            "x11_display_want() wakes it (twice, one read)");
 }
 
+/* x11_display_follow() without a server: a call that cannot read the display changes nothing,
+ * and with no display the reason is written at every call, whatever made it so. */
+static void test_follow_reason(void) {
+        _cleanup_(x11_display_freep) X11Display *x = NULL;
+        X11DisplaySeen seen = { .name = strdup(":1"), .generation = 5 };
+        char reason[X11_DISPLAY_REASON_MAX + 64] = "untouched", long_name[X11_DISPLAY_REASON_MAX + 40];
+
+        is_int(x11_display_follow(NULL, &seen, reason, sizeof(reason)), -EINVAL, "following no X11Display: -EINVAL");
+        ok(seen.name && strcmp(seen.name, ":1") == 0 && seen.generation == 5 && strcmp(reason, "untouched") == 0,
+           "  what the source saw and its reason are untouched");
+        free(seen.name);
+        seen = (X11DisplaySeen) {};
+
+        is_int(x11_display_new(NO_DISPLAY, &x), 0, "an X11Display");
+        if (!x)
+                return;
+        memset(long_name, 'x', sizeof(long_name) - 1);
+        long_name[0] = ':';
+        long_name[sizeof(long_name) - 1] = '\0';
+        is_int(x11_display_set(x, long_name, NULL), 1, "a display whose name does not fit");
+        is_int(x11_display_follow(x, &seen, reason, sizeof(reason)), 1, "  is a change for the source");
+        ok(!seen.name && strstr(reason, "too long"), "  which has no display, because: %s", reason);
+        snprintf(reason, sizeof(reason), "the X server on :1 went away");
+        is_int(x11_display_follow(x, &seen, reason, sizeof(reason)), 0, "  following again is no change");
+        ok(strstr(reason, "too long"), "  and the reason is current again, not the source's since: %s", reason);
+
+        is_int(x11_display_set(x, NULL, "no X display: first"), 1, "no display");
+        is_int(x11_display_follow(x, &seen, reason, sizeof(reason)), 1, "  is a change");
+        is_int(x11_display_set(x, NULL, "no X display: second"), 0, "still none, for another reason");
+        is_int(x11_display_follow(x, &seen, reason, sizeof(reason)), 0, "  is no change");
+        ok(strcmp(reason, "no X display: second") == 0, "  but the reason is the new one: %s", reason);
+        free(seen.name);
+}
+
 static void test_follow(void) {
         _cleanup_(x11_display_freep) X11Display *x = NULL;
         DomainInfo infos[4];
@@ -138,6 +172,7 @@ finish:
 int main(int argc, char *argv[]) {
         tap_require_program("Xvfb", "xvfb");
         test_display_object();
+        test_follow_reason();
         test_follow();
         return done_testing();
 }
