@@ -221,7 +221,7 @@ static void kernel_notes(CliOut *out, struct timeconv_domain **domains) {
         if (has_tai) {
                 if (k.tai_offset_s == 0)
                         snprintf(line, sizeof(line), "tai: equals realtime (the kernel's TAI offset is 0: "
-                                 "nobody set it)\n");
+                                 "no NTP daemon has set it, so tai is not true TAI)\n");
                 else
                         snprintf(line, sizeof(line), "tai: realtime %+" PRIi64 " s (the kernel's TAI offset)\n",
                                  k.tai_offset_s);
