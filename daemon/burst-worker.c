@@ -14,8 +14,9 @@
 #include "burst-worker.h"
 #include "cleanup.h"
 
-/* Room for the copied status's strings: a verdict, a few names and up to DOMAIN_EXTRAS_MAX
- * key-value pairs of short strings. A string that does not fit is left out, as if unset. */
+/* Room for the copied status's strings: a verdict, a few names, the unavailable reason and up to
+ * DOMAIN_EXTRAS_MAX key-value pairs of short strings. A string that does not fit is left out, as
+ * if unset. */
 #define STATUS_STRINGS_MAX 2048
 
 struct BurstWorker {
@@ -174,8 +175,8 @@ static const char *copy_string(BurstWorker *w, size_t *used, const char *s) {
         return p;
 }
 
-/* The source's status, deep: the strings it gave point into the Domain, which is the thread's
- * from now on. */
+/* The source's status, deep: every string it gave (the unavailable reason too) points into the
+ * Domain, which is the thread's from now on and which it rewrites. */
 static void copy_status(BurstWorker *w) {
         DomainStatus s = {};
         size_t used = 0;
@@ -189,6 +190,7 @@ static void copy_status(BurstWorker *w) {
         w->status.same_as = copy_string(w, &used, s.same_as);
         w->status.device_name = copy_string(w, &used, s.device_name);
         w->status.driver = copy_string(w, &used, s.driver);
+        w->status.unavailable_reason = copy_string(w, &used, s.unavailable_reason);
         w->status.n_extras = 0;
         for (size_t i = 0; i < s.n_extras && i < DOMAIN_EXTRAS_MAX; i++) {
                 const char *key = copy_string(w, &used, s.extras[i].key);
