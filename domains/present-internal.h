@@ -31,8 +31,6 @@ struct Domain {
         X11DisplaySeen display;         /* name NULL: none (following the session's, which has none) */
         X11Display *follow;             /* X11Config.follow, borrowed; NULL: display is fixed */
         char reason[X11_DISPLAY_REASON_MAX + 64];       /* why it cannot be read; "": it can */
-        /* reason as status() last gave it: a burst thread may rewrite reason meanwhile. */
-        char reason_shown[X11_DISPLAY_REASON_MAX + 64];
         PresentConn conn;
         uint64_t generation;            /* +1 per new server connection */
         Backoff backoff;                /* between connection attempts */

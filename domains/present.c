@@ -296,8 +296,7 @@ static int present_status(Domain *d, DomainStatus *ret) {
                 s.extras[i].value = d->extra_values[i];
         }
         s.n_extras = PRESENT_EXTRAS;
-        snprintf(d->reason_shown, sizeof(d->reason_shown), "%s", d->reason);
-        s.unavailable_reason = d->reason_shown[0] ? d->reason_shown : NULL;
+        s.unavailable_reason = d->reason[0] ? d->reason : NULL;
         *ret = s;
         return 0;
 }

@@ -58,9 +58,6 @@ struct Domain {
         size_t n_rtt;
         char extra_values[6][EXTRA_VALUE_MAX];
         char reason[REASON_MAX];        /* why it is not connected; "" while connected */
-        /* reason as status() last gave it: a burst thread may rewrite reason while the daemon
-         * still shows the status it took before the burst. */
-        char reason_shown[REASON_MAX];
 };
 
 /* splitmix64: the probe phases need to be spread, not secret. */
@@ -430,8 +427,7 @@ static int x11_status(Domain *d, DomainStatus *ret) {
                 s.extras[i].value = d->extra_values[i];
         }
         s.n_extras = 6;
-        snprintf(d->reason_shown, sizeof(d->reason_shown), "%s", d->reason);
-        s.unavailable_reason = d->reason_shown[0] ? d->reason_shown : NULL;
+        s.unavailable_reason = d->reason[0] ? d->reason : NULL;
         *ret = s;
         return 0;
 }
