@@ -17,6 +17,11 @@ static const uint64_t warmup_usec[] = { 10 * 1000, 100 * 1000 };
  * shared table never call, and an idle cadence of 30 s would leave a slew unseen that long. */
 #define DISCIPLINE_CHECK_USEC (UINT64_C(1) * 1000000)
 
+static void scheduler_publish(Scheduler *s) {
+        core_publish(s->core);
+        s->n_publishes++;
+}
+
 static void scheduler_emit_domains_changed(Scheduler *s) {
         int r;
 
@@ -42,7 +47,7 @@ static void scheduler_watch(Scheduler *s, size_t index);
 
 static void scheduler_on_lost(Scheduler *s, size_t index, int error) {
         log_warning_errno(s->log, error, "domain '%s' is unavailable: %m", core_domain_name(s->core, index));
-        core_publish(s->core);
+        scheduler_publish(s);
         scheduler_emit_domains_changed(s);
 }
 
@@ -85,8 +90,9 @@ static void scheduler_watch(Scheduler *s, size_t index) {
 
 static void scheduler_calibrate(Scheduler *s, size_t index, bool may_repeat);
 
-/* What follows from one burst of domain index (r and burst from core_calibrate()). */
-static void scheduler_calibrated(Scheduler *s, size_t index, bool was_available, int r, const CoreBurst *b,
+/* What follows from one burst of domain index (r and burst from core_calibrate()). true when
+ * it wrote the table (a step, a change of rate), which then holds this burst's model. */
+static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available, int r, const CoreBurst *b,
                                  bool may_repeat) {
         const char *name = core_domain_name(s->core, index);
         CoreBurst burst = *b;
@@ -101,7 +107,7 @@ static void scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
         }
         if (r < 0) {
                 log_debug_errno(s->log, r, "domain '%s': burst failed: %m", name);
-                return;
+                return false;
         }
 
         switch (burst.verdict) {
@@ -110,21 +116,21 @@ static void scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
                            name, burst.step_ns);
                 /* The new segment goes to the table first: a client that converts as soon as
                  * it hears of the step must not get the old model from its fast path. */
-                core_publish(s->core);
+                scheduler_publish(s);
                 scheduler_emit_discontinuity(s, name, burst.step_ns,
                                              burst.restarted ? BUS_DISCONTINUITY_RESTART : BUS_DISCONTINUITY_STEP);
                 if (may_repeat)
                         scheduler_calibrate(s, index, false);
-                break;
+                return true;
         case ESTIMATOR_RATE_CHANGE:
                 /* A slew moves no value, but the old model is wrong from here on: clients that
                  * cached a model or a conversion need to hear of it as of a step. */
                 log_info(s->log, "the rate of '%s' changed; a new segment starts", name);
-                core_publish(s->core);
+                scheduler_publish(s);
                 scheduler_emit_discontinuity(s, name, 0, BUS_DISCONTINUITY_RATE);
-                break;
+                return true;
         default:
-                break;
+                return false;
         }
 }
 
@@ -141,9 +147,10 @@ static void scheduler_on_burst_done(BurstWorker *worker, void *userdata) {
         r = burst_worker_result(worker, &read_result, &samples, &n);
         if (r >= 0)
                 r = core_calibrate_samples(s->core, w->index, read_result, samples, n, &burst);
-        scheduler_calibrated(s, w->index, w->was_available, r, &burst, w->may_repeat);
-        /* The other domains' models went to the table with the tick; this one's now. */
-        core_publish(s->core);
+        /* The other domains' models went to the table with the tick; this one's now, unless a
+         * step already put it there. */
+        if (!scheduler_calibrated(s, w->index, w->was_available, r, &burst, w->may_repeat))
+                scheduler_publish(s);
 }
 
 /* Whether domain index's bursts are read by a thread: its source has a connection of its own (a
@@ -163,13 +170,18 @@ static bool scheduler_offload(Scheduler *s, size_t index, bool may_repeat) {
         int r;
 
         if (!w->worker) {
-                *w = (SchedulerWorker) { .scheduler = s, .index = index };
+                w->scheduler = s;
+                w->index = index;
                 r = core_domain_source(s->core, index, &ops, &domain);
                 if (r >= 0)
                         r = burst_worker_new(s->event, ops, domain, scheduler_on_burst_done, w, &w->worker);
                 if (r < 0) {
-                        log_warning_errno(s->log, r, "domain '%s': no thread for its bursts, read on the loop: %m",
-                                          core_domain_name(s->core, index));
+                        /* Tried again at each burst; said once. */
+                        if (!w->no_worker_logged)
+                                log_warning_errno(s->log, r,
+                                                  "domain '%s': no thread for its bursts, read on the loop: %m",
+                                                  core_domain_name(s->core, index));
+                        w->no_worker_logged = true;
                         return false;
                 }
         }
@@ -226,7 +238,7 @@ static void scheduler_tick(Scheduler *s) {
                 if (!core_domain_is_hub(s->core, i) && !core_domain_is_view(s->core, i))
                         scheduler_calibrate(s, i, true);
         core_snapshot(s->core);
-        core_publish(s->core);
+        scheduler_publish(s);
         s->n_ticks++;
 }
 

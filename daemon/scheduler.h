@@ -42,6 +42,7 @@ typedef struct SchedulerWorker {
         Scheduler *scheduler;
         size_t index;
         BurstWorker *worker;            /* NULL: none yet (made at the domain's first burst) */
+        bool no_worker_logged;          /* it could not be made, and the log said so once */
         bool was_available;             /* as of the start of the burst in flight */
         bool may_repeat;                /* of the burst in flight, see scheduler_calibrate() */
 } SchedulerWorker;
@@ -57,6 +58,7 @@ struct Scheduler {
         RealtimeWatch *realtime_watch;
         uint64_t last_activity_usec;    /* CLOCK_MONOTONIC of the latest method call, or the start */
         uint64_t n_ticks;
+        uint64_t n_publishes;           /* writes of the shared table */
         bool idle;
         bool ntp_known;                 /* ntp holds the kernel's discipline as of the last check */
         NtpState ntp;
