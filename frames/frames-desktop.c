@@ -71,13 +71,13 @@ int frames_window_series(const FramesWindow *w, FramesLog **ret_series, FramesTi
         series->dumps = 1;
         /* Room for every row at once: no growing (and copying) a million frames at a time. */
         if (w->n_rows > 0) {
-                series->frames = malloc(w->n_rows * sizeof(Frame));
-                if (!series->frames) {
+                void *frames = NULL;
+
+                if (frames_array_grow(&frames, &series->n_allocated, w->n_rows, sizeof(Frame), false) < 0) {
                         frames_log_free(series);
                         return -ENOMEM;
                 }
-                frames_huge_pages(series->frames, w->n_rows * sizeof(Frame));
-                series->n_allocated = w->n_rows;
+                series->frames = frames;
         }
         for (size_t i = 0; i < w->n_rows; i++) {
                 const FramesWindowRow *row = &w->rows[i];
@@ -179,14 +179,13 @@ int frames_log_add_row(FramesLog *log, int64_t window, const FramesRow *row) {
         if (r < 0)
                 return r;
         if (w->n_rows == w->n_allocated) {
-                size_t n = w->n_allocated ? w->n_allocated * 2 : 1024;
-                FramesWindowRow *rows = reallocarray(w->rows, n, sizeof(*rows));
+                void *rows = w->rows;
 
-                if (!rows)
-                        return -ENOMEM;
-                frames_huge_pages(rows, n * sizeof(*rows));
+                r = frames_array_grow(&rows, &w->n_allocated, w->n_allocated ? w->n_allocated * 2 : 1024,
+                                      sizeof(FramesWindowRow), true);
+                if (r < 0)
+                        return r;
                 w->rows = rows;
-                w->n_allocated = n;
         }
         w->rows[w->n_rows++] = compact(row);
         if (frames_time_valid(row->begin_ns)) {

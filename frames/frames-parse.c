@@ -31,9 +31,10 @@ int frames_log_new(FramesLog **ret) {
 
 FramesLog *frames_log_free(FramesLog *log) {
         if (log) {
-                free(log->frames);
+                frames_array_free(log->frames, log->n_allocated, sizeof(Frame));
                 for (size_t i = 0; i < log->n_windows; i++)
-                        free(log->windows[i].rows);
+                        frames_array_free(log->windows[i].rows, log->windows[i].n_allocated,
+                                          sizeof(FramesWindowRow));
                 free(log->windows);
         }
         free(log);
@@ -53,14 +54,12 @@ int frames_log_add(FramesLog *log, const Frame *f) {
                 return 0;
         }
         if (log->n_frames == log->n_allocated) {
-                size_t n = log->n_allocated ? log->n_allocated * 2 : 1024;
-                Frame *frames = reallocarray(log->frames, n, sizeof(*frames));
+                void *frames = log->frames;
 
-                if (!frames)
+                if (frames_array_grow(&frames, &log->n_allocated, log->n_allocated ? log->n_allocated * 2 : 1024,
+                                      sizeof(Frame), true) < 0)
                         return -ENOMEM;
-                frames_huge_pages(frames, n * sizeof(*frames));
                 log->frames = frames;
-                log->n_allocated = n;
         }
         log->frames[log->n_frames++] = *f;
         return 1;
