@@ -238,7 +238,7 @@ static inline int conv_record_convert(const ConvRecord *c, int64_t value, int64_
 /* The same for a value that is already uncertain by in_uncertainty_ns (>= 0): chaining records. */
 static inline int conv_record_convert_unc(const ConvRecord *c, int64_t value, int64_t in_uncertainty_ns,
                                           int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        int64_t v, u, extra;
+        int64_t v = 0, u = 0, extra;     /* written on success; = 0 quiets -Wmaybe-uninitialized */
         int r;
 
         if (in_uncertainty_ns < 0)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
 #include <errno.h>
-#include <math.h>
 #include <string.h>
 
 #include "arith.h"
@@ -13,7 +12,7 @@ static bool name_valid(const char *name) {
         return n > 0 && n < GRAPH_NAME_MAX;
 }
 
-/* A target-only node leaves the inline path so that graph_node_convert() sees it. */
+/* A target-only node leaves the inline path so that graph_convert_general() sees it. */
 static void node_update_fast(GraphNode *node) {
         node->fast = node->plain_ns && node->available && node->calibrated && !node->target_only;
 }
@@ -24,11 +23,13 @@ static bool unit_plain_ns(const DomainUnit *u) {
 }
 
 static bool unit_equal(const DomainUnit *a, const DomainUnit *b) {
-        return a->period_ns == b->period_ns && a->wrap_bits == b->wrap_bits && a->truncates == b->truncates &&
+        /* the periods' bits: no floating point on the conversion path */
+        return memcmp(&a->period_ns, &b->period_ns, sizeof(a->period_ns)) == 0 && a->wrap_bits == b->wrap_bits &&
+               a->truncates == b->truncates &&
                a->encoding == b->encoding;
 }
 
-/* The record of a -> b: graph_node_convert()'s cases, each folded into one record. */
+/* The record of a -> b: graph_convert_general()'s cases, each folded into one record. */
 static void pair_build(const ClockGraph *g, size_t a, size_t b, ConvRecord *ret) {
         const GraphNode *src = &g->nodes[a], *dst = &g->nodes[b];
         bool same_model = src->model_id == dst->model_id;
@@ -72,6 +73,16 @@ static void pair_build(const ClockGraph *g, size_t a, size_t b, ConvRecord *ret)
                 conv_record_failing(-ESTALE, ret);
 }
 
+/* The open model's records in ns, for the general path. */
+static void node_records(GraphNode *node) {
+        if (node->hub || !node->calibrated) {
+                conv_record_identity(&node->current_forward);
+                conv_record_identity(&node->current_inverse);
+                return;
+        }
+        segment_records(&node->current.m, node->current.m.r_c_ns, &node->current_forward, &node->current_inverse);
+}
+
 /* Node index changed: its row and its column. */
 static void pairs_rebuild_node(ClockGraph *g, size_t index) {
         for (size_t j = 0; j < g->n_nodes; j++) {
@@ -81,6 +92,8 @@ static void pairs_rebuild_node(ClockGraph *g, size_t index) {
 }
 
 void graph_rebuild(ClockGraph *g) {
+        for (size_t i = 0; i < g->n_nodes; i++)
+                node_records(&g->nodes[i]);
         for (size_t i = 0; i < g->n_nodes; i++)
                 for (size_t j = 0; j < g->n_nodes; j++)
                         pair_build(g, i, j, &g->pairs[i][j]);
@@ -117,7 +130,9 @@ int graph_init(ClockGraph *g, const char *hub_name) {
         hub->current_x_begin_ns = INT64_MIN;
         hub->current_r_end_ns = INT64_MIN;
         hub->plain_ns = true;
+        hub->period_le_1ns = true;
         hub->fast = true;
+        node_records(hub);
         g->n_nodes = 1;
         g->hub = 0;
         conv_record_identity(&g->pairs[0][0]);
@@ -159,6 +174,7 @@ int graph_add(ClockGraph *g, const char *name, const DomainUnit *unit, const His
         node->model_id = (uint32_t) index;
         node->available = true;
         node->plain_ns = unit_plain_ns(unit);
+        node->period_le_1ns = !unit->truncates && unit->period_ns <= 1.0;
         graph_refresh(g, index);
         if (ret_index)
                 *ret_index = index;
@@ -176,7 +192,7 @@ static void node_follow(GraphNode *node, const GraphNode *model) {
 
 static void node_refresh_own(GraphNode *node) {
         const Segment *current;
-        int64_t x_ns, unc_ns, count;
+        int64_t count;
 
         if (node->hub || !node->history)
                 return;
@@ -197,13 +213,10 @@ static void node_refresh_own(GraphNode *node) {
                 node->current_x_begin_ns = INT64_MIN;
         } else {
                 node->current_r_begin_ns = current->r_begin_ns;
-                if (model_forward(&current->model, current->r_begin_ns, 0, &x_ns, &unc_ns) < 0)
-                        x_ns = INT64_MIN;
-                node->current_x_begin_ns = x_ns;
+                node->current_x_begin_ns = current->x_begin_ns;
         }
         node->current_r_end_ns = current->r_end_ns;
-        if (model_forward(&current->model, current->r_end_ns, 0, &x_ns, &unc_ns) == 0 &&
-            unit_from_ns(&node->unit, x_ns, &count, NULL) == 0)
+        if (current->x_end_ns != INT64_MIN && unit_from_ns(&node->unit, current->x_end_ns, &count, NULL) == 0)
                 node->hint_count = count;
         node->calibrated = true;
         node_update_fast(node);
@@ -228,6 +241,7 @@ void graph_refresh(ClockGraph *g, size_t index) {
                 node->calibrated = node->calibrated && calibrated;
                 node_update_fast(node);
         }
+        node_records(node);
         pairs_rebuild_node(g, index);
         for (size_t i = 0; i < g->n_nodes; i++)
                 if (i != index && g->nodes[i].model_id == index)
@@ -294,6 +308,7 @@ int graph_reset_node(ClockGraph *g, size_t index, const char *name, const Domain
         node->model_id = (uint32_t) index;
         node->available = true;
         node->plain_ns = unit_plain_ns(unit);
+        node->period_le_1ns = !unit->truncates && unit->period_ns <= 1.0;
         graph_refresh(g, index);
         return 0;
 }
@@ -332,14 +347,17 @@ int graph_model(const ClockGraph *g, size_t index, Model *ret) {
         return 0;
 }
 
-/* The wire value of a node -> its ns, with the uncertainty the unit itself adds. */
-static int node_value_to_ns(const GraphNode *node, int64_t value, int64_t hint_r_ns,
-                            int64_t *ret_ns, int64_t *ret_uncertainty_ns) {
-        int64_t hint_count = node->hint_count, count, ns, hint_ns, unc_ns;
+/* The wire value of a node -> its ns, with the uncertainty the unit itself adds: in integers, by
+ * units.c (a truncating reading stands for the middle of [x, x + 1) units). */
+static int node_value_to_ns(const GraphNode *node, int64_t value, int64_t hint_r_ns, int64_t *ret_ns,
+                            int64_t *ret_uncertainty_ns) {
+        int64_t hint_count = node->hint_count, count, ns, next_ns, width_ns, hint_ns, unc_ns;
         int r;
 
+        /* The open model answers for any time (the pair's record only from its segment on): the
+         * occurrence nearest hint_r_ns even for a value from long ago. */
         if (hint_r_ns != INT64_MIN && !node->hub &&
-            prepared_forward(&node->current, hint_r_ns, 0, &hint_ns, &unc_ns) == 0)
+            conv_record_convert(&node->current_forward, hint_r_ns, &hint_ns, &unc_ns) == 0)
                 (void) unit_from_ns(&node->unit, hint_ns, &hint_count, NULL);
 
         r = unit_unwrap(&node->unit, value, hint_count, &count);
@@ -348,27 +366,32 @@ static int node_value_to_ns(const GraphNode *node, int64_t value, int64_t hint_r
         r = unit_to_ns(&node->unit, count, &ns);
         if (r < 0)
                 return r;
+        if (node->period_le_1ns) {
+                *ret_ns = ns;
+                *ret_uncertainty_ns = 0;
+                return 0;
+        }
+        /* One period in whole ns, rounded up: the next count's start (or, at the top, the one
+         * before's). */
+        if (count < INT64_MAX)
+                r = unit_to_ns(&node->unit, count + 1, &next_ns);
+        if (count == INT64_MAX || r < 0) {
+                r = unit_to_ns(&node->unit, count - 1, &next_ns);
+                if (r < 0)
+                        return r;
+                if ((r = arith_sub(ns, next_ns, &width_ns)) < 0)
+                        return r;
+        } else if ((r = arith_sub(next_ns, ns, &width_ns)) < 0)
+                return r;
+        width_ns += 1;          /* unit_to_ns() rounds each start: one ns either way */
         if (node->unit.truncates) {
                 /* The reading means [x, x + 1) units: answer for the middle. */
-                double half_ns = node->unit.period_ns / 2.0;
-                int64_t offset_ns;
-
-                r = arith_from_double(half_ns, &offset_ns);
-                if (r < 0)
+                if ((r = arith_add(ns, width_ns / 2, &ns)) < 0)
                         return r;
-                r = arith_add(ns, offset_ns, &ns);
-                if (r < 0)
-                        return r;
-                r = arith_ceil_from_double(half_ns + 0.5, ret_uncertainty_ns);
-                if (r < 0)
-                        return r;
-        } else if (node->unit.period_ns > 1.0) {
-                /* A rounding counter means [x - 1/2, x + 1/2] units. */
-                r = arith_ceil_from_double(node->unit.period_ns / 2.0, ret_uncertainty_ns);
-                if (r < 0)
-                        return r;
+                *ret_uncertainty_ns = width_ns - width_ns / 2 + 1;
         } else
-                *ret_uncertainty_ns = 0;
+                /* A rounding counter means [x - 1/2, x + 1/2] units. */
+                *ret_uncertainty_ns = width_ns - width_ns / 2;
         *ret_ns = ns;
         return 0;
 }
@@ -392,11 +415,17 @@ static int node_ns_to_value(const GraphNode *node, int64_t ns, int64_t uncertain
         return 0;
 }
 
-/* A value from before the open segment converts with the model of its time (rare: prepared on
- * the spot), which only a node with its history can do. */
+static int record_convert(const ConvRecord *c, int64_t v, int64_t unc, int64_t *ret_v, int64_t *ret_unc) {
+        int r = conv_record_convert_unc(c, v, unc, ret_v, ret_unc);
+
+        return r == -ESTALE ? -ERANGE : r;
+}
+
+/* x -> r with the open model's record, or, before the open segment, the history's segment of its
+ * time, which only a node with its history has. */
 static int node_inverse(const GraphNode *node, int64_t x_ns, int64_t x_unc_ns, int64_t *ret_r_ns, int64_t *ret_unc_ns) {
         if (__builtin_expect(x_ns >= node->current_x_begin_ns, 1))
-                return prepared_inverse(&node->current, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
+                return record_convert(&node->current_inverse, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
         if (!node->history)
                 return -ESTALE;
         return history_inverse(node->history, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
@@ -404,20 +433,25 @@ static int node_inverse(const GraphNode *node, int64_t x_ns, int64_t x_unc_ns, i
 
 static int node_forward(const GraphNode *node, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns) {
         if (__builtin_expect(r_ns >= node->current_r_begin_ns, 1))
-                return prepared_forward(&node->current, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
+                return record_convert(&node->current_forward, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
         if (!node->history)
                 return -ESTALE;
         return history_forward(node->history, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
 }
 
-int graph_node_convert(const GraphNode *src, const GraphNode *dst, int64_t value, int64_t hint_r_ns,
-                       int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
+                          int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         int64_t x_ns, x_unc_ns, r_ns, r_unc_ns, y_ns, y_unc_ns, extra_ns;
+        const GraphNode *src, *dst;
         bool same_model;
         int r;
 
-        if (!src || !dst || !ret_value || !ret_uncertainty_ns)
+        if (from >= g->n_nodes || to >= g->n_nodes)
+                return -ENOENT;
+        if (!ret_value || !ret_uncertainty_ns)
                 return -EINVAL;
+        src = &g->nodes[from];
+        dst = &g->nodes[to];
         if (!src->available || !src->calibrated || !dst->available || !dst->calibrated)
                 return -ENODEV;
         same_model = src->model_id == dst->model_id;
@@ -488,11 +522,4 @@ int graph_node_convert(const GraphNode *src, const GraphNode *dst, int64_t value
              (r = arith_add(y_unc_ns, dst->lag_ns - dst->lag_ns / 2, &y_unc_ns)) < 0))
                 return r;
         return node_ns_to_value(dst, y_ns, y_unc_ns, ret_value, ret_uncertainty_ns);
-}
-
-int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
-                          int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        if (from >= g->n_nodes || to >= g->n_nodes)
-                return -ENOENT;
-        return graph_node_convert(&g->nodes[from], &g->nodes[to], value, hint_r_ns, ret_value, ret_uncertainty_ns);
 }

@@ -49,9 +49,13 @@ typedef struct GraphNode {
         int64_t current_x_begin_ns;
         int64_t hint_count;             /* unwrapped count at the latest sample, for unwrap */
         bool plain_ns;                  /* unit is ns, no wrap, no truncation, no lag */
+        bool period_le_1ns;             /* a reading is exact to the ns (no rounding, no truncation) */
         int64_t lag_ns;                 /* a reading lags the modelled time by 0..lag_ns */
         bool fast;                      /* plain_ns, available and calibrated */
         int64_t current_r_end_ns;       /* latest calibration of the open segment: records centre here */
+        /* current.m as conversion records in ns (segment_records()), r -> x and x -> r: the
+         * general path's open segment; past ones are the history's segments' records. */
+        ConvRecord current_forward, current_inverse;
 } GraphNode;
 
 typedef struct ClockGraph {
@@ -105,18 +109,15 @@ int graph_set_same_as_uncertainty(ClockGraph *g, size_t index, int64_t uncertain
 static inline int graph_convert(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
                                 int64_t *ret_value, int64_t *ret_uncertainty_ns);
 
-/* The general case: units, wraps, past segments, errors. graph_convert() falls back to it. */
+/* The general case: units, wraps, past segments, errors. graph_convert() falls back to it. Every
+ * step is integer arithmetic: units by units.c, each model by a segment's conversion records (the
+ * open one's in the node, past ones in its history). A value before the open segment of a node
+ * without history gives -ESTALE. */
 int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
                           int64_t *ret_value, int64_t *ret_uncertainty_ns);
 
 /* The node's model (of its open segment) against the hub; -ENODEV if not calibrated. */
 int graph_model(const ClockGraph *g, size_t index, Model *ret);
-
-/* The conversion itself, on two nodes (src, dst may be copies: the shared table's reader calls
- * it on the nodes it copied under their seqlocks). A value that falls before the open segment
- * of a node without history gives -ESTALE: only the daemon can answer it. */
-int graph_node_convert(const GraphNode *src, const GraphNode *dst, int64_t value, int64_t hint_r_ns,
-                       int64_t *ret_value, int64_t *ret_uncertainty_ns);
 
 /* Rebuilds every record (after a caller edited nodes by hand, as tests do). */
 void graph_rebuild(ClockGraph *g);

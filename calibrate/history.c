@@ -13,6 +13,49 @@ void history_init(History *h, const EstimatorConfig *config) {
         h->next_id = 1;
 }
 
+void segment_records(const Model *m, int64_t at_r_ns, ConvRecord *ret_forward, ConvRecord *ret_inverse) {
+        ConvSpec spec = {
+                .from_unit = &UNIT_NS,
+                .to_unit = &UNIT_NS,
+                .to_model = m,
+                .from_x_begin_ns = INT64_MIN,
+                .to_r_begin_ns = INT64_MIN,
+                .at_r_ns = at_r_ns,
+        };
+
+        if (conv_record_build(&spec, ret_forward) < 0)
+                conv_record_failing(-ERANGE, ret_forward);
+        spec.to_model = NULL;
+        spec.from_model = m;
+        if (conv_record_build(&spec, ret_inverse) < 0)
+                conv_record_failing(-ERANGE, ret_inverse);
+}
+
+static int segment_convert(const ConvRecord *c, int64_t v, int64_t unc, int64_t *ret_v, int64_t *ret_unc) {
+        int r = conv_record_convert_unc(c, v, unc, ret_v, ret_unc);
+
+        return r == -ESTALE ? -ERANGE : r;
+}
+
+int segment_forward(const Segment *s, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns) {
+        return segment_convert(&s->forward, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
+}
+
+int segment_inverse(const Segment *s, int64_t x_ns, int64_t x_unc_ns, int64_t *ret_r_ns, int64_t *ret_unc_ns) {
+        return segment_convert(&s->inverse, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
+}
+
+/* After s->model or its range changed: its records, centred at the model's centre. */
+static void segment_update(Segment *s) {
+        int64_t unc;
+
+        segment_records(&s->model, s->model.r_c_ns, &s->forward, &s->inverse);
+        if (segment_forward(s, s->r_begin_ns, 0, &s->x_begin_ns, &unc) < 0)
+                s->x_begin_ns = INT64_MIN;
+        if (segment_forward(s, s->r_end_ns, 0, &s->x_end_ns, &unc) < 0)
+                s->x_end_ns = INT64_MIN;
+}
+
 static Segment *segment_at(History *h, size_t i) {
         return &h->ring[(h->head + i) % HISTORY_SEGMENTS_MAX];
 }
@@ -71,6 +114,7 @@ int history_add(History *h, const Sample *sample, HistoryEvent *ret_event) {
         if (r < 0)
                 return r;
         current->r_end_ns = sample->r1_ns;
+        segment_update(current);
 
         if (ret_event)
                 *ret_event = (HistoryEvent) {
@@ -88,8 +132,12 @@ int history_set_rate_prior(History *h, double rate_lo, double rate_hi) {
         r = estimator_set_rate_prior(&h->estimator, rate_lo, rate_hi);
         if (r < 0)
                 return r;
-        if (current && current->end == SEGMENT_OPEN && h->estimator.n > 0)
-                return estimator_model(&h->estimator, &current->model);
+        if (current && current->end == SEGMENT_OPEN && h->estimator.n > 0) {
+                r = estimator_model(&h->estimator, &current->model);
+                if (r < 0)
+                        return r;
+                segment_update(current);
+        }
         return 0;
 }
 
@@ -165,12 +213,12 @@ int history_forward(const History *h, int64_t r_ns, int64_t r_unc_ns, int64_t *r
         if (h->n == 0)
                 return -ENODATA;
         s = history_at_r(h, r_ns);
-        r = model_forward(&s->model, r_ns, r_unc_ns, &x, &unc);
+        r = segment_forward(s, r_ns, r_unc_ns, &x, &unc);
         if (r < 0)
                 return r;
         next = segment_after_rate_change(h, s);
         if (next && r_ns > s->r_end_ns &&
-            model_forward(&next->model, r_ns, r_unc_ns, &x_next, &unc_next) >= 0 &&
+            segment_forward(next, r_ns, r_unc_ns, &x_next, &unc_next) >= 0 &&
             interval_union(x, unc, x_next, unc_next, &x, &unc) < 0)
                 return -ERANGE;
         *ret_x_ns = x;
@@ -180,18 +228,18 @@ int history_forward(const History *h, int64_t r_ns, int64_t r_unc_ns, int64_t *r
 
 int history_inverse(const History *h, int64_t x_ns, int64_t x_unc_ns, int64_t *ret_r_ns, int64_t *ret_unc_ns) {
         const Segment *s, *next;
-        int64_t r_val, unc, r_next, unc_next, x_end, unc_end;
+        int64_t r_val, unc, r_next, unc_next;
         int r;
 
         if (h->n == 0)
                 return -ENODATA;
         s = history_at_x(h, x_ns);
-        r = model_inverse(&s->model, x_ns, x_unc_ns, &r_val, &unc);
+        r = segment_inverse(s, x_ns, x_unc_ns, &r_val, &unc);
         if (r < 0)
                 return r;
         next = segment_after_rate_change(h, s);
-        if (next && model_forward(&s->model, s->r_end_ns, 0, &x_end, &unc_end) >= 0 && x_ns > x_end &&
-            model_inverse(&next->model, x_ns, x_unc_ns, &r_next, &unc_next) >= 0 &&
+        if (next && s->x_end_ns != INT64_MIN && x_ns > s->x_end_ns &&
+            segment_inverse(next, x_ns, x_unc_ns, &r_next, &unc_next) >= 0 &&
             interval_union(r_val, unc, r_next, unc_next, &r_val, &unc) < 0)
                 return -ERANGE;
         *ret_r_ns = r_val;
@@ -202,11 +250,8 @@ int history_inverse(const History *h, int64_t x_ns, int64_t x_unc_ns, int64_t *r
 const Segment *history_at_x(const History *h, int64_t x_ns) {
         for (size_t i = h->n; i > 0; i--) {
                 const Segment *s = history_get(h, i - 1);
-                int64_t x_begin_ns, unc_ns;
 
-                if (model_forward(&s->model, s->r_begin_ns, 0, &x_begin_ns, &unc_ns) < 0)
-                        continue;
-                if (x_begin_ns <= x_ns)
+                if (s->x_begin_ns != INT64_MIN && s->x_begin_ns <= x_ns)
                         return s;
         }
         return history_get(h, 0);

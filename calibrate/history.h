@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conv-record.h"
 #include "estimator.h"
 #include "model.h"
 
@@ -28,6 +29,10 @@ typedef struct Segment {
         uint64_t id;            /* increases by one per segment, never reused */
         SegmentEnd end;
         int64_t step_ns;        /* for SEGMENT_STEP: the jump at its end */
+        /* The model as conversion records (conv-record.h), rebuilt whenever it changes: r -> x
+         * and x -> r, in ns. Every conversion with a segment goes through them. */
+        ConvRecord forward, inverse;
+        int64_t x_begin_ns, x_end_ns;   /* x at r_begin and r_end by forward; INT64_MIN: none */
 } Segment;
 
 typedef struct History {
@@ -77,10 +82,20 @@ const Segment *history_at_r(const History *h, int64_t r_ns);
  * (after a backward step this prefers the newest), else the oldest. */
 const Segment *history_at_x(const History *h, int64_t x_ns);
 
+/* One segment's conversion, by its records: r -> x and x -> r, an input uncertainty carried
+ * (conv_record_convert_unc()). -ERANGE for a value the record does not answer (further than
+ * about 2^61 ns from the segment) or an answer that does not fit. */
+int segment_forward(const Segment *s, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns);
+int segment_inverse(const Segment *s, int64_t x_ns, int64_t x_unc_ns, int64_t *ret_r_ns, int64_t *ret_unc_ns);
+
+/* The records of a model centred at_r_ns, as a Segment holds them (a graph node's open model
+ * too). A model they cannot be built of gives records that fail every value with -ERANGE. */
+void segment_records(const Model *m, int64_t at_r_ns, ConvRecord *ret_forward, ConvRecord *ret_inverse);
+
 /* A conversion with the segment of its time (history_at_r(), history_at_x()). A time between a
  * segment closed by a change of rate and the next one's first sample gets the union of both
  * models' intervals: the rate changed somewhere in between, so the truth there lies on one line
- * or the other. The same errors as model_forward() and model_inverse(); -ENODATA when empty. */
+ * or the other. The errors of segment_forward() and segment_inverse(); -ENODATA when empty. */
 int history_forward(const History *h, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns);
 int history_inverse(const History *h, int64_t x_ns, int64_t x_unc_ns, int64_t *ret_r_ns, int64_t *ret_unc_ns);
 

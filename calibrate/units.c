@@ -43,10 +43,14 @@ const DomainUnit UNIT_US_X11 = {
 #define X11_US_WRAP (INT64_C(0x100000000) * 1000)
 
 int unit_validate(const DomainUnit *u) {
+        uint64_t bits;
+
         if (!u)
                 return -EINVAL;
-        /* Written so that NaN fails too. */
-        if (!(u->period_ns > 0.0) || !(u->period_ns < 0x1p1000))
+        /* 0 < period < 2^1000 (NaN fails too), from the bits: every conversion checks its unit
+         * here, and a conversion has no floating point. */
+        memcpy(&bits, &u->period_ns, sizeof(bits));
+        if (bits >> 63 || bits == 0 || ((bits >> 52) & 0x7ff) >= 1023 + 1000)
                 return -EINVAL;
         if (u->wrap_bits > 64)
                 return -EINVAL;
