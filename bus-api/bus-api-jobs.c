@@ -111,9 +111,17 @@ static int job_reply(BusJob *j) {
 /* Runs a slice of j; 1 when it was answered (with its values or an error). */
 static int job_slice(BusApi *a, BusJob *j, int64_t deadline_ns) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        BusPair p;
         int r;
 
-        r = job_run(a, j, deadline_ns, &error);
+        /* Between slices an application clock may have left and its slot gone to another domain:
+         * the indices are looked up again, and a change ends the call. */
+        r = bus_api_resolve(a, j->pair.from, j->pair.to, &p, &error);
+        if (r >= 0 && (p.from_index != j->pair.from_index || p.to_index != j->pair.to_index))
+                r = bus_timeconv_error_setf(&error, -ENODEV, "'%s' or '%s' went away while the values were "
+                                            "converted", j->pair.from, j->pair.to);
+        if (r >= 0)
+                r = job_run(a, j, deadline_ns, &error);
         if (r == 0)
                 return 0;
         if (r > 0)

@@ -11,6 +11,9 @@
 #include "bus-api-jobs.h"
 #include "time-util.h"
 
+/* What an export costs at the least: a few domains' snapshots. */
+#define BUS_API_EXPORT_BYTES_MIN (64u << 10)
+
 /* One source-specific entry with the type it carries; one without a key or value is left out. */
 static int append_extra(sd_bus_message *reply, const BusDomainExtra *e) {
         if (!e->key)
@@ -235,14 +238,18 @@ int bus_api_method_export_snapshots(sd_bus_message *m, void *userdata, sd_bus_er
 
         bus_api_touch(a);
 
+        /* The budget first, so that a refused client costs no export; its size is known after. */
+        r = bus_api_client(a, m, &cl, error);
+        if (r < 0)
+                return r;
+        if (cl && !bus_client_may_reply_bytes(cl, BUS_API_EXPORT_BYTES_MIN, clock_now_ns(CLOCK_MONOTONIC)))
+                return bus_api_reply_quota_error(error);
+
         r = a->ops->export_snapshots(a->core, &json);
         if (r < 0)
                 return bus_timeconv_error_setf(error, r, "cannot export the snapshots");
         if (!json)
                 return bus_timeconv_error_setf(error, -EIO, "the snapshot export is empty");
-        r = bus_api_client(a, m, &cl, error);
-        if (r < 0)
-                return r;
         if (cl && !bus_client_take_reply_bytes(cl, strlen(json), clock_now_ns(CLOCK_MONOTONIC)))
                 return bus_api_reply_quota_error(error);
 
@@ -268,12 +275,10 @@ int bus_api_method_get_shared_table(sd_bus_message *m, void *userdata, sd_bus_er
         r = bus_api_client(a, m, &cl, error);
         if (r < 0)
                 return r;
-        if (cl && cl->tables >= BUS_CLIENT_TABLES_MAX)
-                return bus_timeconv_error_setf(error, -EDQUOT, "this client has asked for the shared table %u "
-                                               "times, at most %d: map the one you have", cl->tables,
-                                               BUS_CLIENT_TABLES_MAX);
-        if (cl)
-                cl->tables++;
+        if (cl && !bus_client_take_table(cl, clock_now_ns(CLOCK_MONOTONIC)))
+                return bus_timeconv_error_setf(error, -EDQUOT, "this client has asked for the shared table %d "
+                                               "times in a row, more than one a second after that: map the "
+                                               "one you have", BUS_CLIENT_TABLES_BURST);
 
         /* sd-bus sends a dup of fd: ours stays open. */
         return sd_bus_reply_method_return(m, "h", fd);

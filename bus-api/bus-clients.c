@@ -125,20 +125,25 @@ BusClients *bus_clients_free(BusClients *c) {
         return NULL;
 }
 
+static size_t clients_sweep(BusClients *c, int64_t now_ns);
+
 int bus_clients_get(BusClients *c, const char *sender, BusClient **ret) {
         _cleanup_free_ BusClient *cl = NULL;
-        const char *name = sender ? sender : "";
-        BusClient *known = client_find(c, name);
-        size_t b = bucket_of(name);
+        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
+        BusClient *known;
+        size_t b;
         int r;
 
+        if (!c || !sender || !ret)
+                return -EINVAL;
+        known = client_find(c, sender);
         if (known) {
                 *ret = known;
                 return 0;
         }
-        if (c->n >= BUS_CLIENTS_MAX)
+        if (c->n >= BUS_CLIENTS_MAX && clients_sweep(c, now_ns) == 0)
                 return -EDQUOT;
-        if (sender && !c->owner_changed) {
+        if (!c->owner_changed) {
                 /* Asynchronous: a method handler must not wait for the bus driver. */
                 r = sd_bus_match_signal_async(c->bus, &c->owner_changed, BUS_DRIVER_NAME, "/org/freedesktop/DBus",
                                               BUS_DRIVER_NAME, "NameOwnerChanged", on_name_owner_changed,
@@ -151,18 +156,18 @@ int bus_clients_get(BusClients *c, const char *sender, BusClient **ret) {
         if (!cl)
                 return -ENOMEM;
         cl->clients = c;
-        cl->name = strdup(name);
+        cl->name = strdup(sender);
         if (!cl->name)
                 return -ENOMEM;
-        cl->reply_bytes = (BusBucket) { BUS_CLIENT_REPLY_BURST_BYTES, clock_now_ns(CLOCK_MONOTONIC) };
-        if (sender) {
-                r = sd_bus_call_method_async(c->bus, &cl->owner_query, BUS_DRIVER_NAME, "/org/freedesktop/DBus",
-                                             BUS_DRIVER_NAME, "GetNameOwner", on_owner_query, cl, "s", sender);
-                if (r < 0) {
-                        free(cl->name);
-                        return r;
-                }
+        cl->reply_bytes = (BusBucket) { BUS_CLIENT_REPLY_BURST_BYTES, now_ns };
+        cl->tables = (BusBucket) { BUS_CLIENT_TABLES_BURST, now_ns };
+        r = sd_bus_call_method_async(c->bus, &cl->owner_query, BUS_DRIVER_NAME, "/org/freedesktop/DBus",
+                                     BUS_DRIVER_NAME, "GetNameOwner", on_owner_query, cl, "s", sender);
+        if (r < 0) {
+                free(cl->name);
+                return r;
         }
+        b = bucket_of(sender);
         cl->next_in_bucket = c->buckets[b];
         c->buckets[b] = cl;
         c->n++;
@@ -175,24 +180,79 @@ size_t bus_clients_count(const BusClients *c) {
 }
 
 static void bucket_refill(BusBucket *b, int64_t now_ns, uint64_t burst, uint64_t per_s) {
-        if (now_ns > b->refilled_ns) {
-                /* ns * bytes/s fits in 64 bits for gaps below 100 s; beyond, the bucket is full. */
-                uint64_t gap_ns = (uint64_t) (now_ns - b->refilled_ns);
-                uint64_t add = gap_ns > UINT64_C(100) * NSEC_PER_SEC ? burst : gap_ns * per_s / (uint64_t) NSEC_PER_SEC;
+        uint64_t gap_ns, add;
 
-                b->tokens = b->tokens + add > burst ? burst : b->tokens + add;
+        if (now_ns <= b->refilled_ns)
+                return;
+        gap_ns = (uint64_t) (now_ns - b->refilled_ns);
+        /* gap * per_s fits in 64 bits for gaps below 100 s at our rates; beyond, the bucket is
+         * full. Only the time that became whole tokens is counted in, so that a slow rate is
+         * not lost to rounding between frequent calls. */
+        if (gap_ns > UINT64_C(100) * NSEC_PER_SEC) {
+                b->tokens = burst;
                 b->refilled_ns = now_ns;
+                return;
         }
+        add = gap_ns * per_s / (uint64_t) NSEC_PER_SEC;
+        if (add == 0)
+                return;
+        b->tokens = b->tokens + add > burst ? burst : b->tokens + add;
+        b->refilled_ns = b->tokens == burst ? now_ns : b->refilled_ns + (int64_t) (add * (uint64_t) NSEC_PER_SEC / per_s);
+}
+
+uint64_t bus_bucket_peek(BusBucket *b, int64_t now_ns, uint64_t burst, uint64_t per_s) {
+        bucket_refill(b, now_ns, burst, per_s);
+        return b->tokens;
+}
+
+bool bus_bucket_take(BusBucket *b, uint64_t n, int64_t now_ns, uint64_t burst, uint64_t per_s) {
+        if (bus_bucket_peek(b, now_ns, burst, per_s) < n)
+                return false;
+        b->tokens -= n;
+        return true;
+}
+
+bool bus_client_may_reply_bytes(BusClient *cl, uint64_t bytes, int64_t now_ns) {
+        return bus_bucket_peek(&cl->reply_bytes, now_ns, BUS_CLIENT_REPLY_BURST_BYTES, BUS_CLIENT_REPLY_BYTES_PER_S) >= bytes &&
+               bus_bucket_peek(&cl->clients->reply_bytes, now_ns, BUS_CLIENTS_REPLY_BURST_BYTES,
+                               BUS_CLIENTS_REPLY_BYTES_PER_S) >= bytes;
 }
 
 bool bus_client_take_reply_bytes(BusClient *cl, uint64_t bytes, int64_t now_ns) {
-        BusBucket *all = &cl->clients->reply_bytes;
-
-        bucket_refill(&cl->reply_bytes, now_ns, BUS_CLIENT_REPLY_BURST_BYTES, BUS_CLIENT_REPLY_BYTES_PER_S);
-        bucket_refill(all, now_ns, BUS_CLIENTS_REPLY_BURST_BYTES, BUS_CLIENTS_REPLY_BYTES_PER_S);
-        if (bytes > cl->reply_bytes.tokens || bytes > all->tokens)
+        if (!bus_client_may_reply_bytes(cl, bytes, now_ns))
                 return false;
         cl->reply_bytes.tokens -= bytes;
-        all->tokens -= bytes;
+        cl->clients->reply_bytes.tokens -= bytes;
         return true;
+}
+
+bool bus_client_take_table(BusClient *cl, int64_t now_ns) {
+        return bus_bucket_take(&cl->tables, 1, now_ns, BUS_CLIENT_TABLES_BURST, BUS_CLIENT_TABLES_PER_S);
+}
+
+/* A record with nothing queued and every budget back in full says nothing a new one would not:
+ * let it go. How many went. */
+static size_t clients_sweep(BusClients *c, int64_t now_ns) {
+        size_t freed = 0;
+
+        for (size_t i = 0; i < BUCKETS; i++)
+                for (BusClient **p = &c->buckets[i]; *p; ) {
+                        BusClient *cl = *p;
+
+                        if (cl->jobs > 0 ||
+                            bus_bucket_peek(&cl->tables, now_ns, BUS_CLIENT_TABLES_BURST, BUS_CLIENT_TABLES_PER_S) <
+                                    BUS_CLIENT_TABLES_BURST ||
+                            bus_bucket_peek(&cl->reply_bytes, now_ns, BUS_CLIENT_REPLY_BURST_BYTES,
+                                            BUS_CLIENT_REPLY_BYTES_PER_S) < BUS_CLIENT_REPLY_BURST_BYTES) {
+                                p = &cl->next_in_bucket;
+                                continue;
+                        }
+                        *p = cl->next_in_bucket;
+                        c->n--;
+                        if (c->gone)
+                                c->gone(cl, c->userdata);
+                        client_free(cl);
+                        freed++;
+                }
+        return freed;
 }

@@ -20,7 +20,11 @@
 
 #define BUS_CLIENTS_MAX 4096                    /* tracked at once; more: QuotaExceeded */
 #define BUS_CLIENT_JOBS_MAX 2                   /* ConvertMany calls in flight per client */
-#define BUS_CLIENT_TABLES_MAX 8                 /* GetSharedTable replies per client */
+/* GetSharedTable replies per client: 8 at once (each unread one holds an fd in the bus
+ * daemon), then one a second, so that a handle that fetches the table again after every
+ * restart or retirement is never locked out. */
+#define BUS_CLIENT_TABLES_BURST 8
+#define BUS_CLIENT_TABLES_PER_S 1
 /* A large reply is one message: the bus daemon reads it whole before the small replies behind
  * it on our connection, so its bytes are everyone's wait. Per client, two replies of 10^6
  * values at once, one a second after; over all clients, three at once, two a second. */
@@ -29,21 +33,27 @@
 #define BUS_CLIENTS_REPLY_BURST_BYTES (48u << 20)
 #define BUS_CLIENTS_REPLY_BYTES_PER_S (32u << 20)
 
+/* A token bucket: up to burst tokens, per_s more each second. */
 typedef struct BusBucket {
         uint64_t tokens;
-        int64_t refilled_ns;            /* CLOCK_MONOTONIC of the last refill */
+        int64_t refilled_ns;            /* CLOCK_MONOTONIC up to which time is counted in */
 } BusBucket;
+
+/* Takes n tokens: true if there were enough, false (nothing taken) if not. */
+bool bus_bucket_take(BusBucket *b, uint64_t n, int64_t now_ns, uint64_t burst, uint64_t per_s);
+/* How many tokens there are now. */
+uint64_t bus_bucket_peek(BusBucket *b, int64_t now_ns, uint64_t burst, uint64_t per_s);
 
 typedef struct BusClients BusClients;
 typedef struct BusJob BusJob;
 
 typedef struct BusClient {
         BusClients *clients;
-        char *name;                     /* unique bus name; "" on a connection without a bus */
+        char *name;                     /* unique bus name */
         sd_bus_slot *owner_query;       /* GetNameOwner in flight: is it still there? */
         struct BusClient *next_in_bucket;
         unsigned jobs;                  /* ConvertMany calls accepted and not yet answered */
-        unsigned tables;                /* shared tables handed out */
+        BusBucket tables;               /* shared tables it may be handed */
         BusBucket reply_bytes;
         BusJob *jobs_head, *jobs_tail;  /* this client's queue, oldest first (bus-jobs.c) */
         struct BusClient *next_ready;   /* in the round-robin ring of clients with jobs */
@@ -56,8 +66,8 @@ int bus_clients_new(sd_bus *bus, void (*gone)(BusClient *client, void *userdata)
                     BusClients **ret);
 BusClients *bus_clients_free(BusClients *c);
 
-/* The record of sender (NULL: a connection without a bus, one shared record), made on first use.
- * -EDQUOT when BUS_CLIENTS_MAX clients are tracked already. */
+/* The record of sender, made on first use. When BUS_CLIENTS_MAX are tracked, records that have
+ * nothing queued and all their budgets back are let go first; -EDQUOT when none is. */
 int bus_clients_get(BusClients *c, const char *sender, BusClient **ret);
 
 size_t bus_clients_count(const BusClients *c);
@@ -65,6 +75,13 @@ size_t bus_clients_count(const BusClients *c);
 /* Takes bytes from the client's reply bucket and from all clients' together: true if both had
  * enough (the reply may be sent), false otherwise (refuse the call; nothing is taken). */
 bool bus_client_take_reply_bytes(BusClient *cl, uint64_t bytes, int64_t now_ns);
+
+/* Whether a large reply of at least bytes could be sent now: asked before the work of one whose
+ * size is known only after it (ExportSnapshots). Takes nothing. */
+bool bus_client_may_reply_bytes(BusClient *cl, uint64_t bytes, int64_t now_ns);
+
+/* Takes one of the client's shared tables: false when it has had its share for now. */
+bool bus_client_take_table(BusClient *cl, int64_t now_ns);
 
 static inline void bus_clients_freep(BusClients **c) {
         bus_clients_free(*c);
