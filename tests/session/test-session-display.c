@@ -28,6 +28,7 @@
 #include "harness-proc.h"
 #include "harness.h"
 #include "tap.h"
+#include "x11-bus.h"
 #include "xvfb.h"
 
 #define MANAGER "org.freedesktop.systemd1"
@@ -35,115 +36,14 @@
 #define MANAGER_INTERFACE "org.freedesktop.systemd1.Manager"
 /* Generous for a loaded 2-core machine: each wait ends as soon as its condition holds. */
 #define WAIT_MS 30000
-/* Between two reads of ListDomains while no DomainsChanged comes. */
-#define POLL_USEC (UINT64_C(100) * 1000)
 
-typedef struct DomainView {
-        bool listed;
-        bool available;
-        char verdict[32];
-        char reason[256];
-} DomainView;
-
-/* One entry of name in ListDomains; listed false when there is none. */
-static int read_domain(sd_bus *bus, const char *name, DomainView *ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        DomainView v = {};
-        const char *domain, *unit;
-        int r;
-
-        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains", NULL, &reply,
-                               "");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
-        while (r > 0 && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
-                bool mine;
-
-                r = sd_bus_message_read(reply, "ss", &domain, &unit);
-                if (r < 0)
-                        break;
-                mine = strcmp(domain, name) == 0;
-                v.listed = v.listed || mine;
-                r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-                while (r > 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                        const char *key, *contents, *s;
-                        char type;
-                        int b;
-
-                        r = sd_bus_message_read(reply, "s", &key);
-                        if (r >= 0)
-                                r = sd_bus_message_peek_type(reply, &type, &contents);
-                        if (r < 0)
-                                break;
-                        if (mine && strcmp(key, "available") == 0 && strcmp(contents, "b") == 0) {
-                                r = sd_bus_message_read(reply, "v", "b", &b);
-                                v.available = b;
-                        } else if (mine && strcmp(contents, "s") == 0 &&
-                                   (strcmp(key, "verdict") == 0 || strcmp(key, "reason") == 0)) {
-                                r = sd_bus_message_read(reply, "v", "s", &s);
-                                if (r >= 0 && key[0] == 'v')
-                                        snprintf(v.verdict, sizeof(v.verdict), "%s", s);
-                                else if (r >= 0)
-                                        snprintf(v.reason, sizeof(v.reason), "%s", s);
-                        } else
-                                r = sd_bus_message_skip(reply, "v");
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                        if (r >= 0)
-                                r = 1;
-                }
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-                if (r >= 0)
-                        r = 1;
-        }
-        if (r < 0)
-                return r;
-        *ret = v;
-        return 0;
-}
-
-typedef bool (*Condition)(const DomainView *v, const void *userdata);
-
-/* Reads name's entry until cond holds or timeout_ms passes (-ETIMEDOUT); between reads it waits
- * on the bus, where DomainsChanged ends the wait early. *ret gets the last entry. */
-static int wait_for(sd_bus *bus, const char *name, Condition cond, const void *userdata, int timeout_ms,
-                    DomainView *ret) {
-        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
-        DomainView v = {};
-        int r;
-
-        for (;;) {
-                r = read_domain(bus, name, &v);
-                if (r < 0)
-                        return r;
-                *ret = v;
-                if (cond(&v, userdata))
-                        return 0;
-                if (clock_now_ns(CLOCK_MONOTONIC) >= deadline_ns)
-                        return -ETIMEDOUT;
-                /* Take what is queued first; then wait for more, or the poll interval. */
-                do
-                        r = sd_bus_process(bus, NULL);
-                while (r > 0);
-                if (r < 0)
-                        return r;
-                r = sd_bus_wait(bus, POLL_USEC);
-                if (r < 0)
-                        return r;
-        }
-}
-
-static bool is_available_identity(const DomainView *v, const void *userdata) {
-        return v->available && strcmp(v->verdict, "identity") == 0;
+static bool is_available_identity(const X11BusDomain *d, void *userdata) {
+        return d->available && strcmp(d->verdict, "identity") == 0;
 }
 
 /* Unavailable, with a reason that holds the text given. */
-static bool is_unavailable_because(const DomainView *v, const void *userdata) {
-        return v->listed && !v->available && strstr(v->reason, (const char *) userdata);
+static bool is_unavailable_because(const X11BusDomain *d, void *userdata) {
+        return d->listed && !d->available && strstr(d->reason, (const char *) userdata);
 }
 
 static int on_domains_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -190,9 +90,9 @@ static void test_no_display(sd_bus *bus) {
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                DomainView d = {};
+                X11BusDomain d = {};
 
-                r = wait_for(bus, names[i], is_unavailable_because, "no X display", WAIT_MS, &d);
+                r = x11_bus_wait_for(bus, names[i], is_unavailable_because, (char *) "no X display", WAIT_MS, &d);
                 ok(r >= 0, "without a display, %s is listed unavailable: \"%s\"", names[i], d.reason);
         }
         r = clock_convert(bus, "x11", "monotonic", 1000, &error, &v, &u);
@@ -209,7 +109,7 @@ int main(int argc, char *argv[]) {
         _cleanup_free_ char *out = NULL, *err = NULL, *runtime = NULL, *runtime_env = NULL;
         HarnessNameWatch manager_watch = {};
         Xvfb x = {};
-        DomainView d = {};
+        X11BusDomain d = {};
         unsigned changes = 0;
         pid_t manager_pid = 0, daemon_pid = 0;
         int manager_pidfd = -1, status = 0, r;
@@ -267,7 +167,7 @@ int main(int argc, char *argv[]) {
         ok(r >= 0, "watching DomainsChanged");
 
         /* The first call activates the daemon. */
-        r = read_domain(bus, "monotonic", &d);
+        r = x11_bus_domain(bus, "monotonic", &d);
         ok(r >= 0 && d.listed, "ListDomains activates timeconvd");
         r = harness_name_pid(bus, BUS_API_SERVICE, &daemon_pid);
         if (r >= 0)
@@ -296,7 +196,7 @@ int main(int argc, char *argv[]) {
         r = manager_environment_has(bus, display_env ?: "");
         ok(r > 0, "the stand-in user manager has %s in its Environment (%d)", display_env ?: "", r);
 
-        r = wait_for(bus, "x11_us", is_available_identity, NULL, WAIT_MS, &d);
+        r = x11_bus_wait_for(bus, "x11_us", is_available_identity, NULL, WAIT_MS, &d);
         ok(r >= 0, "x11_us becomes available with the identity verdict, without a restart (available %d, "
            "verdict \"%s\", reason \"%s\")", d.available, d.verdict, d.reason);
         ok(harness_daemon_alive(h) && harness_name_pid(bus, BUS_API_SERVICE, &(pid_t) { 0 }) >= 0,
@@ -305,14 +205,14 @@ int main(int argc, char *argv[]) {
 
         r = xvfb_stop(&x);
         is_int(r, 0, "Xvfb stops");
-        r = wait_for(bus, "x11", is_unavailable_because, x.name, WAIT_MS, &d);
+        r = x11_bus_wait_for(bus, "x11", is_unavailable_because, x.name, WAIT_MS, &d);
         ok(r >= 0, "the server gone, x11 is unavailable with a reason naming %s: \"%s\"", x.name, d.reason);
 
         /* The session ends: DISPLAY leaves the manager's environment. */
         r = sd_bus_call_method(bus, MANAGER, MANAGER_PATH, MANAGER_INTERFACE, "UnsetEnvironment", NULL, NULL, "as", 1,
                                "DISPLAY");
         ok(r >= 0, "UnsetEnvironment DISPLAY");
-        r = wait_for(bus, "x11", is_unavailable_because, "no X display", WAIT_MS, &d);
+        r = x11_bus_wait_for(bus, "x11", is_unavailable_because, (char *) "no X display", WAIT_MS, &d);
         ok(r >= 0, "and the reason is \"no X display\" again: \"%s\"", d.reason);
         ok(harness_daemon_alive(h), "the daemon keeps running");
 

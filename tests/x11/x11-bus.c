@@ -60,6 +60,8 @@ static int read_property(sd_bus_message *m, X11BusDomain *d) {
                         copy_string(d->verdict, sizeof(d->verdict), s);
                 else if (r >= 0 && strcmp(key, "same_as") == 0)
                         copy_string(d->same_as, sizeof(d->same_as), s);
+                else if (r >= 0 && strcmp(key, "reason") == 0)
+                        copy_string(d->reason, sizeof(d->reason), s);
         } else
                 r = sd_bus_message_skip(m, "v");
         return r;
@@ -91,6 +93,7 @@ int x11_bus_domain(sd_bus *bus, const char *name, X11BusDomain *ret) {
                         continue;
                 }
                 found = true;
+                d.listed = true;
                 r = sd_bus_message_enter_container(reply, 'a', "{sv}");
                 while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
                         r = read_property(reply, &d);

@@ -10,6 +10,7 @@
 #include <systemd/sd-bus.h>
 
 typedef struct X11BusDomain {
+        bool listed;                    /* false: ListDomains has no such entry */
         bool available;
         uint64_t uncertainty_ns;
         int64_t last_calibrated_ns;
@@ -18,6 +19,7 @@ typedef struct X11BusDomain {
         char probes[32];
         char rtt_min_ns[32];
         char probe_cpu_ns[32];
+        char reason[256];               /* why it is unavailable; "" when absent */
 } X11BusDomain;
 
 /* -ENOENT when ListDomains has no entry called name. */
@@ -38,6 +40,7 @@ int x11_bus_wait_changed(sd_bus *bus, X11BusWatch *w, unsigned since, int timeou
 typedef bool (*X11BusCondition)(const X11BusDomain *d, void *userdata);
 
 /* Reads name's entry until cond holds (0) or timeout_ms passes (-ETIMEDOUT); between reads it
- * waits on the bus (a signal ends the wait early). *ret (may be NULL) gets the last entry. */
+ * waits on the bus (a signal ends the wait early). *ret (may be NULL) gets the last entry
+ * (listed false while there is none). */
 int x11_bus_wait_for(sd_bus *bus, const char *name, X11BusCondition cond, void *userdata, int timeout_ms,
                      X11BusDomain *ret);
