@@ -151,6 +151,12 @@ static void add_status(const Core *c, size_t index, BusDomainInfo *ret) {
                 };
 }
 
+/* A domain's unit as ListDomains and export name it: the source's own name ("frame", "tick"),
+ * else by its period. */
+static const char *core_bus_unit_name(const CoreDomain *d) {
+        return d->info.unit_name[0] ? d->info.unit_name : snapshot_unit_name(&d->info.unit);
+}
+
 static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret) {
         Core *c = userdata;
         const GraphNode *node;
@@ -172,7 +178,7 @@ static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret)
 
         *ret = (BusDomainInfo) {
                 .name = d->info.name,
-                .unit = d->info.unit_name[0] ? d->info.unit_name : snapshot_unit_name(&d->info.unit),
+                .unit = core_bus_unit_name(d),
                 .available = node->available && node->calibrated,
                 .reference = c->graph.nodes[c->graph.hub].name,
                 .resolution_ns = d->info.resolution_ns,
@@ -265,9 +271,14 @@ static int core_bus_now(void *userdata, size_t domain, int64_t *ret_value, uint6
 }
 
 static int core_bus_export_snapshots(void *userdata, char **ret_json) {
+        const char *unit_names[GRAPH_NODES_MAX] = {};
         Core *c = userdata;
 
-        return snapshot_ring_export(c->snapshots, &c->graph, ret_json);
+        /* The names ListDomains gives ("frame" for msc), so that export and ListDomains agree. */
+        for (size_t i = 0; i < c->n_domains && i < GRAPH_NODES_MAX; i++)
+                if (!core_domain_gone(c, i))
+                        unit_names[i] = core_bus_unit_name(c->domains[i]);
+        return snapshot_ring_export(c->snapshots, &c->graph, unit_names, ret_json);
 }
 
 static int core_bus_shared_table_fd(void *userdata) {

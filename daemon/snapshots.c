@@ -87,7 +87,7 @@ const char *snapshot_unit_name(const DomainUnit *u) {
 
 /* The domains of the exported snapshots only: a departed application's node, or one never
  * calibrated, would be a declaration with nothing behind it. */
-static json_t *export_domains(const ClockGraph *g, uint64_t seen) {
+static json_t *export_domains(const ClockGraph *g, const char *const *unit_names, uint64_t seen) {
         json_auto_t *domains = json_array();
 
         if (!domains)
@@ -109,7 +109,8 @@ static json_t *export_domains(const ClockGraph *g, uint64_t seen) {
                 /* With "truncates", offline conversion reads a value as the live graph does. */
                 if (json_array_append_new(domains, json_pack("{s:s, s:s, s:o, s:I, s:b}",
                                                              "name", node->name,
-                                                             "unit", snapshot_unit_name(&node->unit),
+                                                             "unit", unit_names && unit_names[i] ? unit_names[i] :
+                                                                     snapshot_unit_name(&node->unit),
                                                              "period_ns", period,
                                                              "wrap_bits", (json_int_t) node->unit.wrap_bits,
                                                              "truncates", node->unit.truncates)) < 0)
@@ -133,7 +134,8 @@ static json_t *export_snapshot(const SnapshotEntry *e, const ClockGraph *g) {
         return json_pack("{s:O}", "clocks", clocks);
 }
 
-int snapshot_ring_export(const SnapshotRing *ring, const ClockGraph *g, char **ret_json) {
+int snapshot_ring_export(const SnapshotRing *ring, const ClockGraph *g, const char *const *unit_names,
+                         char **ret_json) {
         json_auto_t *root = NULL;
         json_auto_t *snapshots = NULL;
         uint64_t seen = 0;
@@ -153,7 +155,7 @@ int snapshot_ring_export(const SnapshotRing *ring, const ClockGraph *g, char **r
                 seen |= e->present;
         }
 
-        root = json_pack("{s:o, s:O}", "domains", export_domains(g, seen), "snapshots", snapshots);
+        root = json_pack("{s:o, s:O}", "domains", export_domains(g, unit_names, seen), "snapshots", snapshots);
         if (!root)
                 return -ENOMEM;
 

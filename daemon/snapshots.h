@@ -39,5 +39,7 @@ const SnapshotEntry *snapshot_ring_get(const SnapshotRing *ring, size_t i);     
 const char *snapshot_unit_name(const DomainUnit *u);
 
 /* The ring as a JSON snapshot file, oldest first; *ret_json is malloc'ed. Domains are described
- * from g (names and units). */
-int snapshot_ring_export(const SnapshotRing *ring, const ClockGraph *g, char **ret_json);
+ * from g (names and units); unit_names (NULL, or an entry per node, NULL for none) names a unit
+ * as ListDomains does ("frame" for msc), else snapshot_unit_name(). */
+int snapshot_ring_export(const SnapshotRing *ring, const ClockGraph *g, const char *const *unit_names,
+                         char **ret_json);
