@@ -297,7 +297,9 @@ static void test_stuck_reconnects(Domain *d, Xvfb *x) {
                 (void) poll(NULL, 0, 10);
         }
         ok(r == -ENOTCONN, "while the server is stopped: -ENOTCONN");
-        ok(worst_ns < 150000000, "no burst waits beyond its budget (worst %lld us)", (long long) worst_ns / 1000);
+        /* A burst that waited on the stopped server would wait for as long as it stays stopped;
+         * one descheduled on a loaded machine comes back late, but not a second late. */
+        ok(worst_ns < 1000000000, "no burst waits on the stopped server (worst %lld us)", (long long) worst_ns / 1000);
         ok(most <= base + 1, "one connecting thread at most (%d threads, %d before)", most, base);
 
         ok(xvfb_pause(x, false) == 0, "Xvfb continued");
