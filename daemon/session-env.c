@@ -14,18 +14,21 @@
 #define SESSION_ENV_CALL_USEC (UINT64_C(5) * 1000000)
 
 struct SessionEnv {
+        sd_event *event;
         sd_bus *bus;
         const Log *log;
         X11Display *display;
         char *fallback;                 /* $DISPLAY at start; NULL: none */
-        sd_bus_slot *changed_slot;      /* the manager's PropertiesChanged */
+        sd_bus_slot *changed_slot;      /* the manager's PropertiesChanged: a cue, never a value */
         sd_bus_slot *call_slot;         /* a Get of Environment in flight */
         bool again;                     /* asked again while it was in flight */
+        uint64_t last_read_usec;        /* CLOCK_MONOTONIC when the latest Get was sent; 0: never */
+        sd_event_source *spacing_source;        /* a read held back until SESSION_ENV_READ_SPACING_USEC */
         sd_event_source *want_source;
 };
 
 /* The manager's DISPLAY (or the fallback, or none) becomes the display the sources follow. m is
- * at the variant that holds Environment (as). */
+ * the reply to Get, at the variant that holds Environment (as). */
 static int session_env_apply(SessionEnv *s, sd_bus_message *m) {
         const char *manager = NULL, *name, *entry;
         int r;
@@ -74,16 +77,34 @@ static int session_env_on_reply(sd_bus_message *m, void *userdata, sd_bus_error 
         return 0;
 }
 
-/* Asks for Environment, without starting a manager that is not there. One call at a time: a
- * request while one is in flight is made once it is answered. */
+static int session_env_on_spacing(sd_event_source *source, uint64_t usec, void *userdata) {
+        (void) session_env_read(userdata);
+        return 0;
+}
+
+/* Asks for Environment, without starting a manager that is not there. One call at a time, and
+ * at most one every SESSION_ENV_READ_SPACING_USEC: a request meanwhile is made once, as soon as
+ * both allow, however many came. */
 static int session_env_read(SessionEnv *s) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        uint64_t now_usec = 0;
         int r;
 
         if (s->call_slot) {
                 s->again = true;
                 return 0;
         }
+        (void) sd_event_now(s->event, CLOCK_MONOTONIC, &now_usec);
+        if (s->last_read_usec > 0 && now_usec < s->last_read_usec + SESSION_ENV_READ_SPACING_USEC) {
+                r = sd_event_source_set_time(s->spacing_source, s->last_read_usec + SESSION_ENV_READ_SPACING_USEC);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(s->spacing_source, SD_EVENT_ONESHOT);
+                if (r < 0)
+                        return log_warning_errno(s->log, r, "cannot hold back a read of the manager's environment: %m");
+                return 0;
+        }
+        (void) sd_event_source_set_enabled(s->spacing_source, SD_EVENT_OFF);
+
         r = sd_bus_message_new_method_call(s->bus, &m, SESSION_ENV_MANAGER_SERVICE, SESSION_ENV_MANAGER_PATH,
                                            "org.freedesktop.DBus.Properties", "Get");
         if (r >= 0)
@@ -94,49 +115,30 @@ static int session_env_read(SessionEnv *s) {
                 r = sd_bus_call_async(s->bus, &s->call_slot, m, session_env_on_reply, s, SESSION_ENV_CALL_USEC);
         if (r < 0)
                 return log_warning_errno(s->log, r, "cannot ask the user manager for its environment: %m");
+        s->last_read_usec = now_usec ?: 1;
+        log_debug(s->log, "asking the user manager for its environment");
         return 0;
 }
 
-/* PropertiesChanged(s interface, a{sv} changed, as invalidated) of the manager. */
+/* PropertiesChanged of the manager: any client can send one that passes our match (unicast, or
+ * from a unique name, which sd-bus lets through a rule naming a well-known sender), so what it
+ * says is never taken; it only makes us ask the manager itself. */
 static int session_env_on_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         SessionEnv *s = userdata;
-        const char *interface, *name;
-        bool invalidated = false;
-        int r;
 
-        r = sd_bus_message_read(m, "s", &interface);
-        if (r < 0 || strcmp(interface, SESSION_ENV_MANAGER_INTERFACE) != 0)
-                return 0;
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        while (r > 0) {
-                r = sd_bus_message_enter_container(m, 'e', "sv");
-                if (r <= 0)
-                        break;
-                r = sd_bus_message_read(m, "s", &name);
-                if (r >= 0 && strcmp(name, "Environment") == 0) {
-                        if (session_env_apply(s, m) < 0)
-                                (void) session_env_read(s);
-                        return 0;
-                }
-                if (r >= 0)
-                        r = sd_bus_message_skip(m, "v");
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(m);
-                if (r >= 0)
-                        r = 1;
-        }
-        if (r >= 0)
-                r = sd_bus_message_exit_container(m);
-        if (r >= 0)
-                r = sd_bus_message_enter_container(m, 'a', "s");
-        while (r > 0) {
-                r = sd_bus_message_read(m, "s", &name);
-                if (r > 0 && strcmp(name, "Environment") == 0)
-                        invalidated = true;
-        }
-        /* Said to have changed without its value (or unreadable): ask for it. */
-        if (invalidated || r < 0)
-                (void) session_env_read(s);
+        log_debug(s->log, "PropertiesChanged of the user manager (from %s): reading its environment again",
+                  sd_bus_message_get_sender(m) ?: "?");
+        (void) session_env_read(s);
+        return 0;
+}
+
+static int session_env_on_match_added(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        SessionEnv *s = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+
+        /* Not fatal: the X sources' attempts still make us read it. */
+        if (e)
+                log_warning(s->log, "cannot follow the user manager's PropertiesChanged: %s", e->message ?: e->name);
         return 0;
 }
 
@@ -158,6 +160,7 @@ int session_env_new(sd_event *event, sd_bus *bus, X11Display *display, const cha
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
+        s->event = sd_event_ref(event);
         s->bus = sd_bus_ref(bus);
         s->log = log;
         s->display = display;
@@ -167,14 +170,19 @@ int session_env_new(sd_event *event, sd_bus *bus, X11Display *display, const cha
                         return -ENOMEM;
         }
 
-        r = sd_bus_add_match(bus, &s->changed_slot,
-                             "type='signal',sender='" SESSION_ENV_MANAGER_SERVICE "',"
-                             "path='" SESSION_ENV_MANAGER_PATH "',"
-                             "interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
-                             "arg0='" SESSION_ENV_MANAGER_INTERFACE "'",
-                             session_env_on_changed, s);
+        r = sd_bus_add_match_async(bus, &s->changed_slot,
+                                   "type='signal',sender='" SESSION_ENV_MANAGER_SERVICE "',"
+                                   "path='" SESSION_ENV_MANAGER_PATH "',"
+                                   "interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
+                                   "arg0='" SESSION_ENV_MANAGER_INTERFACE "'",
+                                   session_env_on_changed, session_env_on_match_added, s);
         if (r < 0)
                 return r;
+        r = sd_event_add_time(event, &s->spacing_source, CLOCK_MONOTONIC, 0, 0, session_env_on_spacing, s);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(s->spacing_source, SD_EVENT_OFF);
+        (void) sd_event_source_set_description(s->spacing_source, "session-env-spacing");
         r = sd_event_add_io(event, &s->want_source, x11_display_want_fd(display), EPOLLIN, session_env_on_want, s);
         if (r < 0)
                 return r;
@@ -191,9 +199,11 @@ SessionEnv *session_env_free(SessionEnv *s) {
         if (!s)
                 return NULL;
         sd_event_source_disable_unref(s->want_source);
+        sd_event_source_disable_unref(s->spacing_source);
         sd_bus_slot_unref(s->call_slot);
         sd_bus_slot_unref(s->changed_slot);
         sd_bus_unref(s->bus);
+        sd_event_unref(s->event);
         free(s->fallback);
         free(s);
         return NULL;

@@ -3,8 +3,9 @@
 /* A stand-in for the systemd user manager on a test's private bus: it owns
  * org.freedesktop.systemd1 and implements what timeconvd and dbus-update-activation-environment
  * use of org.freedesktop.systemd1.Manager at /org/freedesktop/systemd1: the Environment property
- * (as, with PropertiesChanged carrying the new value) and SetEnvironment, UnsetEnvironment and
- * UnsetAndSetEnvironment. The real user manager cannot run inside a test: it is PID 1's child
+ * (as) and SetEnvironment, UnsetEnvironment and UnsetAndSetEnvironment. Like systemd's, the
+ * property has no change signal (vtable flags 0) and the methods emit no PropertiesChanged: a
+ * client learns of a change only by reading the property again. The real user manager cannot run inside a test: it is PID 1's child
  * per user, owns the user's cgroup and its own private bus, and would start the user's real
  * units; this is the smallest thing that answers the same calls on our bus.
  * usage: fake-systemd1 [NAME=VALUE...]    (the initial environment; the bus from
@@ -102,16 +103,6 @@ static int apply_array(Manager *m, sd_bus_message *message, bool set) {
         return sd_bus_message_exit_container(message);
 }
 
-/* As systemd does: the change, then PropertiesChanged, then the reply. */
-static int changed_and_reply(Manager *m, sd_bus_message *message) {
-        int r;
-
-        r = sd_bus_emit_properties_changed(m->bus, PATH, INTERFACE, "Environment", NULL);
-        if (r < 0)
-                return r;
-        return sd_bus_reply_method_return(message, NULL);
-}
-
 static int method_set(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         int r;
@@ -119,7 +110,7 @@ static int method_set(sd_bus_message *message, void *userdata, sd_bus_error *err
         r = apply_array(m, message, true);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "invalid environment assignment");
-        return changed_and_reply(m, message);
+        return sd_bus_reply_method_return(message, NULL);
 }
 
 static int method_unset(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -129,7 +120,7 @@ static int method_unset(sd_bus_message *message, void *userdata, sd_bus_error *e
         r = apply_array(m, message, false);
         if (r < 0)
                 return r;
-        return changed_and_reply(m, message);
+        return sd_bus_reply_method_return(message, NULL);
 }
 
 static int method_unset_and_set(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -141,12 +132,13 @@ static int method_unset_and_set(sd_bus_message *message, void *userdata, sd_bus_
                 r = apply_array(m, message, true);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "invalid environment assignment");
-        return changed_and_reply(m, message);
+        return sd_bus_reply_method_return(message, NULL);
 }
 
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Environment", "as", property_environment, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        /* systemd's dbus-manager.c declares it so: no PropertiesChanged, ever. */
+        SD_BUS_PROPERTY("Environment", "as", property_environment, 0, 0),
         SD_BUS_METHOD("SetEnvironment", "as", "", method_set, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("UnsetEnvironment", "as", "", method_unset, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("UnsetAndSetEnvironment", "asas", "", method_unset_and_set, SD_BUS_VTABLE_UNPRIVILEGED),

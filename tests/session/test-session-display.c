@@ -7,7 +7,12 @@
  * dbus-update-activation-environment --systemd DISPLAY=:N publishes it, as a session manager
  * does; x11_us becomes available with the identity verdict, without a restart. Xvfb stops: x11
  * is unavailable with a reason naming the display. DISPLAY leaves the manager's environment:
- * the reason is "no X display" again. Every wait is on the bus, with a deadline.
+ * the reason is "no X display" again. Before that, with Xvfb up but DISPLAY not yet published,
+ * another client sends the daemon PropertiesChanged signals that claim the manager's DISPLAY is
+ * the new server: the daemon takes none of it, only asks the manager again (a few times at
+ * most, however many came). Like systemd, the stand-in emits no PropertiesChanged for
+ * Environment: the daemon finds DISPLAY by asking at its X sources' attempts. Every wait is on
+ * the bus or the daemon's log, with a deadline.
  * usage: test-session-display TIMECONVD FAKE_SYSTEMD1 */
 
 #define _GNU_SOURCE
@@ -20,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,6 +43,12 @@
 #define MANAGER_INTERFACE "org.freedesktop.systemd1.Manager"
 /* Generous for a loaded 2-core machine: each wait ends as soon as its condition holds. */
 #define WAIT_MS 30000
+#define FORGED_SIGNALS 50
+/* What timeconvd logs (daemon/session-env.c) at debug level, as its activation file asks. */
+#define LOG_CUE "PropertiesChanged of the user manager"
+#define LOG_READ "asking the user manager for its environment"
+/* As daemon/session-env.h: no more reads than one every this. */
+#define READ_SPACING_NS (INT64_C(100) * 1000000)
 
 static bool is_available_identity(const X11BusDomain *d, void *userdata) {
         return d->available && strcmp(d->verdict, "identity") == 0;
@@ -44,6 +57,127 @@ static bool is_available_identity(const X11BusDomain *d, void *userdata) {
 /* Unavailable, with a reason that holds the text given. */
 static bool is_unavailable_because(const X11BusDomain *d, void *userdata) {
         return d->listed && !d->available && strstr(d->reason, (const char *) userdata);
+}
+
+static size_t count_in(const char *text, const char *what) {
+        size_t n = 0;
+
+        for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+                n++;
+        return n;
+}
+
+/* The daemon's log (stderr of the services the bus activated) from offset on. */
+static int read_log(const char *path, size_t offset, char **ret) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        int r;
+
+        r = proc_read_file(path, &text, &size);
+        if (r < 0)
+                return r;
+        *ret = strdup(offset <= size ? text + offset : "");
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* Waits until the log from offset on holds what, waking when the file is written (inotify_fd
+ * watches it), up to timeout_ms. *ret gets the log from offset on, as last read. */
+static int wait_log(const char *path, int inotify_fd, size_t offset, const char *what, int timeout_ms, char **ret) {
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        char events[4096];
+        int r;
+
+        for (;;) {
+                free(*ret);
+                *ret = NULL;
+                r = read_log(path, offset, ret);
+                if (r < 0)
+                        return r;
+                if (strstr(*ret, what))
+                        return 0;
+                r = poll(&(struct pollfd) { .fd = inotify_fd, .events = POLLIN }, 1, proc_ms_left(deadline_ns));
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+                if (r == 0)
+                        return -ETIMEDOUT;
+                while (read(inotify_fd, events, sizeof(events)) > 0)
+                        ;
+        }
+}
+
+/* PropertiesChanged of the manager's interface, Environment holding DISPLAY=display, from us,
+ * unicast to destination: what any client on the bus can send. */
+static int send_forged(sd_bus *bus, const char *destination, const char *display) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_free_ char *assignment = NULL;
+        int r;
+
+        if (asprintf(&assignment, "DISPLAY=%s", display) < 0)
+                return -ENOMEM;
+        r = sd_bus_message_new_signal(bus, &m, MANAGER_PATH, "org.freedesktop.DBus.Properties", "PropertiesChanged");
+        if (r >= 0)
+                r = sd_bus_message_set_destination(m, destination);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "sa{sv}as", MANAGER_INTERFACE, 1, "Environment", "as", 1, assignment, 0);
+        if (r >= 0)
+                r = sd_bus_send(bus, m, NULL);
+        return r;
+}
+
+/* Another client claims DISPLAY is the server that just started; the manager has none. */
+static void test_forged_display(Harness *h, sd_bus *bus, const char *display) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *log_path = NULL, *text = NULL, *switched = NULL;
+        _cleanup_close_ int inotify_fd = -EBADF;
+        const char *daemon_name = NULL;
+        int64_t start_ns, elapsed_ns;
+        size_t offset, reads;
+        X11BusDomain d = {};
+        int r;
+
+        if (asprintf(&log_path, "%s/bus.log", h->dir) < 0 || asprintf(&switched, "X display %s ", display) < 0)
+                bail_out("out of memory");
+        inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (inotify_fd < 0 || inotify_add_watch(inotify_fd, log_path, IN_MODIFY) < 0)
+                bail_out("inotify on %s: %m", log_path);
+        r = read_log(log_path, 0, &text);
+        if (r < 0)
+                bail_out("reading %s: %s", log_path, strerror(-r));
+        offset = strlen(text);
+
+        r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "GetNameOwner", NULL, &reply, "s", BUS_API_SERVICE);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "s", &daemon_name);
+        ok(r >= 0, "timeconvd is %s on the bus", daemon_name ?: "?");
+        if (r < 0)
+                return;
+
+        start_ns = clock_now_ns(CLOCK_MONOTONIC);
+        for (int i = 0; r >= 0 && i < FORGED_SIGNALS; i++)
+                r = send_forged(bus, daemon_name, display);
+        ok(r >= 0, "another client sends timeconvd %d PropertiesChanged with DISPLAY=%s in Environment",
+           FORGED_SIGNALS, display);
+        /* Our signals and this call come in order on one connection: when it is answered, the
+         * daemon has handled them all. */
+        r = x11_bus_domain(bus, "x11", &d);
+        ok(r >= 0, "timeconvd answers after them");
+
+        r = wait_log(log_path, inotify_fd, offset, LOG_READ, WAIT_MS, &text);
+        elapsed_ns = clock_now_ns(CLOCK_MONOTONIC) - start_ns;
+        ok(r >= 0 && strstr(text, LOG_CUE), "they only make it ask the user manager again (%s)",
+           r < 0 ? strerror(-r) : "logged");
+        ok(!strstr(text, switched), "it takes no display from them");
+        reads = count_in(text, LOG_READ);
+        ok(reads <= (size_t) (3 + elapsed_ns / READ_SPACING_NS),
+           "  and asks at most once every %" PRIi64 " ms, however many came: %zu reads in %" PRIi64 " ms",
+           READ_SPACING_NS / 1000000, reads, elapsed_ns / 1000000);
+
+        r = x11_bus_domain(bus, "x11", &d);
+        ok(r >= 0 && !d.available && strstr(d.reason, "no X display"), "x11 still has no display: \"%s\"",
+           d.reason);
+        if (strstr(text, switched))
+                diag("the daemon's log since: %s", text);
 }
 
 static int on_domains_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -182,6 +316,8 @@ int main(int argc, char *argv[]) {
         ok(r >= 0, "Xvfb starts on %s", x.name);
         if (r < 0)
                 goto finish;
+        test_forged_display(h, bus, x.name);
+
         r = asprintf(&display_env, "DISPLAY=%s", x.name) < 0 ? -ENOMEM : 0;
         /* As a session manager does once its X server is up. */
         if (r >= 0) {
