@@ -110,7 +110,8 @@ int x11_display_want_fd(const X11Display *d) {
 
 /* Why a source has no display, given what x11_display_get() said (name: what it wrote). */
 static const char *no_display_reason(int r, const char *name) {
-        return r == -ENXIO ? name : r == -ENOBUFS ? "no X display: its name is too long" : "no X display: out of memory";
+        return r == -ENXIO ? name :
+               r == -ENOBUFS ? "no X display: its name is too long" : "no X display: out of memory";
 }
 
 int x11_display_follow(X11Display *d, X11DisplaySeen *seen, char *reason, size_t size) {
