@@ -178,7 +178,8 @@ int session_env_new(sd_event *event, sd_bus *bus, X11Display *display, const cha
                                    session_env_on_changed, session_env_on_match_added, s);
         if (r < 0)
                 return r;
-        r = sd_event_add_time(event, &s->spacing_source, CLOCK_MONOTONIC, 0, 0, session_env_on_spacing, s);
+        r = sd_event_add_time(event, &s->spacing_source, CLOCK_MONOTONIC, 0, SESSION_ENV_READ_SPACING_USEC / 10,
+                              session_env_on_spacing, s);
         if (r < 0)
                 return r;
         (void) sd_event_source_set_enabled(s->spacing_source, SD_EVENT_OFF);
