@@ -132,13 +132,14 @@ void state_merge(const State *known, State *s) {
                 StateDomain kept = known->domains[i];
                 StateDomain *d = (StateDomain *) state_find(s, kept.name);
 
-                /* This run learned the domain at least as well (or it is another clock now). */
-                if (d && (!same_clock(d, &kept) || d->rate_uncertainty_ppb <= kept.rate_uncertainty_ppb))
-                        continue;
-                /* The file will say this boot: what a reboot may have moved goes into the bound. */
+                /* The file will say this boot: what a reboot may have moved goes into the bound,
+                 * before it is compared with what this run learned. */
                 if (!same_boot)
                         kept.rate_uncertainty_ppb += STATE_MARGIN_REBOOT_PPB - STATE_MARGIN_SAME_BOOT_PPB;
                 if (kept.rate_uncertainty_ppb > STATE_RATE_PPB_MAX)
+                        continue;
+                /* This run learned the domain at least as well (or it is another clock now). */
+                if (d && (!same_clock(d, &kept) || d->rate_uncertainty_ppb <= kept.rate_uncertainty_ppb))
                         continue;
                 if (d)
                         *d = kept;

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,39 @@ static void test_keep(const char *dir) {
         free(now);
 }
 
+/* A file from another boot says less than its bound: the reboot's margin goes in before it is
+ * compared with what this run learned, so a run that learned better keeps its own. */
+static void test_merge_other_boot(void) {
+        State *known = calloc(1, sizeof(State)), *now = calloc(1, sizeof(State));
+        StateDomain d = { .name = "monotonic", .source = "posix", .unit = { .period_ns = 1 } };
+
+        if (!known || !now) {
+                ok(false, "memory");
+                goto finish;
+        }
+        snprintf(known->boot_id, sizeof(known->boot_id), "an-earlier-boot");
+        snprintf(now->boot_id, sizeof(now->boot_id), "this-boot");
+        d.rate_uncertainty_ppb = 60000;
+        known->domains[known->n_domains++] = d;
+        d.rate_uncertainty_ppb = 100000;
+        now->domains[now->n_domains++] = d;
+
+        state_merge(known, now);
+        ok(now->n_domains == 1 && now->domains[0].rate_uncertainty_ppb == 100000,
+           "another boot's 60 ppm (210 ppm with the reboot's margin) does not replace this run's 100 ppm "
+           "(kept %" PRId64 " ppb)", now->domains[0].rate_uncertainty_ppb);
+
+        /* The same boot: the file's tighter bound stays. */
+        snprintf(known->boot_id, sizeof(known->boot_id), "this-boot");
+        now->domains[0].rate_uncertainty_ppb = 100000;
+        state_merge(known, now);
+        ok(now->domains[0].rate_uncertainty_ppb == 60000, "this boot's 60 ppm replaces a looser 100 ppm (%" PRId64 ")",
+           now->domains[0].rate_uncertainty_ppb);
+finish:
+        free(known);
+        free(now);
+}
+
 int main(void) {
         char dir[] = "/tmp/test-state-keep-XXXXXX";
 
@@ -151,6 +185,7 @@ int main(void) {
         setenv("STATE_DIRECTORY", dir, 1);
         test_stale_temps(dir);
         test_keep(dir);
+        test_merge_other_boot();
 
         /* Clean up what the runs left. */
         {
