@@ -6,6 +6,8 @@
  * usage: test-frames-stats DATA_DIR */
 
 #include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,6 +334,158 @@ static void test_series(void) {
         }
 }
 
+/* The report of text as JSON, in a string to free; NULL when it does not parse. */
+static char *report_of(const char *text, size_t size) {
+        FramesReport *report = NULL;
+        FramesLog *log = NULL;
+        FramesError error;
+        char *json = NULL;
+        size_t n = 0;
+        FILE *f;
+
+        if (frames_log_new(&log) < 0 || frames_parse_text(log, text, size, &error) < 0 ||
+            frames_report_new(log, "frame log", 0, FRAMES_NO_WINDOW, &report) < 0) {
+                frames_log_free(log);
+                return NULL;
+        }
+        f = open_memstream(&json, &n);
+        if (f) {
+                frames_report_json(f, report);
+                fclose(f);
+        }
+        frames_report_free(report);
+        frames_log_free(log);
+        return json;
+}
+
+/* Each line of text as jansson writes it with blanks and its keys sorted, and a blank before
+ * it: a log edited by hand, which the general parser reads. */
+static char *reserialise(const char *text, size_t size) {
+        char *out = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&out, &n);
+
+        if (!f)
+                abort();
+        while (size > 0) {
+                const char *nl = memchr(text, '\n', size);
+                size_t k = nl ? (size_t) (nl - text) : size;
+                json_t *o = json_loadb(text, k, 0, NULL);
+                char *line = o ? json_dumps(o, JSON_SORT_KEYS) : NULL;
+
+                fprintf(f, " %s\n", line ? line : "");
+                free(line);
+                json_decref(o);
+                text += k + !!nl;
+                size -= k + !!nl;
+        }
+        fclose(f);
+        return out;
+}
+
+/* A log as libtimeconv writes it, of two windows, with numbers of every size, negative ones
+ * and nulls: what the fast path reads. */
+static char *canonical_log(size_t rows) {
+        uint64_t x = 88172645463325252u;
+        char *out = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&out, &n);
+        int64_t t = 1000 * MS;
+
+        if (!f)
+                abort();
+        for (size_t i = 0; i < rows; i++) {
+                int64_t drawn = t + 4 * MS, v[6];
+
+                for (size_t k = 0; k < 6; k++) {
+                        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                        /* 1 to 18 digits, some negative. */
+                        v[k] = (int64_t) (x % 1000000000000000000u) >> (x >> 58);
+                        v[k] = x % 7 == 0 ? -v[k] : v[k];
+                }
+                char presented[32] = "null", drawn_text[32] = "null";
+
+                /* Now and then not presented, or never drawn. */
+                if (i % 11 != 0)
+                        snprintf(presented, sizeof(presented), "%" PRId64, drawn + 12 * MS + v[3] % MS);
+                if (i % 13 != 0)
+                        snprintf(drawn_text, sizeof(drawn_text), "%" PRId64, drawn);
+                fprintf(f, "{\"window\":%d,\"counter\":%zu,\"begin_ns\":%" PRId64 ",\"end_ns\":%" PRId64 ","
+                        "\"drawn_x11_us\":%" PRId64 ",\"presentation_offset_us\":%" PRId64 ",\"drawn_ns\":%s,"
+                        "\"drawn_uncertainty_ns\":1500,\"presented_ns\":%s,\"presented_uncertainty_ns\":1500,"
+                        "\"refresh_interval_ns\":16666667,\"frame_delay_us\":%" PRId64 ",\"drawn_received_ns\":%" PRId64 ","
+                        "\"timings_received_ns\":null}\n",
+                        i % 5 == 4 ? 0x400005 : 0x200003, 4 * (i + 1), t,
+                        /* A negative end now and then: not a time, but a number to read. */
+                        i % 17 == 0 ? -1 - (v[0] < 0 ? -v[0] : v[0]) % MS : t + v[0] % (2 * MS), drawn / 1000 + v[1] % 3,
+                        v[2], drawn_text, presented, v[4], drawn + v[5] % MS);
+                t += 16 * MS + (int64_t) (x % 3) * MS;
+        }
+        fclose(f);
+        return out;
+}
+
+/* Whether two texts give the same rows, window by window. */
+static bool same_rows(const char *a, size_t size_a, const char *b, size_t size_b) {
+        FramesLog *x = NULL, *y = NULL;
+        FramesError error;
+        bool same;
+
+        if (frames_log_new(&x) < 0 || frames_log_new(&y) < 0)
+                abort();
+        same = frames_parse_text(x, a, size_a, &error) == 0 && frames_parse_text(y, b, size_b, &error) == 0 &&
+               x->n_windows == y->n_windows && x->rows == y->rows && x->rows > 0;
+        for (size_t i = 0; same && i < x->n_windows; i++) {
+                const FramesWindow *u = &x->windows[i], *v = &y->windows[i];
+
+                same = u->id == v->id && u->n_rows == v->n_rows && u->n_begun == v->n_begun &&
+                       u->first_begin_ns == v->first_begin_ns && u->last_begin_ns == v->last_begin_ns &&
+                       memcmp(u->rows, v->rows, u->n_rows * sizeof(*u->rows)) == 0;
+        }
+        frames_log_free(x);
+        frames_log_free(y);
+        return same;
+}
+
+/* The same statistics from a log as libtimeconv writes it (its rows read by the fast path) and
+ * from the same log with blanks and other key order (read by jansson). */
+static void test_canonical_and_edited(void) {
+        static const char *const files[] = { "desktop.jsonl", "frames.jsonl" };
+
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) + 1; i++) {
+                char path[4096], *text = NULL, *edited, *a, *b;
+                const char *name = i < sizeof(files) / sizeof(files[0]) ? files[i] : "generated";
+                size_t size = 0;
+
+                if (i < sizeof(files) / sizeof(files[0])) {
+                        FILE *f;
+
+                        snprintf(path, sizeof(path), "%s/%s", data_dir, files[i]);
+                        text = malloc(1 << 16);
+                        f = fopen(path, "re");
+                        if (!f || !text)
+                                abort();
+                        size = fread(text, 1, 1 << 16, f);
+                        fclose(f);
+                } else {
+                        text = canonical_log(3000);
+                        size = strlen(text);
+                }
+                edited = reserialise(text, size);
+                a = report_of(text, size);
+                b = report_of(edited, strlen(edited));
+                ok(a && b && strcmp(a, b) == 0 && strcmp(edited, text) != 0,
+                   "%s: the same report from the log as written and as edited", name);
+                ok(same_rows(text, size, edited, strlen(edited)), "%s: the same rows, every field", name);
+                if (!a || !b || strcmp(a, b) != 0)
+                        diag("written: %s\nedited: %s", a ? a : "(none)", b ? b : "(none)");
+                free(a);
+                free(b);
+                free(edited);
+                free(text);
+        }
+}
+
 int main(int argc, char **argv) {
         tap_args(argc, argv, 1, "DATA_DIR");
         data_dir = argv[1];
@@ -340,5 +494,6 @@ int main(int argc, char **argv) {
         test_perfdog();
         test_chromium();
         test_series();
+        test_canonical_and_edited();
         return done_testing();
 }
