@@ -66,7 +66,7 @@ static inline __attribute__((always_inline)) void nearest_record(const Pair *p, 
                 .in_hi = k + 1 == p->n ? clamp_add(src[k], SPAN_Q62) : src[k + 1] - 1,
                 .in_c = src[k], .out_c = dst[k],
                 .slope = SPAN_Q62, .slope_neg = SPAN_Q62, .shift = 62,
-                .bound_c_ns = slack_ns, .bound_slope = NEAREST_BOUND_Q62, .bound_shift = 62,
+                .bound_c_ns = slack_ns + p->unc_ns[k], .bound_slope = NEAREST_BOUND_Q62, .bound_shift = 62,
                 .flags = CONV_RECORD_BOUND_CEIL,
         };
 }
@@ -82,7 +82,7 @@ static void hop_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, 
         *ret = (ConvRecord) {
                 .in_lo = lo, .in_hi = hi, .in_c = src[k], .out_c = dst[k],
                 .slope = SPAN_Q62, .slope_neg = SPAN_Q62, .shift = 62,
-                .bound_c_ns = slack_ns, .bound_slope = NEAREST_BOUND_Q62, .bound_shift = 62,
+                .bound_c_ns = slack_ns + p->unc_ns[k], .bound_slope = NEAREST_BOUND_Q62, .bound_shift = 62,
                 .flags = CONV_RECORD_BOUND_CEIL,
         };
         if (mode != SNAPSHOT_MODE_DRIFT || k + 1 >= p->n || slope == 0 || ns <= src[k] || ns >= src[k + 1])
@@ -94,7 +94,8 @@ static void hop_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, 
                 ret->slope = slope + 1;
                 ret->slope_neg = slope;
                 ret->out_frac = INT64_C(1) << 61;
-                ret->bound_c_ns = slack_ns + 1;
+                /* between two snapshots the line's error is at most the larger of theirs */
+                ret->bound_c_ns = slack_ns + 1 + (p->unc_ns[k] > p->unc_ns[k + 1] ? p->unc_ns[k] : p->unc_ns[k + 1]);
                 ret->bound_slope = DRIFT_BOUND_Q62;
                 if ((uint64_t) ns - (uint64_t) src[k] <= half) {
                         ret->in_lo = src[k] + 1;

@@ -29,6 +29,7 @@ typedef struct Domain {
 typedef struct Reading {        /* one clock of one snapshot, as added */
         size_t snapshot;
         int64_t ns;
+        int64_t unc_ns;         /* SnapshotClock.uncertainty_ns */
         uint16_t domain;
 } Reading;
 
@@ -36,6 +37,7 @@ typedef struct Pair {
         uint16_t domain[2];     /* domain[0] < domain[1] */
         size_t n;
         int64_t *ns[2];         /* each side's reading in every common snapshot, file order */
+        int64_t *unc_ns;        /* the two readings' uncertainties, summed, per common snapshot */
         /* per interval: d(other)/d(this) in Q62, rounded down; 0 if implausible (DRIFT's slope) */
         int64_t *slope_q62[2];
         /* The search's shortcut, per side whose readings never decrease (else first[] is NULL):

@@ -87,7 +87,8 @@ int snapshot_graph_add(SnapshotGraph *g, const SnapshotClock *clocks, size_t n) 
         if (!g || !clocks || n < 2 || g->finalized)
                 return -EINVAL;
         for (size_t i = 0; i < n; i++) {
-                if (!clocks[i].domain || !*clocks[i].domain)
+                if (!clocks[i].domain || !*clocks[i].domain || clocks[i].uncertainty_ns < 0 ||
+                    clocks[i].uncertainty_ns > INT64_MAX / 4)
                         return -EINVAL;
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(clocks[i].domain, clocks[j].domain) == 0)
@@ -115,6 +116,7 @@ int snapshot_graph_add(SnapshotGraph *g, const SnapshotClock *clocks, size_t n) 
                 if (r >= 0)
                         r = unit_to_ns(&g->domains[k].unit, clocks[i].ts, &next[i].ns);
                 next[i].snapshot = g->n_snapshots;
+                next[i].unc_ns = clocks[i].uncertainty_ns;
                 next[i].domain = (uint16_t) k;
         }
         if (r < 0) {
@@ -143,6 +145,7 @@ static size_t visit_pairs(SnapshotGraph *g, size_t *pair_of, bool fill) {
                                 if (fill) {
                                         Pair *p = &g->pairs[pair_of[key] - 1];
                                         p->ns[r[i].domain > r[j].domain][p->n] = r[i].ns;
+                                        p->unc_ns[p->n] = r[i].unc_ns + r[j].unc_ns;
                                         p->ns[r[i].domain < r[j].domain][p->n++] = r[j].ns;
                                 } else
                                         g->n_pairs += pair_of[key]++ == 0;
@@ -162,7 +165,7 @@ static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
         free(g->series);
         free(g->buckets);
         g->pairs = calloc(g->n_pairs + 1, sizeof(Pair));
-        g->series = next = malloc(4 * total * sizeof(int64_t) + 1);
+        g->series = next = malloc(5 * total * sizeof(int64_t) + 1);
         g->buckets = next_bucket = malloc((2 * total + 2 * g->n_pairs + 1) * sizeof(uint32_t));
         g->n_pairs = 0;
         if (!g->pairs || !next || !next_bucket)
@@ -173,10 +176,14 @@ static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
 
                 if (n == 0)
                         continue;
-                *p = (Pair) { { key / SNAPSHOT_MAX_DOMAINS, key % SNAPSHOT_MAX_DOMAINS }, 0,
-                              { next, next + n }, { next + 2 * n, next + 3 * n },
-                              { next_bucket, next_bucket + n + 1 }, { 0, 0 } };
-                next += 4 * n;
+                *p = (Pair) {
+                        .domain = { key / SNAPSHOT_MAX_DOMAINS, key % SNAPSHOT_MAX_DOMAINS },
+                        .ns = { next, next + n },
+                        .slope_q62 = { next + 2 * n, next + 3 * n },
+                        .unc_ns = next + 4 * n,
+                        .first = { next_bucket, next_bucket + n + 1 },
+                };
+                next += 5 * n;
                 next_bucket += 2 * (n + 1);
                 pair_of[key] = ++g->n_pairs;
         }

@@ -18,12 +18,15 @@
  * whose hash sorts first and judges each). As in Perfetto, paths longer than 4 hops are not
  * taken and equal paths go through the smaller Perfetto clock id (clock-id.h).
  *
- * Uncertainty (ns): snapshots carry no deviations, so the bound assumes that no two clocks' rates
- * differ by more than 1000 ppm (SNAPSHOT_MAX_RATE_ERROR_PPM in snapshot-graph.c). Per hop, NEAREST
- * adds ceil(|value - the snapshot's source ts| * 1000 ppm); DRIFT, where it interpolates, adds
- * ceil(min(distance to either bracketing snapshot) * 2 * 1000 ppm) + 1 (its rounding). A reading
- * of a domain with a fractional period adds 1 ns, of a truncating domain one period; the final
- * conversion adds its rounding (unit_from_ns). Hops add up.
+ * Uncertainty (ns): the bound assumes that no two clocks' rates differ by more than 1000 ppm
+ * (SNAPSHOT_MAX_RATE_ERROR_PPM in snapshot-graph.c). Per hop, NEAREST adds ceil(|value - the
+ * snapshot's source ts| * 1000 ppm) and the two readings' own uncertainties (SnapshotClock, 0
+ * unless given: timeconvd's export gives each reading the bound of the live conversion that made
+ * it, so that an offline answer carries the live one's bound); DRIFT, where it interpolates, adds
+ * ceil(min(distance to either bracketing snapshot) * 2 * 1000 ppm) + 1 (its rounding) and the
+ * larger of the two snapshots' reading uncertainties. A reading of a domain with a fractional
+ * period adds 1 ns, of a truncating domain one period; the final conversion adds its rounding
+ * (unit_from_ns). Hops add up.
  *
  * Building allocates; converting does not.
  * Errors: -ENOENT unknown domain, -ENOLINK no path, -ERANGE out of range, -EINVAL bad argument
@@ -44,6 +47,10 @@ typedef enum SnapshotMode {
 typedef struct SnapshotClock {
         const char *domain;
         int64_t ts;             /* in the domain's unit */
+        /* How far ts may be from the time the snapshot stands for, in ns (>= 0; 0: exact): a
+         * reading that is itself a live conversion (timeconvd's export) carries that
+         * conversion's bound, and every offline answer through the snapshot carries it too. */
+        int64_t uncertainty_ns;
 } SnapshotClock;
 
 int snapshot_graph_new(SnapshotGraph **ret);

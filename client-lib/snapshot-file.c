@@ -208,10 +208,11 @@ static int declare_builtin(Loader *l, const char *name) {
         return declare(l, name, u);
 }
 
-/* { "clocks": [ { "domain": ..., "ts": ... }, ... ] } */
+/* { "clocks": [ { "domain": ..., "ts": ..., "unc_ns": ... }, ... ] }: "unc_ns" (optional, >= 0) is
+ * how far ts may be from the snapshot's instant (timeconvd's export: the live bound). */
 static int load_snapshot(Loader *l, json_t *o) {
         static const char *const snapshot_keys[] = { "clocks", NULL };
-        static const char *const clock_keys[] = { "domain", "ts", NULL };
+        static const char *const clock_keys[] = { "domain", "ts", "unc_ns", NULL };
         SnapshotClock clocks[SNAPSHOT_FILE_MAX_DOMAINS];
         json_t *array = json_object_get(o, "clocks"), *c;
         size_t n, i;
@@ -232,7 +233,7 @@ static int load_snapshot(Loader *l, json_t *o) {
                 return fail(l, "more than %d clocks", SNAPSHOT_FILE_MAX_DOMAINS);
 
         json_array_foreach(array, i, c) {
-                json_t *ts = json_object_get(c, "ts");
+                json_t *ts = json_object_get(c, "ts"), *unc = json_object_get(c, "unc_ns");
                 const Declared *d;
 
                 push_index(l, i);
@@ -257,7 +258,18 @@ static int load_snapshot(Loader *l, json_t *o) {
                 d = find_declared(l, clocks[i].domain);
                 if (d && unit_to_ns(&d->unit, clocks[i].ts, &(int64_t) { 0 }) < 0)
                         return fail(l, "out of range for the domain's unit");
-                l->depth -= 2;
+                l->depth--;
+                clocks[i].uncertainty_ns = 0;
+                if (unc) {
+                        push_key(l, "unc_ns");
+                        /* a quarter of the range: sums of a few never overflow */
+                        if (!json_is_integer(unc) || json_integer_value(unc) < 0 ||
+                            json_integer_value(unc) > INT64_MAX / 4)
+                                return fail(l, "not an integer from 0 to 2^61");
+                        clocks[i].uncertainty_ns = json_integer_value(unc);
+                        l->depth--;
+                }
+                l->depth--;
         }
         l->depth--;
         r = snapshot_graph_add(l->graph, clocks, n);

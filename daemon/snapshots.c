@@ -68,9 +68,11 @@ void snapshot_ring_take(SnapshotRing *ring, const ClockGraph *g, int64_t r_ns) {
                 int64_t value, uncertainty_ns;
 
                 /* Unavailable and uncalibrated nodes answer -ENODEV: they are left out. */
-                if (graph_convert(g, g->hub, i, r_ns, r_ns, &value, &uncertainty_ns) < 0)
+                if (graph_convert(g, g->hub, i, r_ns, r_ns, &value, &uncertainty_ns) < 0 ||
+                    uncertainty_ns < 0 || uncertainty_ns > UINT32_MAX)
                         continue;
                 e->values[i] = value;
+                e->uncertainties_ns[i] = (uint32_t) uncertainty_ns;
                 e->present |= UINT64_C(1) << i;
         }
 }
@@ -127,8 +129,9 @@ static json_t *export_snapshot(const SnapshotEntry *e, const ClockGraph *g) {
         for (size_t i = 0; i < g->n_nodes; i++) {
                 if (!(e->present & (UINT64_C(1) << i)))
                         continue;
-                if (json_array_append_new(clocks, json_pack("{s:s, s:I}", "domain", g->nodes[i].name,
-                                                            "ts", (json_int_t) e->values[i])) < 0)
+                if (json_array_append_new(clocks, json_pack("{s:s, s:I, s:I}", "domain", g->nodes[i].name,
+                                                            "ts", (json_int_t) e->values[i],
+                                                            "unc_ns", (json_int_t) e->uncertainties_ns[i])) < 0)
                         return NULL;
         }
         return json_pack("{s:O}", "clocks", clocks);

@@ -17,6 +17,9 @@ typedef struct SnapshotEntry {
         int64_t r_ns;
         uint64_t present;                       /* bit i: values[i] holds node i's value */
         int64_t values[GRAPH_NODES_MAX];        /* in each node's unit (wire form) */
+        /* The bound of each value's conversion from r_ns (exported as "unc_ns": offline answers
+         * carry it); a value uncertain by more than 2^32 ns is left out. */
+        uint32_t uncertainties_ns[GRAPH_NODES_MAX];
 } SnapshotEntry;
 
 typedef struct SnapshotRing {

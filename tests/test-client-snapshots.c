@@ -193,6 +193,10 @@ static void test_malformed(void) {
                   1, 50, "snapshots[0].clocks[0].ts: not an integer" },
                 { "{\"snapshots\": [{\"clocks\": [{\"domain\": \"a\"}, {\"domain\": \"b\", \"ts\": 1}]}]}",
                   1, 28, "snapshots[0].clocks[0]: missing \"ts\"" },
+                { "{\"snapshots\": [{\"clocks\": [{\"domain\": \"a\", \"ts\": 1, \"unc_ns\": -1}, {\"domain\": \"b\", \"ts\": 1}]}]}",
+                  1, ANY, "snapshots[0].clocks[0].unc_ns: not an integer from 0 to 2^61" },
+                { "{\"snapshots\": [{\"clocks\": [{\"domain\": \"a\", \"ts\": 1, \"unc_ns\": 1.5}, {\"domain\": \"b\", \"ts\": 1}]}]}",
+                  1, ANY, "snapshots[0].clocks[0].unc_ns: not an integer from 0 to 2^61" },
                 { "{\"snapshots\": [{\"clocks\": [{\"ts\": 1}, {\"domain\": \"b\", \"ts\": 1}]}]}",
                   1, 28, "snapshots[0].clocks[0]: missing \"domain\"" },
                 { "{\"snapshots\": [{\"clocks\": [{\"domain\": 3, \"ts\": 1}, {\"domain\": \"b\", \"ts\": 1}]}]}",
@@ -293,8 +297,24 @@ static void test_unit_names(void) {
         timeconv_snapshots_free(s);
 }
 
+/* "unc_ns", as timeconvd exports it: every answer through the snapshot carries it. */
+static void test_reading_uncertainty(void) {
+        static const char text[] = "{\"snapshots\":["
+                "{\"clocks\":[{\"domain\":\"monotonic\",\"ts\":1000,\"unc_ns\":40},"
+                "{\"domain\":\"boottime\",\"ts\":2000,\"unc_ns\":2}]}]}";
+        static const Case cases[] = {
+                { NEAREST, "monotonic", "boottime", 1000, 0, 2000, 42 },
+                { NEAREST, "boottime", "monotonic", 3000, 0, 2000, 43 },
+        };
+        struct timeconv_snapshots *s = load("unc_ns", text);
+
+        check_cases("unc_ns", s, cases, sizeof(cases) / sizeof(cases[0]));
+        timeconv_snapshots_free(s);
+}
+
 int main(int argc, char **argv) {
         tap_args(argc, argv, 1, "DATA_DIR");
+        test_reading_uncertainty();
         test_perfetto_examples();
         test_good_files(argv[1]);
         test_malformed();

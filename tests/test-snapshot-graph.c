@@ -401,7 +401,48 @@ static void test_search(void) {
         }
 }
 
+/* A reading's own uncertainty (a live conversion's bound, in timeconvd's export) is in every bound
+ * through its snapshot: the same answers, bounds wider by the two readings' sum. */
+static void test_reading_uncertainty(void) {
+        SnapshotGraph *g = NULL, *h = NULL;
+        int64_t v, u, v0, u0;
+        size_t a, b, a0, b0;
+        int r = snapshot_graph_new(&g);
+
+        if (r >= 0)
+                r = snapshot_graph_new(&h);
+        for (int64_t i = 0; r >= 0 && i < 3; i++) {
+                r = snapshot_graph_add(g, (SnapshotClock[]) { { "a", 1000 * i, 100 }, { "b", 5000 + 1000 * i, 50 } }, 2);
+                if (r >= 0)
+                        r = add2(h, "a", 1000 * i, "b", 5000 + 1000 * i);
+        }
+        if (r >= 0)
+                r = snapshot_graph_finalize(g);
+        if (r >= 0)
+                r = snapshot_graph_finalize(h);
+        ok(r >= 0 && snapshot_graph_find(g, "a", &a) == 0 && snapshot_graph_find(g, "b", &b) == 0 &&
+           snapshot_graph_find(h, "a", &a0) == 0 && snapshot_graph_find(h, "b", &b0) == 0,
+           "two graphs, with and without uncertain readings");
+        for (int mode = 0; r >= 0 && mode < 2; mode++) {
+                SnapshotMode m = mode ? SNAPSHOT_MODE_DRIFT : SNAPSHOT_MODE_NEAREST;
+
+                ok(snapshot_graph_convert(g, m, a, b, 1500, &v, &u) == 0 &&
+                   snapshot_graph_convert(h, m, a0, b0, 1500, &v0, &u0) == 0 && v == v0 && u == u0 + 150,
+                   "%s: the same answer, the bound wider by both readings'", mode_name(m));
+        }
+        snapshot_graph_free(g);
+        snapshot_graph_free(h);
+        g = NULL;
+        ok(snapshot_graph_new(&g) == 0 &&
+           snapshot_graph_add(g, (SnapshotClock[]) { { "a", 1, -1 }, { "b", 2, 0 } }, 2) == -EINVAL &&
+           snapshot_graph_add(g, (SnapshotClock[]) { { "a", 1, 0 }, { "b", 2, INT64_MAX } }, 2) == -EINVAL &&
+           snapshot_graph_add(g, (SnapshotClock[]) { { "a", 1, 7 }, { "b", 2, 0 } }, 2) == 0,
+           "a negative or huge uncertainty: -EINVAL");
+        snapshot_graph_free(g);
+}
+
 int main(void) {
+        test_reading_uncertainty();
         test_search();
         test_perfetto_examples();
         test_own_tables();
