@@ -49,30 +49,38 @@ static __int128 round_periods(__int128 delta, __int128 period) {
         return -((-2 * delta + period) / (2 * period));
 }
 
+/* Chromium's count as it goes, one interval at a time. */
+typedef struct ChromiumJanks {
+        bool any_period, have_previous;
+        int64_t janks, previous;
+} ChromiumJanks;
+
+static inline void chromium_step(ChromiumJanks *c, int64_t interval_ns, int64_t refresh_ns, uint8_t *mark) {
+        __int128 d = interval_ns, k;
+
+        if (refresh_ns <= 0)
+                return;
+        c->any_period = true;
+        if (2 * d < refresh_ns)
+                return;
+        if (c->have_previous) {
+                k = round_periods(d - c->previous, refresh_ns);
+                if (k > 0 && k < CHROMIUM_MAX_PERIODS) {
+                        c->janks++;
+                        *mark |= FRAMES_MARK_CHROMIUM;
+                }
+        }
+        c->previous = interval_ns;
+        c->have_previous = true;
+}
+
 int64_t frames_janks_chromium(const int64_t *intervals_ns, const int64_t *refresh_ns, size_t n,
                               uint8_t *marks) {
-        bool any_period = false, have_previous = false;
-        int64_t janks = 0, previous = 0;
+        ChromiumJanks c = {};
 
-        for (size_t i = 0; i < n; i++) {
-                __int128 d = intervals_ns[i], k;
-
-                if (refresh_ns[i] <= 0)
-                        continue;
-                any_period = true;
-                if (2 * d < refresh_ns[i])
-                        continue;
-                if (have_previous) {
-                        k = round_periods(d - previous, refresh_ns[i]);
-                        if (k > 0 && k < CHROMIUM_MAX_PERIODS) {
-                                janks++;
-                                marks[i] |= FRAMES_MARK_CHROMIUM;
-                        }
-                }
-                previous = intervals_ns[i];
-                have_previous = true;
-        }
-        return any_period ? janks : -1;
+        for (size_t i = 0; i < n; i++)
+                chromium_step(&c, intervals_ns[i], refresh_ns[i], &marks[i]);
+        return c.any_period ? c.janks : -1;
 }
 
 static void swap(int64_t *a, int64_t *b) {
@@ -241,26 +249,29 @@ static int per_second(const Frame *frames, size_t n, FramesStats *s) {
 
 static int intervals(const Frame *frames, size_t n, int64_t default_refresh_ns, FramesStats *s) {
         size_t m = n - 1;
-        int64_t *d = malloc(m * sizeof(*d)), *refresh_ns = malloc(m * sizeof(*refresh_ns));
+        int64_t *d = malloc(m * sizeof(*d));
+        ChromiumJanks chromium = {};
         int r = -ENOMEM;
 
         s->marks = calloc(m, sizeof(*s->marks));
         frames_huge_pages(d, m * sizeof(*d));
-        frames_huge_pages(refresh_ns, m * sizeof(*refresh_ns));
-        if (!d || !refresh_ns || !s->marks)
+        if (!d || !s->marks)
                 goto finish;
-        for (size_t i = 0; i < m; i++) {
+        for (size_t i = 0; i < m; i++)
                 d[i] = frames[i + 1].present_ns - frames[i].present_ns;
-                refresh_ns[i] = frames[i + 1].refresh_ns > 0 ? frames[i + 1].refresh_ns : default_refresh_ns;
-        }
         frames_janks_perfdog(d, m, s->marks, &s->perfdog_jank, &s->perfdog_bigjank);
-        s->chromium_jank = frames_janks_chromium(d, refresh_ns, m, s->marks);
+        /* The refresh period of each interval as it goes: no array of them (memory touched for
+         * the first time costs more than computing it). */
+        for (size_t i = 0; i < m; i++)
+                chromium_step(&chromium, d[i],
+                              frames[i + 1].refresh_ns > 0 ? frames[i + 1].refresh_ns : default_refresh_ns,
+                              &s->marks[i]);
+        s->chromium_jank = chromium.any_period ? chromium.janks : -1;
         frames_spread(d, m, &s->interval);      /* reorders d */
         s->jitter_ms = jitter_ms(d, m, s->interval.mean_ms);
         r = per_second(frames, n, s);
 finish:
         free(d);
-        free(refresh_ns);
         return r;
 }
 
