@@ -413,12 +413,12 @@ static char *canonical_log(size_t rows) {
                 fprintf(f, "{\"window\":%d,\"counter\":%zu,\"begin_ns\":%" PRId64 ",\"end_ns\":%" PRId64 ","
                         "\"drawn_x11_us\":%" PRId64 ",\"presentation_offset_us\":%" PRId64 ",\"drawn_ns\":%s,"
                         "\"drawn_uncertainty_ns\":1500,\"presented_ns\":%s,\"presented_uncertainty_ns\":1500,"
-                        "\"refresh_interval_ns\":16666667,\"frame_delay_us\":%" PRId64 ",\"drawn_received_ns\":%" PRId64 ","
-                        "\"timings_received_ns\":null}\n",
+                        "\"refresh_interval_ns\":16666667,\"frame_delay_us\":%" PRId64 ","
+                        "\"drawn_received_ns\":%" PRId64 ",\"timings_received_ns\":null}\n",
                         i % 5 == 4 ? 0x400005 : 0x200003, 4 * (i + 1), t,
                         /* A negative end now and then: not a time, but a number to read. */
-                        i % 17 == 0 ? -1 - (v[0] < 0 ? -v[0] : v[0]) % MS : t + v[0] % (2 * MS), drawn / 1000 + v[1] % 3,
-                        v[2], drawn_text, presented, v[4], drawn + v[5] % MS);
+                        i % 17 == 0 ? -1 - (v[0] < 0 ? -v[0] : v[0]) % MS : t + v[0] % (2 * MS),
+                        drawn / 1000 + v[1] % 3, v[2], drawn_text, presented, v[4], drawn + v[5] % MS);
                 t += 16 * MS + (int64_t) (x % 3) * MS;
         }
         fclose(f);
