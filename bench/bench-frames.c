@@ -7,7 +7,8 @@
  * each, the floor in the same run is reading the same file and finding its lines; the frames
  * library alone (parse, merge, statistics and report) is timed in this process too. Rows per
  * second of wall time, and of the CLI's CPU time (what the code costs when other work shares the
- * machine; the 1-minute load average says how much did). One JSON object.
+ * machine; the 1-minute load average says how much did), each the best and the median of five
+ * runs, the floor taken right before each. One JSON object.
  * usage: bench-frames TIMECONV */
 
 #define _GNU_SOURCE
@@ -33,7 +34,7 @@
 #define ROWS_PER_DUMP 127
 #define NEW_PER_DUMP 64
 #define REFRESH_NS INT64_C(16666667)
-#define RUNS 3
+#define RUNS 5
 
 static volatile uint64_t sink;
 
@@ -185,8 +186,16 @@ static int64_t lib_ns(const char *path, size_t *ret_frames) {
         return r < 0 ? -1 : t0;
 }
 
-static int64_t best(int64_t a, int64_t b) {
-        return a < 0 ? b : b < 0 || a < b ? a : b;
+static int compare_ns(const void *x, const void *y) {
+        int64_t a = *(const int64_t *) x, b = *(const int64_t *) y;
+
+        return (a > b) - (a < b);
+}
+
+/* Sorts t[0..RUNS): the best is t[0], the median t[RUNS / 2]; -1 when a run failed. */
+static int64_t sort_runs(int64_t *t) {
+        qsort(t, RUNS, sizeof(*t), compare_ns);
+        return t[0];
 }
 
 typedef struct Figures {
@@ -195,12 +204,14 @@ typedef struct Figures {
         long long file_bytes;
         double cli_rows_per_s, lib_rows_per_s, floor_rows_per_s, cli_over_floor, lib_over_floor;
         double cli_cpu_rows_per_s;
+        /* The median run of each: on a machine others share, the best is the luckiest. */
+        double cli_median_rows_per_s, cli_cpu_median_rows_per_s, floor_median_rows_per_s;
 } Figures;
 
-/* Writes the input with write, times the CLI, the library and the floor on it (best of RUNS). */
+/* Writes the input with write, times the CLI, the library and the floor on it (best and median of RUNS). */
 static int measure(const char *timeconv, uint64_t (*write)(FILE *f), Figures *ret) {
         char path[] = "/tmp/bench-frames-XXXXXX";
-        int64_t floor_best = -1, cli_best = -1, lib_best = -1, cpu_best = -1;
+        int64_t floor_t[RUNS], cli_t[RUNS], lib_t[RUNS], cpu_t[RUNS];
         size_t frames = 0;
         uint64_t rows;
         struct stat st;
@@ -220,15 +231,14 @@ static int measure(const char *timeconv, uint64_t (*write)(FILE *f), Figures *re
                 return -1;
         }
         for (int i = 0; i < RUNS; i++) {
-                floor_best = best(floor_best, floor_ns(path));
-                int64_t cpu_ns = -1;
-
-                cli_best = best(cli_best, cli_ns(timeconv, path, &cpu_ns));
-                cpu_best = best(cpu_best, cpu_ns);
-                lib_best = best(lib_best, lib_ns(path, &frames));
+                /* The floor right before each CLI run: both see the machine as it was then. */
+                floor_t[i] = floor_ns(path);
+                cpu_t[i] = -1;
+                cli_t[i] = cli_ns(timeconv, path, &cpu_t[i]);
+                lib_t[i] = lib_ns(path, &frames);
         }
         unlink(path);
-        if (floor_best <= 0 || cli_best <= 0 || lib_best <= 0 || cpu_best <= 0) {
+        if (sort_runs(floor_t) <= 0 || sort_runs(cli_t) <= 0 || sort_runs(lib_t) <= 0 || sort_runs(cpu_t) <= 0) {
                 fprintf(stderr, "bench-frames: a run failed\n");
                 return -1;
         }
@@ -236,12 +246,15 @@ static int measure(const char *timeconv, uint64_t (*write)(FILE *f), Figures *re
                 .rows = rows,
                 .frames = frames,
                 .file_bytes = (long long) st.st_size,
-                .cli_rows_per_s = rows / (cli_best / 1e9),
-                .lib_rows_per_s = rows / (lib_best / 1e9),
-                .floor_rows_per_s = rows / (floor_best / 1e9),
-                .cli_cpu_rows_per_s = rows / (cpu_best / 1e9),
-                .cli_over_floor = (double) cli_best / (double) floor_best,
-                .lib_over_floor = (double) lib_best / (double) floor_best,
+                .cli_rows_per_s = rows / (cli_t[0] / 1e9),
+                .lib_rows_per_s = rows / (lib_t[0] / 1e9),
+                .floor_rows_per_s = rows / (floor_t[0] / 1e9),
+                .cli_cpu_rows_per_s = rows / (cpu_t[0] / 1e9),
+                .cli_over_floor = (double) cli_t[0] / (double) floor_t[0],
+                .lib_over_floor = (double) lib_t[0] / (double) floor_t[0],
+                .cli_median_rows_per_s = rows / (cli_t[RUNS / 2] / 1e9),
+                .cli_cpu_median_rows_per_s = rows / (cpu_t[RUNS / 2] / 1e9),
+                .floor_median_rows_per_s = rows / (floor_t[RUNS / 2] / 1e9),
         };
         return 0;
 }
@@ -263,16 +276,22 @@ int main(int argc, char **argv) {
         printf("{\"rows\":%" PRIu64 ",\"frames\":%zu,\"file_bytes\":%lld,"
                "\"frames_rows_per_s\":%.0f,\"frames_lib_rows_per_s\":%.0f,\"floor_read_rows_per_s\":%.0f,"
                "\"cli_over_floor\":%.2f,\"lib_over_floor\":%.2f,\"frames_rows_per_cpu_s\":%.0f,"
+               "\"frames_median_rows_per_s\":%.0f,\"frames_median_rows_per_cpu_s\":%.0f,"
+               "\"floor_read_median_rows_per_s\":%.0f,"
                "\"log_rows\":%" PRIu64 ",\"log_frames\":%zu,\"log_file_bytes\":%lld,"
                "\"log_rows_per_s\":%.0f,\"log_lib_rows_per_s\":%.0f,\"log_floor_read_rows_per_s\":%.0f,"
                "\"log_cli_over_floor\":%.2f,\"log_lib_over_floor\":%.2f,\"log_rows_per_cpu_s\":%.0f,"
+               "\"log_median_rows_per_s\":%.0f,\"log_median_rows_per_cpu_s\":%.0f,"
+               "\"log_floor_read_median_rows_per_s\":%.0f,"
                "\"load_average_1min\":%.2f,"
                "\"targets\":{\"rows_at_least_5000000\":%s,\"android_rows_per_s_at_least_5000000\":%s,"
                "\"log_rows_per_s_at_least_5000000\":%s}}\n",
                android.rows, android.frames, android.file_bytes, android.cli_rows_per_s, android.lib_rows_per_s,
                android.floor_rows_per_s, android.cli_over_floor, android.lib_over_floor, android.cli_cpu_rows_per_s,
+               android.cli_median_rows_per_s, android.cli_cpu_median_rows_per_s, android.floor_median_rows_per_s,
                log.rows, log.frames, log.file_bytes, log.cli_rows_per_s, log.lib_rows_per_s, log.floor_rows_per_s,
-               log.cli_over_floor, log.lib_over_floor, log.cli_cpu_rows_per_s, load,
+               log.cli_over_floor, log.lib_over_floor, log.cli_cpu_rows_per_s, log.cli_median_rows_per_s,
+               log.cli_cpu_median_rows_per_s, log.floor_median_rows_per_s, load,
                android.rows >= ROWS_MIN && log.rows >= ROWS_MIN ? "true" : "false",
                android.cli_rows_per_s >= 5e6 ? "true" : "false", log.cli_rows_per_s >= 5e6 ? "true" : "false");
         return 0;
