@@ -45,6 +45,31 @@ static int common_options(int argc, char **argv, bool *json) {
         return -1;
 }
 
+/* What domains, now and export do first: their options, n_args arguments (else the usage error
+ * args_error), a handle. true with *ret to go on; false with the command's exit code in
+ * *ret_exit (--help, --version, a usage error, no daemon). */
+static bool start(int argc, char **argv, bool *json, int n_args, const char *args_error, struct timeconv **ret,
+                  int *ret_exit) {
+        int r;
+
+        r = common_options(argc, argv, json);
+        if (r >= 0) {                           /* --help, --version, a bad option */
+                *ret_exit = r;
+                return false;
+        }
+        if (argc - optind != n_args) {
+                *ret_exit = n_args == 0 ? cli_usage_error("unexpected argument '%s'", argv[optind])
+                                        : cli_usage_error("%s", args_error);
+                return false;
+        }
+        r = cli_open(ret);
+        if (r != 0) {
+                *ret_exit = r;
+                return false;
+        }
+        return true;
+}
+
 int cli_cmd_domains(int argc, char **argv) {
         struct timeconv_domain **domains = NULL;
         struct timeconv *tc = NULL;
@@ -52,13 +77,7 @@ int cli_cmd_domains(int argc, char **argv) {
         CliOut *out;
         int r;
 
-        r = common_options(argc, argv, &json);
-        if (r >= 0)
-                return r;
-        if (optind < argc)
-                return cli_usage_error("unexpected argument '%s'", argv[optind]);
-        r = cli_open(&tc);
-        if (r != 0)
+        if (!start(argc, argv, &json, 0, NULL, &tc, &r))
                 return r;
         r = timeconv_list_domains(tc, &domains);
         if (r < 0) {
@@ -94,13 +113,7 @@ int cli_cmd_now(int argc, char **argv) {
         bool json = false;
         int r, path;
 
-        r = common_options(argc, argv, &json);
-        if (r >= 0)
-                return r;
-        if (optind + 1 != argc)
-                return cli_usage_error("%s", "now needs exactly one DOMAIN");
-        r = cli_open(&tc);
-        if (r != 0)
+        if (!start(argc, argv, &json, 1, "now needs exactly one DOMAIN", &tc, &r))
                 return r;
         r = timeconv_now(tc, argv[optind], &value, &uncertainty_ns);
         if (r < 0 && !cli_unavailable(r) && timeconv_last_path(tc) != TIMECONV_PATH_DBUS &&
@@ -144,13 +157,7 @@ int cli_cmd_export(int argc, char **argv) {
         size_t size;
         int r;
 
-        r = common_options(argc, argv, NULL);
-        if (r >= 0)
-                return r;
-        if (optind < argc)
-                return cli_usage_error("unexpected argument '%s'", argv[optind]);
-        r = cli_open(&tc);
-        if (r != 0)
+        if (!start(argc, argv, NULL, 0, NULL, &tc, &r))
                 return r;
         r = timeconv_export_snapshots(tc, &json);
         if (r < 0) {

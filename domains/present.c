@@ -180,17 +180,12 @@ static int present_open(const char *name, const void *config, Domain **ret) {
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
-        if (display) {
-                d->display.name = strdup(display);
-                if (!d->display.name) {
-                        free(d);
-                        return -ENOMEM;
-                }
-        } else {
-                /* follow_display() takes the session's display, if any, at the first attempt. */
-                d->follow = ((const X11Config *) config)->follow;
-                d->display.generation = UINT64_MAX;
+        if (x11_display_seen_init(&d->display, display) < 0) {
+                free(d);
+                return -ENOMEM;
         }
+        if (!display)
+                d->follow = ((const X11Config *) config)->follow;      /* follow_display() takes the session's, if any */
         backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
 
         /* The unit is fixed for the domain's life: its period is the CRTC's as found now. Not

@@ -114,6 +114,16 @@ static const char *no_display_reason(int r, const char *name) {
                r == -ENOBUFS ? "no X display: its name is too long" : "no X display: out of memory";
 }
 
+int x11_display_seen_init(X11DisplaySeen *seen, const char *display) {
+        if (!display) {
+                /* No generation of d's is this one: the first look takes whatever d has. */
+                *seen = (X11DisplaySeen) { .generation = UINT64_MAX };
+                return 0;
+        }
+        *seen = (X11DisplaySeen) { .name = strdup(display) };
+        return seen->name ? 0 : -ENOMEM;
+}
+
 int x11_display_follow(X11Display *d, X11DisplaySeen *seen, char *reason, size_t size) {
         char name[X11_DISPLAY_REASON_MAX];
         uint64_t generation = 0;

@@ -37,6 +37,10 @@ typedef struct X11DisplaySeen {
         uint64_t generation;
 } X11DisplaySeen;
 
+/* A source's start: the display it was given (strdup'ed), or, with display NULL, none yet: the
+ * first x11_display_follow() takes the session's. -ENOMEM. */
+int x11_display_seen_init(X11DisplaySeen *seen, const char *display);
+
 /* Brings seen up to date with d. 1 when the display changed (or went): the caller drops its
  * connection and tries the new one at once; 0 when it did not. Either way, with no display,
  * reason (size bytes) says why, at every call. -EINVAL (seen and reason untouched) without d or

@@ -230,17 +230,12 @@ static int x11_open(const char *name, const void *config, Domain **ret) {
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
-        if (display) {
-                d->display.name = strdup(display);
-                if (!d->display.name) {
-                        free(d);
-                        return -ENOMEM;
-                }
-        } else {
-                /* follow_display() takes the session's display, if any, at the first attempt. */
-                d->follow = c->follow;
-                d->display.generation = UINT64_MAX;
+        if (x11_display_seen_init(&d->display, display) < 0) {
+                free(d);
+                return -ENOMEM;
         }
+        if (!display)
+                d->follow = c->follow;      /* follow_display() takes the session's, if any */
         d->info = (DomainInfo) {
                 .name = "x11",
                 .unit = UNIT_MS_X11,
