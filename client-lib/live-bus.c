@@ -32,9 +32,20 @@ int live_bus_errno(const sd_bus_error *error, int r) {
         return r < 0 ? r : -EIO;
 }
 
-/* Calls method; the reply stays in *ret. Signals that came in meanwhile are handled after. */
-static int call(struct timeconv *tc, const char *method, sd_bus_message **ret, const char *types, ...) {
+int live_bus_call_message(struct timeconv *tc, sd_bus_message *m, sd_bus_message **ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_call(tc->bus, m, LIVE_CALL_TIMEOUT_USEC, &error, ret);
+        live_error_save(tc, &error);
+        if (r < 0)
+                r = live_bus_errno(&error, r);
+        (void) live_dispatch(tc);
+        return r < 0 ? r : 0;
+}
+
+/* Calls method; the reply stays in *ret. */
+static int call(struct timeconv *tc, const char *method, sd_bus_message **ret, const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         va_list ap;
         int r;
@@ -46,13 +57,7 @@ static int call(struct timeconv *tc, const char *method, sd_bus_message **ret, c
                 r = sd_bus_message_appendv(m, types, ap);
                 va_end(ap);
         }
-        if (r >= 0)
-                r = sd_bus_call(tc->bus, m, LIVE_CALL_TIMEOUT_USEC, &error, ret);
-        live_error_save(tc, &error);
-        if (r < 0)
-                r = live_bus_errno(&error, r);
-        (void) live_dispatch(tc);
-        return r < 0 ? r : 0;
+        return r < 0 ? r : live_bus_call_message(tc, m, ret);
 }
 
 static int take_uncertainty(uint64_t u, int64_t *ret) {
@@ -63,41 +68,36 @@ static int take_uncertainty(uint64_t u, int64_t *ret) {
         return 0;
 }
 
-int live_bus_convert(struct timeconv *tc, const char *from, const char *to, int64_t value,
-                     int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int64_t result;
+/* An answer of Convert or Now: a value and its bound. */
+static int read_value(sd_bus_message *reply, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        int64_t value;
         uint64_t u;
         int r;
 
-        r = call(tc, "Convert", &reply, "ssx", from, to, value);
-        if (r < 0)
-                return r;
-        if (sd_bus_message_read(reply, "xt", &result, &u) < 0)
+        if (sd_bus_message_read(reply, "xt", &value, &u) < 0)
                 return -EPROTO;
         r = take_uncertainty(u, ret_uncertainty_ns);
         if (r < 0)
                 return r;
-        *ret_value = result;
+        *ret_value = value;
         return 0;
+}
+
+int live_bus_convert(struct timeconv *tc, const char *from, const char *to, int64_t value,
+                     int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = call(tc, "Convert", &reply, "ssx", from, to, value);
+        return r < 0 ? r : read_value(reply, ret_value, ret_uncertainty_ns);
 }
 
 int live_bus_now(struct timeconv *tc, const char *domain, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int64_t result;
-        uint64_t u;
         int r;
 
         r = call(tc, "Now", &reply, "s", domain);
-        if (r < 0)
-                return r;
-        if (sd_bus_message_read(reply, "xt", &result, &u) < 0)
-                return -EPROTO;
-        r = take_uncertainty(u, ret_uncertainty_ns);
-        if (r < 0)
-                return r;
-        *ret_value = result;
-        return 0;
+        return r < 0 ? r : read_value(reply, ret_value, ret_uncertainty_ns);
 }
 
 static int read_array(sd_bus_message *reply, char type, size_t n, const void **ret) {
@@ -112,7 +112,6 @@ static int read_array(sd_bus_message *reply, char type, size_t n, const void **r
 
 int live_bus_convert_many(struct timeconv *tc, const char *from, const char *to, const int64_t *values,
                           size_t n, int64_t *out_values, int64_t *out_uncertainty_ns) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         const void *results, *uncertainties;
         int r;
@@ -126,11 +125,7 @@ int live_bus_convert_many(struct timeconv *tc, const char *from, const char *to,
         if (r >= 0)
                 r = sd_bus_message_append_array(m, 'x', values, n * sizeof(int64_t));
         if (r >= 0)
-                r = sd_bus_call(tc->bus, m, LIVE_CALL_TIMEOUT_USEC, &error, &reply);
-        live_error_save(tc, &error);
-        if (r < 0)
-                r = live_bus_errno(&error, r);
-        (void) live_dispatch(tc);
+                r = live_bus_call_message(tc, m, &reply);
         if (r < 0)
                 return r;
 

@@ -213,16 +213,13 @@ static int read_domains(sd_bus_message *reply, struct timeconv_domain ***ret) {
 }
 
 int live_bus_list_domains(struct timeconv *tc, struct timeconv_domain ***ret) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         int r;
 
-        r = sd_bus_call_method(tc->bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains",
-                               &error, &reply, "");
-        live_error_save(tc, &error);
-        if (r < 0)
-                r = live_bus_errno(&error, r);
-        (void) live_dispatch(tc);
+        r = sd_bus_message_new_method_call(tc->bus, &m, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE,
+                                           "ListDomains");
+        if (r >= 0)
+                r = live_bus_call_message(tc, m, &reply);
         if (r < 0)
                 return r;
 

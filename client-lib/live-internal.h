@@ -95,6 +95,9 @@ void live_check_bus(struct timeconv *tc);
 
 /* live-bus.c: each returns 0 or -errno, named D-Bus errors mapped to their errno. */
 int live_bus_errno(const sd_bus_error *error, int r);
+/* Sends the method call m and waits for its reply (in *ret, may be NULL): the daemon's message
+ * kept for timeconv_last_error_message(), its error mapped, the signals meanwhile handled. */
+int live_bus_call_message(struct timeconv *tc, sd_bus_message *m, sd_bus_message **ret);
 int live_bus_convert(struct timeconv *tc, const char *from, const char *to, int64_t value,
                      int64_t *ret_value, int64_t *ret_uncertainty_ns);
 int live_bus_convert_many(struct timeconv *tc, const char *from, const char *to, const int64_t *values,

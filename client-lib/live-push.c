@@ -15,8 +15,7 @@
 
 TIMECONV_EXPORT int timeconv_push_snapshot(struct timeconv *tc, const struct timeconv_reading *readings,
                                            size_t n) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
         if (!tc || !readings || n < BUS_API_SNAPSHOT_CLOCKS_MIN || n > BUS_API_SNAPSHOT_CLOCKS_MAX)
@@ -35,10 +34,5 @@ TIMECONV_EXPORT int timeconv_push_snapshot(struct timeconv *tc, const struct tim
                 r = sd_bus_message_close_container(m);
         if (r < 0)
                 return r == -ENOMEM ? r : -EINVAL;
-        r = sd_bus_call(tc->bus, m, LIVE_CALL_TIMEOUT_USEC, &error, &reply);
-        live_error_save(tc, &error);
-        if (r < 0)
-                r = live_bus_errno(&error, r);
-        (void) live_dispatch(tc);
-        return r < 0 ? r : 0;
+        return live_bus_call_message(tc, m, NULL);
 }
