@@ -264,8 +264,7 @@ int cli_cmd_convert(int argc, char **argv) {
                 { "snapshots", required_argument, NULL, 's' },
                 { "mode", required_argument, NULL, 'm' },
                 { "json", no_argument, NULL, 'j' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
+                CLI_COMMON_OPTIONS,
                 {}
         };
         struct timeconv_snapshots *snapshots = NULL;
@@ -305,17 +304,9 @@ int cli_cmd_convert(int argc, char **argv) {
                 case 'j':
                         c->json = true;
                         break;
-                case 'h':
-                        free(c);
-                        cli_help_command(stdout, "convert");
-                        return 0;
-                case 'V':
-                        free(c);
-                        printf("timeconv %s\n", timeconv_version());
-                        return 0;
                 default:
                         free(c);
-                        return cli_usage_error("%s", "bad option for 'convert'");
+                        return cli_common_option(opt, "convert");
                 }
         if (!c->from || !c->to) {
                 free(c);

@@ -20,8 +20,7 @@
 static int common_options(int argc, char **argv, bool *json) {
         static const struct option options[] = {
                 { "json", no_argument, NULL, 'j' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
+                CLI_COMMON_OPTIONS,
                 {}
         };
         int opt;
@@ -33,14 +32,8 @@ static int common_options(int argc, char **argv, bool *json) {
                                 return cli_usage_error("%s", "--json is not an option of this command");
                         *json = true;
                         break;
-                case 'h':
-                        cli_help_command(stdout, argv[0]);
-                        return 0;
-                case 'V':
-                        printf("timeconv %s\n", timeconv_version());
-                        return 0;
                 default:
-                        return cli_usage_error("%s", "bad option");
+                        return cli_common_option(opt, argv[0]);
                 }
         return -1;
 }

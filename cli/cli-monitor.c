@@ -187,8 +187,7 @@ int cli_cmd_monitor(int argc, char **argv) {
                 { "interval", required_argument, NULL, 'i' },
                 { "count", required_argument, NULL, 'c' },
                 { "json", no_argument, NULL, 'j' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
+                CLI_COMMON_OPTIONS,
                 {}
         };
         int64_t interval_ns = 1000000000, deadline_ns;
@@ -218,14 +217,8 @@ int cli_cmd_monitor(int argc, char **argv) {
                 case 'j':
                         json = true;
                         break;
-                case 'h':
-                        cli_help_command(stdout, "monitor");
-                        return 0;
-                case 'V':
-                        printf("timeconv %s\n", timeconv_version());
-                        return 0;
                 default:
-                        return cli_usage_error("%s", "bad option for 'monitor'");
+                        return cli_common_option(opt, "monitor");
                 }
         if (optind < argc)
                 return cli_usage_error("unexpected argument '%s'", argv[optind]);

@@ -122,8 +122,7 @@ int cli_cmd_push(int argc, char **argv) {
         static const struct option options[] = {
                 { "against", required_argument, NULL, 'a' },
                 { "hold", no_argument, NULL, 'H' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
+                CLI_COMMON_OPTIONS,
                 {}
         };
         const char *against = NULL, *domain;
@@ -140,14 +139,8 @@ int cli_cmd_push(int argc, char **argv) {
                 case 'H':
                         keep = true;
                         break;
-                case 'h':
-                        cli_help_command(stdout, "push");
-                        return 0;
-                case 'V':
-                        printf("timeconv %s\n", timeconv_version());
-                        return 0;
                 default:
-                        return cli_usage_error("%s", "bad option for 'push'");
+                        return cli_common_option(opt, "push");
                 }
         if (optind + 1 != argc)
                 return cli_usage_error("%s", "push needs exactly one DOMAIN");

@@ -60,6 +60,15 @@ int cli_worse_status(int a, int b);
 /* The help of one command (NULL: all of them). */
 void cli_help_command(FILE *f, const char *command);
 
+/* The options every command takes, last in its table. */
+#define CLI_COMMON_OPTIONS                                      \
+        { "help", no_argument, NULL, 'h' },                     \
+        { "version", no_argument, NULL, 'V' }
+
+/* What an option of getopt_long() that the command does not handle itself means: --help and
+ * --version (exit 0 after printing), anything else a usage error (64). */
+int cli_common_option(int opt, const char *command);
+
 int cli_cmd_convert(int argc, char **argv);
 int cli_cmd_domains(int argc, char **argv);
 int cli_cmd_now(int argc, char **argv);

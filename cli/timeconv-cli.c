@@ -169,6 +169,19 @@ const char *cli_name_problem(const char *name) {
         return NULL;
 }
 
+int cli_common_option(int opt, const char *command) {
+        switch (opt) {
+        case 'h':
+                cli_help_command(stdout, command);
+                return 0;
+        case 'V':
+                printf("timeconv %s\n", timeconv_version());
+                return 0;
+        default:
+                return cli_usage_error("bad option for '%s'", command);
+        }
+}
+
 int cli_open(struct timeconv **ret) {
         int r = timeconv_open(ret);
 
