@@ -137,10 +137,16 @@ static inline int conv_record_decode(const ConvRecord *c, int64_t value, int64_t
                         return -ERANGE;
                 /* An unreduced value (ms part >= 2^32, as mutter sends g_get_monotonic_time()) is
                  * the same X time as its reduced form. */
-                reduced = ((value / 1000) & INT64_C(0xffffffff)) * 1000 + value % 1000;
-                hint_mod = hint % CONV_X11_US_WRAP;
-                if (hint_mod < 0)
-                        hint_mod += CONV_X11_US_WRAP;
+                reduced = __builtin_expect(value < CONV_X11_US_WRAP, 1) ? value :
+                          ((value / 1000) & INT64_C(0xffffffff)) * 1000 + value % 1000;
+                /* An X server younger than 49.7 days: the hint is its own residue (no division). */
+                if (__builtin_expect(hint >= 0 && hint < CONV_X11_US_WRAP, 1))
+                        hint_mod = hint;
+                else {
+                        hint_mod = hint % CONV_X11_US_WRAP;
+                        if (hint_mod < 0)
+                                hint_mod += CONV_X11_US_WRAP;
+                }
                 delta = reduced - hint_mod;
                 if (delta < 0)
                         delta += CONV_X11_US_WRAP;
