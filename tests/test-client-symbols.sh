@@ -10,17 +10,7 @@ map=$2
 srcdir=$3
 version=$4
 node="TIMECONV_$version"
-n=0
-failed=0
-ok() {          # ok STATUS DESCRIPTION
-        n=$((n + 1))
-        if [ "$1" -eq 0 ]; then
-                echo "ok $n - $2"
-        else
-                echo "not ok $n - $2"
-                failed=1
-        fi
-}
+. "$(dirname "$0")/tap.sh"
 
 syms=$(nm -D --defined-only "$lib") || { echo "not ok 1 - nm $lib"; echo "1..1"; exit 1; }
 tmp=$(mktemp -d)
@@ -58,5 +48,4 @@ ok $? "every exported symbol starts with timeconv_"
 ! printf '%s\n' "$syms" | grep -Eq ' (snapshot_graph_|json_locate|unit_to_ns|shared_table_|live_|bus_timeconv_|sd_bus_|parse_)'
 ok $? "calibrate, loader, live, basic and sd-bus internals stay hidden"
 
-echo "1..$n"
-exit $failed
+tap_done

@@ -16,17 +16,7 @@ servicesdir=$6
 interfacesdir=$7
 xml_source=$8
 
-n=0
-failed=0
-ok() {          # ok STATUS DESCRIPTION
-        n=$((n + 1))
-        if [ "$1" -eq 0 ]; then
-                echo "ok $n - $2"
-        else
-                echo "not ok $n - $2"
-                failed=$((failed + 1))
-        fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # A directory option may be relative to the prefix, like meson's own.
 absolute() {
@@ -71,5 +61,4 @@ ok $? "the interface XML is installed unchanged as ${xml#"$dest"}"
         [ "$(find "$dest" -name org.timeconv.Clock1.service | wc -l)" -eq 1 ]
 ok $? "exactly one unit and one activation file are installed"
 
-echo "1..$n"
-[ $failed -eq 0 ]
+tap_done

@@ -16,17 +16,7 @@ build_tree_unit=$3
 build_tree_services=$4
 daemon=$5
 
-n=0
-failed=0
-ok() {          # ok CONDITION-STATUS DESCRIPTION
-        n=$((n + 1))
-        if [ "$1" -eq 0 ]; then
-                echo "ok $n - $2"
-        else
-                echo "not ok $n - $2"
-                failed=$((failed + 1))
-        fi
-}
+. "$(dirname "$0")/tap.sh"
 diag() {
         sed 's/^/# /'
 }
@@ -155,5 +145,4 @@ rc=$?
 ok $rc "dbus-daemon lists org.timeconv.Clock1 as activatable"
 [ $rc -eq 0 ] || { printf '%s\n' "$names"; cat "$tmp/dbus.log"; } | diag
 
-echo "1..$n"
-[ $failed -eq 0 ]
+tap_done

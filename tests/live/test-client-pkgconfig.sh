@@ -7,17 +7,7 @@
 set -u
 pcdir=$1
 version=$2
-n=0
-failed=0
-ok() {          # ok STATUS DESCRIPTION
-        n=$((n + 1))
-        if [ "$1" -eq 0 ]; then
-                echo "ok $n - $2"
-        else
-                echo "not ok $n - $2"
-                failed=1
-        fi
-}
+. "$(dirname "$0")/../tap.sh"
 pc() {
         PKG_CONFIG_LIBDIR=/nonexistent PKG_CONFIG_PATH="$pcdir" pkg-config "$@"
 }
@@ -55,5 +45,4 @@ ok $s "a static link gets jansson and libsystemd from Libs.private: $static"
 [ "$(pc --modversion timeconv)" = "$version" ]
 ok $? "its version is the release's, $version"
 
-echo "1..$n"
-exit $failed
+tap_done

@@ -8,17 +8,7 @@ set -u
 daemon=$1
 cli=$2
 mandir=$3
-n=0
-failed=0
-ok() {          # ok STATUS DESCRIPTION
-        n=$((n + 1))
-        if [ "$1" -eq 0 ]; then
-                echo "ok $n - $2"
-        else
-                echo "not ok $n - $2"
-                failed=1
-        fi
-}
+. "$(dirname "$0")/../tap.sh"
 
 # The long options in a text, one per line.
 options() {
@@ -54,5 +44,4 @@ trap 'rm -rf "$tmp"' EXIT
 check "$mandir/timeconvd.8" "timeconvd --help" < "$tmp/daemon"
 check "$mandir/timeconv.1" "timeconv --help" < "$tmp/cli"
 
-echo "1..$n"
-exit $failed
+tap_done
