@@ -17,56 +17,15 @@
 #include "harness-proc.h"
 #include "time-util.h"
 
-/* Reads the display number Xvfb writes to fd 3 once it accepts connections. */
-static int read_display(int fd, int pidfd, int64_t deadline_ns, char *name, size_t size) {
-        char buf[32] = {};
-        size_t len = 0;
-
-        for (;;) {
-                struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
-                ssize_t n;
-                int r = poll(pfd, 2, proc_ms_left(deadline_ns));
-
-                if (r < 0 && errno != EINTR)
-                        return -errno;
-                if (r == 0)
-                        return -ETIMEDOUT;
-                if (pfd[0].revents) {
-                        n = read(fd, buf + len, sizeof(buf) - 1 - len);
-                        if (n < 0 && errno != EINTR)
-                                return -errno;
-                        if (n > 0)
-                                len += (size_t) n;
-                        if (memchr(buf, '\n', len)) {
-                                snprintf(name, size, ":%d", atoi(buf));
-                                return 0;
-                        }
-                        if (n == 0 || len == sizeof(buf) - 1)
-                                return -ECHILD;
-                } else if (pfd[1].revents)
-                        return -ECHILD;
-        }
-}
-
 int desktop_start_x(Desktop *d) {
-        const char *argv[] = { "Xvfb", "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "640x480x24", NULL };
-        int pipe_fd[2], r;
-        ProcSpawn s;
+        int r;
 
-        *d = (Desktop) { .xvfb_pidfd = -1, .wm_pidfd = -1 };
-        if (pipe2(pipe_fd, O_CLOEXEC) < 0)
-                return -errno;
-        s = (ProcSpawn) { .argv = argv, .stdout_fd = -1, .stderr_fd = -1, .fd3 = pipe_fd[1] };
-        r = proc_spawn(&s, &d->xvfb_pid, &d->xvfb_pidfd);
-        close(pipe_fd[1]);
-        if (r >= 0)
-                r = read_display(pipe_fd[0], d->xvfb_pidfd,
-                                 clock_now_ns(CLOCK_MONOTONIC) + (int64_t) DESKTOP_READY_TIMEOUT_MS * 1000000,
-                                 d->display, sizeof(d->display));
-        close(pipe_fd[0]);
+        *d = (Desktop) { .wm_pidfd = -1 };
+        r = xvfb_start_screen(-1, "640x480x24", &d->xvfb);
         if (r < 0)
-                desktop_stop(d);
-        return r;
+                return r;
+        snprintf(d->display, sizeof(d->display), "%s", d->xvfb.name);
+        return 0;
 }
 
 static xcb_atom_t intern(xcb_connection_t *c, const char *name) {
@@ -239,7 +198,8 @@ static void end(pid_t *pid, int *pidfd) {
 void desktop_stop(Desktop *d) {
         desktop_fake_wm(d, false);
         end(&d->wm_pid, &d->wm_pidfd);
-        end(&d->xvfb_pid, &d->xvfb_pidfd);
+        (void) xvfb_stop(&d->xvfb);
+        d->xvfb = (Xvfb) {};
         if (d->dir[0]) {
                 proc_rm_rf(d->dir);
                 d->dir[0] = '\0';

@@ -10,11 +10,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "xvfb.h"
+
 #define DESKTOP_READY_TIMEOUT_MS 60000
 
 typedef struct Desktop {
-        pid_t xvfb_pid, wm_pid;         /* 0: not running */
-        int xvfb_pidfd, wm_pidfd;
+        Xvfb xvfb;                      /* pid 0: not running */
+        pid_t wm_pid;                   /* 0: not running */
+        int wm_pidfd;
         char display[16];               /* ":N" */
         char dir[64];                   /* HOME and XDG_RUNTIME_DIR of the window manager */
         char wm_log[96];

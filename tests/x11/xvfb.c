@@ -54,10 +54,14 @@ static int read_display(int fd, int pidfd, int *ret) {
 }
 
 int xvfb_start(int display, Xvfb *ret) {
+        return xvfb_start_screen(display, "64x64x24", ret);
+}
+
+int xvfb_start_screen(int display, const char *screen, Xvfb *ret) {
         char display_arg[16];
-        const char *argv_any[] = { "Xvfb", "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "64x64x24", NULL };
+        const char *argv_any[] = { "Xvfb", "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", screen, NULL };
         const char *argv_fixed[] = { "Xvfb", display_arg, "-displayfd", "3", "-nolisten", "tcp",
-                                     "-screen", "0", "64x64x24", NULL };
+                                     "-screen", "0", screen, NULL };
         int pipe_fd[2], pidfd, r, n = 0;
         ProcSpawn s;
         pid_t pid;

@@ -22,6 +22,10 @@ bool xvfb_available(void);
  * ready. -ETIMEDOUT, -ECHILD when it exits first (e.g. the display is taken). */
 int xvfb_start(int display, Xvfb *ret);
 
+/* The same with a screen of our choosing ("WxHxD"): xvfb_start()'s is 64x64, too small for a
+ * window manager's tests. */
+int xvfb_start_screen(int display, const char *screen, Xvfb *ret);
+
 /* SIGTERM (it removes its lock and socket), then waits for it to end. */
 int xvfb_stop(Xvfb *x);
 
