@@ -60,7 +60,8 @@ static bool holds(const DomainUnit *u, int64_t answer, int64_t bound_ns, int64_t
                 return false;
         /* wrapped values: compare within the wrap, by the counts' ns */
         (void) truth_ns;
-        return fabs((double) a_ns - (double) t_ns) <= (double) bound_ns + 2.0 * u->period_ns + 1.0;
+        /* Subtracted as integers: beyond 2^53 ns, doubles are more than 1 ns apart. */
+        return fabs((double) ((__int128) a_ns - t_ns)) <= (double) bound_ns + 2.0 * u->period_ns + 1.0;
 }
 
 int main(void) {

@@ -71,7 +71,9 @@ static const char *export_unit(json_t *root, const char *name) {
 /* Whether a ± ua and b ± ub (values in counts of period_ns, bounds in ns) overlap, give or take
  * one count each way. */
 static bool agree(int64_t a, int64_t ua, int64_t b, int64_t ub, double period_ns) {
-        double diff_ns = ((double) a - (double) b) * period_ns;
+        /* The difference in integers first: realtime's values (~1.8e18) are 256 apart as doubles,
+         * so converting each before subtracting made two answers 1 ns apart look 256 ns apart. */
+        double diff_ns = (double) ((__int128) a - b) * period_ns;
 
         if (diff_ns < 0)
                 diff_ns = -diff_ns;
