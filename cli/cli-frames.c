@@ -325,8 +325,7 @@ int cli_cmd_frames(int argc, char **argv) {
                 { "plot", required_argument, NULL, 'p' },
                 { "refresh-hz", required_argument, NULL, 'r' },
                 { "window", required_argument, NULL, 'w' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
+                CLI_COMMON_OPTIONS,
                 {}
         };
         const char *plot = NULL;
@@ -362,14 +361,8 @@ int cli_cmd_frames(int argc, char **argv) {
                                                        optarg);
                         break;
                 }
-                case 'h':
-                        cli_help(stdout);
-                        return 0;
-                case 'V':
-                        printf("timeconv %s\n", timeconv_version());
-                        return 0;
                 default:
-                        return cli_usage_error("%s", "bad option for 'frames'");
+                        return cli_common_option(opt, "frames");
                 }
 
         c = calloc(1, sizeof(*c));
