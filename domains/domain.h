@@ -5,6 +5,7 @@
  * domains it can offer, opens one, reads bursts of bracketed samples into caller-provided
  * memory, and may have an fd for the event loop to watch. */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -105,6 +106,16 @@ typedef struct DomainOps {
 
         Domain *(*close)(Domain *d);
 } DomainOps;
+
+/* Every source's struct Domain starts with its DomainInfo, so one info() serves them all. */
+static inline const DomainInfo *domain_info_first(Domain *d) {
+        return (const DomainInfo *) d;
+}
+
+/* watch_fd() of a source that is read only in bursts and never has input to wait for. */
+static inline int domain_no_watch_fd(Domain *d) {
+        return -EOPNOTSUPP;
+}
 
 extern const DomainOps domain_posix_ops;
 extern const DomainOps domain_fake_ops;

@@ -9,6 +9,7 @@
 #include "arith.h"
 #include "clock-id.h"
 #include "domain.h"
+#include "splitmix.h"
 #include "fake.h"
 #include "units.h"
 
@@ -20,18 +21,10 @@ struct Domain {
         int64_t hint_count;             /* last unwrapped count, as a real source keeps it */
         uint64_t rng;                   /* splitmix64 state */
 };
-
-/* splitmix64: tiny, seedable, good enough for drawing test jitter. */
-static uint64_t rng_next(Domain *d) {
-        uint64_t z = (d->rng += UINT64_C(0x9e3779b97f4a7c15));
-
-        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-        return z ^ (z >> 31);
-}
+_Static_assert(offsetof(struct Domain, info) == 0, "domain_info_first() reads it there");
 
 static double rng_unit(Domain *d) {
-        return (double) (rng_next(d) >> 11) * 0x1p-53;
+        return (double) (splitmix64_next(&d->rng) >> 11) * 0x1p-53;
 }
 
 /* Uniform in [lo, hi]; the modulo bias is irrelevant at these spans. */
@@ -39,8 +32,8 @@ static int64_t rng_range(Domain *d, int64_t lo, int64_t hi) {
         uint64_t span = (uint64_t) hi - (uint64_t) lo;
 
         if (span == UINT64_MAX)
-                return (int64_t) rng_next(d);
-        return (int64_t) ((uint64_t) lo + rng_next(d) % (span + 1));
+                return (int64_t) splitmix64_next(&d->rng);
+        return (int64_t) ((uint64_t) lo + splitmix64_next(&d->rng) % (span + 1));
 }
 
 static int cmp_step(const void *a, const void *b) {
@@ -294,14 +287,6 @@ static int fake_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *r
         return 0;
 }
 
-static int fake_watch_fd(Domain *d) {
-        return -EOPNOTSUPP;
-}
-
-static const DomainInfo *fake_info(Domain *d) {
-        return d ? &d->info : NULL;
-}
-
 static Domain *fake_close(Domain *d) {
         if (!d)
                 return NULL;
@@ -347,7 +332,7 @@ const DomainOps domain_fake_ops = {
         .enumerate = fake_enumerate,
         .open = fake_open,
         .sample_burst = fake_sample_burst,
-        .watch_fd = fake_watch_fd,
-        .info = fake_info,
+        .watch_fd = domain_no_watch_fd,
+        .info = domain_info_first,
         .close = fake_close,
 };

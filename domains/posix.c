@@ -41,6 +41,7 @@ struct Domain {
         uint64_t rate_epoch;
         int64_t rate_change_ppb, rate_change_margin_ppb;
 };
+_Static_assert(offsetof(struct Domain, info) == 0, "domain_info_first() reads it there");
 
 static inline int64_t timespec_ns(const struct timespec *ts) {
         return (int64_t) ts->tv_sec * 1000000000 + ts->tv_nsec;
@@ -251,14 +252,6 @@ static int posix_status(Domain *d, DomainStatus *ret) {
         return 0;
 }
 
-static int posix_watch_fd(Domain *d) {
-        return -EOPNOTSUPP;
-}
-
-static const DomainInfo *posix_info(Domain *d) {
-        return d ? &d->info : NULL;
-}
-
 static Domain *posix_close(Domain *d) {
         free(d);
         return NULL;
@@ -269,8 +262,8 @@ const DomainOps domain_posix_ops = {
         .enumerate = posix_enumerate,
         .open = posix_open,
         .sample_burst = posix_sample_burst,
-        .watch_fd = posix_watch_fd,
+        .watch_fd = domain_no_watch_fd,
         .status = posix_status,
-        .info = posix_info,
+        .info = domain_info_first,
         .close = posix_close,
 };

@@ -50,6 +50,7 @@ struct Domain {
         uint64_t samples, missed;
         char extra_values[PRESENT_EXTRAS][PRESENT_EXTRA_VALUE_MAX];
 };
+_Static_assert(offsetof(struct Domain, info) == 0, "domain_info_first() reads it there");
 
 /* present-vblank.c */
 

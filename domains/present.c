@@ -296,10 +296,6 @@ static int present_status(Domain *d, DomainStatus *ret) {
         return 0;
 }
 
-static const DomainInfo *present_info(Domain *d) {
-        return d ? &d->info : NULL;
-}
-
 static Domain *present_close(Domain *d) {
         if (!d)
                 return NULL;
@@ -317,6 +313,6 @@ const DomainOps domain_present_ops = {
         .watch_fd = present_watch_fd,
         .dispatch = present_dispatch,
         .status = present_status,
-        .info = present_info,
+        .info = domain_info_first,
         .close = present_close,
 };

@@ -48,6 +48,7 @@ struct Domain {
 
         GpuDescription description;     /* what status() hands out */
 };
+_Static_assert(offsetof(struct Domain, info) == 0, "domain_info_first() reads it there");
 
 static bool name_listed(const DomainInfo *infos, size_t n, const char *name) {
         for (size_t i = 0; i < n; i++)
@@ -324,10 +325,6 @@ static int vulkan_status(Domain *d, DomainStatus *ret) {
         return 0;
 }
 
-static const DomainInfo *vulkan_info(Domain *d) {
-        return d ? &d->info : NULL;
-}
-
 static Domain *vulkan_close(Domain *d) {
         if (!d)
                 return NULL;
@@ -345,6 +342,6 @@ const DomainOps domain_vulkan_ops = {
         .sample_burst = vulkan_sample_burst,
         .watch_fd = vulkan_watch_fd,
         .status = vulkan_status,
-        .info = vulkan_info,
+        .info = domain_info_first,
         .close = vulkan_close,
 };

@@ -15,6 +15,7 @@
 
 #include "clock-id.h"
 #include "domain.h"
+#include "splitmix.h"
 #include "source-time.h"
 #include "x11-conn.h"
 #include "x11-verdict.h"
@@ -47,7 +48,7 @@ struct Domain {
         Backoff backoff;                /* between connection attempts */
         X11Verdict verdict;
         X11Planner planner;
-        uint64_t rng;
+        uint64_t rng;                   /* splitmix64 state: the probe phases are spread, not secret */
         int64_t coarse_res_ns;
         /* A probe the coarse clock cannot explain proves the server does not stamp with it;
          * until then a coarse-capable machine's boxes include the coarse clock's lag. */
@@ -59,15 +60,7 @@ struct Domain {
         char extra_values[6][EXTRA_VALUE_MAX];
         char reason[REASON_MAX];        /* why it is not connected; "" while connected */
 };
-
-/* splitmix64: the probe phases need to be spread, not secret. */
-static uint64_t rng_next(Domain *d) {
-        uint64_t z = (d->rng += UINT64_C(0x9e3779b97f4a7c15));
-
-        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-        return z ^ (z >> 31);
-}
+_Static_assert(offsetof(struct Domain, info) == 0, "domain_info_first() reads it there");
 
 /* The fixed display: --display, else $DISPLAY unless the domains follow the session's. */
 static const char *configured_display(const X11Config *config) {
@@ -144,7 +137,7 @@ static uint64_t server_token(Domain *d) {
 
         if (getrandom(&token, sizeof(token), GRND_NONBLOCK) == (ssize_t) sizeof(token))
                 return token;
-        return rng_next(d);
+        return splitmix64_next(&d->rng);
 }
 
 /* Connecting never blocks beyond deadline_ns: an attempt runs in a thread (x11-conn.h). The call
@@ -264,7 +257,7 @@ static void wait_for_phase(Domain *d) {
                 int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC), wake_ns, target_ns;
                 struct timespec ts;
 
-                target_ns = x11_planner_next(&d->planner, now_ns, rng_next(d), &wake_ns);
+                target_ns = x11_planner_next(&d->planner, now_ns, splitmix64_next(&d->rng), &wake_ns);
                 if (wake_ns <= now_ns)
                         return;
                 ts = (struct timespec) { .tv_sec = wake_ns / 1000000000, .tv_nsec = wake_ns % 1000000000 };
@@ -427,10 +420,6 @@ static int x11_status(Domain *d, DomainStatus *ret) {
         return 0;
 }
 
-static const DomainInfo *x11_info(Domain *d) {
-        return d ? &d->info : NULL;
-}
-
 static Domain *x11_close(Domain *d) {
         if (!d)
                 return NULL;
@@ -450,6 +439,6 @@ const DomainOps domain_x11_ops = {
         .watch_fd = x11_watch_fd,
         .dispatch = x11_dispatch,
         .status = x11_status,
-        .info = x11_info,
+        .info = domain_info_first,
         .close = x11_close,
 };
