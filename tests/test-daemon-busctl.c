@@ -15,6 +15,7 @@
 #include "bus-errors.h"
 #include "clock-client.h"
 #include "harness.h"
+#include "harness-tap.h"
 #include "tap.h"
 
 #define BUSCTL_TIMEOUT_MS 30000
@@ -262,11 +263,7 @@ int main(int argc, char *argv[]) {
         tap_args(argc, argv, 2, "TIMECONVD VERSION");
         tap_require_program("busctl", "systemd");
 
-        r = harness_new(NULL, &h);
-        is_int(r, 0, "a private dbus-daemon starts");
-        if (r >= 0)
-                r = harness_start_timeconvd(h, argv[1], NULL);
-        is_int(r, 0, "timeconvd starts and says READY=1");
+        r = harness_tap_start(argv[1], NULL, &h, NULL);
         if (r < 0)
                 return done_testing();
 

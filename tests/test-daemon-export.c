@@ -15,6 +15,7 @@
 #include "bus-errors.h"
 #include "clock-client.h"
 #include "harness.h"
+#include "harness-tap.h"
 #include "tap.h"
 
 /* Two readings the daemon took at one instant, against two the test takes now: the offset
@@ -127,19 +128,11 @@ int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(clock_strv_freep) char **domains = NULL;
         _cleanup_free_ char *first = NULL, *second = NULL;
-        int64_t started_ns;
         int r;
 
         tap_args(argc, argv, 1, "TIMECONVD");
 
-        r = harness_new(NULL, &h);
-        is_int(r, 0, "a private dbus-daemon starts");
-        started_ns = clock_now_ns(CLOCK_MONOTONIC);
-        if (r >= 0)
-                r = harness_start_timeconvd(h, argv[1], NULL);
-        is_int(r, 0, "timeconvd starts and says READY=1");
-        if (r >= 0)
-                r = harness_connect(h, &bus);
+        r = harness_tap_start(argv[1], NULL, &h, &bus);
         if (r >= 0)
                 r = clock_list_domains(bus, &domains);
         if (r >= 0)
@@ -148,7 +141,7 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return done_testing();
 
-        check_export(first, domains, started_ns);
+        check_export(first, domains, h->daemon_started_ns);
 
         /* The ring only grows (or stays full) while the daemon runs. */
         r = clock_convert(bus, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), NULL,

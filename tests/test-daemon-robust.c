@@ -20,6 +20,7 @@
 #include "garbage.h"
 #include "harness-proc.h"
 #include "harness.h"
+#include "harness-tap.h"
 #include "tap.h"
 
 #define CALLS 10000
@@ -238,13 +239,7 @@ int main(int argc, char *argv[]) {
         tap_args_range(argc, argv, 1, 2, "TIMECONVD [SEED]");
         diag("seed 0x%" PRIx64, rng.state);
 
-        r = harness_new(NULL, &h);
-        is_int(r, 0, "a private dbus-daemon starts");
-        if (r >= 0)
-                r = harness_start_timeconvd(h, argv[1], NULL);
-        is_int(r, 0, "timeconvd starts and says READY=1");
-        if (r >= 0)
-                r = harness_connect(h, &bus);
+        r = harness_tap_start(argv[1], NULL, &h, &bus);
         if (r >= 0)
                 r = clock_convert(bus, "monotonic", "boottime", 0, NULL, &(int64_t) { 0 }, &(uint64_t) { 0 });
         is_int(r, 0, "a first correct Convert succeeds");

@@ -19,6 +19,7 @@
 #include "appclocks-client.h"
 #include "bus-errors.h"
 #include "harness.h"
+#include "harness-tap.h"
 #include "tap.h"
 #include "timeconv.h"
 
@@ -292,7 +293,6 @@ static void test_library(const Harness *h, sd_bus *observer) {
 int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *observer = NULL;
-        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
         int r;
 
         /* No skip: .ci/run installs dbus-daemon, so without it the test fails. */
@@ -301,12 +301,7 @@ int main(int argc, char *argv[]) {
                 return done_testing();
         }
         is_int(bus_timeconv_errors_register(), 0, "the error map registers");
-        r = harness_new(NULL, &h);
-        if (r >= 0)
-                r = harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS);
-        is_int(r, 0, "timeconvd starts on a private bus");
-        if (r >= 0)
-                r = harness_connect(h, &observer);
+        r = harness_tap_start(argv[1], NULL, &h, &observer);
         is_int(r, 0, "an observer connects");
         if (r < 0)
                 return done_testing();

@@ -15,6 +15,7 @@
 #include "bus-errors.h"
 #include "clock-client.h"
 #include "harness.h"
+#include "harness-tap.h"
 #include "tap.h"
 #include "timeconv.h"
 
@@ -183,12 +184,7 @@ int main(int argc, char *argv[]) {
         int r;
 
         tap_args(argc, argv, 1, "TIMECONVD");
-        r = harness_new(NULL, &h);
-        if (r >= 0)
-                r = harness_start_timeconvd(h, argv[1], NULL);
-        is_int(r, 0, "timeconvd starts on a private bus");
-        if (r >= 0)
-                r = harness_connect(h, &observer);
+        r = harness_tap_start(argv[1], NULL, &h, &observer);
         if (r >= 0)
                 r = ac_signals_watch(observer, &sig);
         if (r >= 0)

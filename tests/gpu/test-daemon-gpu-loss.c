@@ -148,39 +148,11 @@ static int loss_start(const char *daemon, const char *icd, const char *layer_dir
 
 /* ListDomains' "available" for name; -ENOENT when it is not listed. */
 static int domain_available(sd_bus *bus, const char *name, bool *ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r, available = -1;
+        int available, r;
 
-        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains", NULL,
-                               &reply, "");
-        if (r >= 0)
-                r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
-        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
-                const char *n, *unit, *key;
-                bool mine;
-
-                r = sd_bus_message_read(reply, "ss", &n, &unit);
-                mine = r >= 0 && strcmp(n, name) == 0;
-                if (r >= 0)
-                        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-                while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                        r = sd_bus_message_read(reply, "s", &key);
-                        if (r >= 0 && mine && strcmp(key, "available") == 0)
-                                r = sd_bus_message_read(reply, "v", "b", &available);
-                        else if (r >= 0)
-                                r = sd_bus_message_skip(reply, "v");
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                }
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);       /* the dictionary */
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);       /* the entry */
-        }
+        r = clock_domain_property(bus, name, "available", 'b', &available);
         if (r < 0)
                 return r;
-        if (available < 0)
-                return -ENOENT;
         *ret = available;
         return 0;
 }

@@ -38,75 +38,47 @@ typedef struct DomainProps {
         char host_domain[32];
 } DomainProps;
 
-static int read_props(sd_bus_message *reply, DomainProps *p) {
-        int r;
+static int read_prop(sd_bus_message *reply, const char *key, const char *contents, void *userdata) {
+        DomainProps *p = userdata;
+        const char *s;
+        int r = 0;
 
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                const char *key, *contents, *s;
-                char type;
+        if (strcmp(contents, "s") == 0 && sd_bus_message_read(reply, "v", "s", &s) >= 0) {
+                if (strcmp(key, "view_of") == 0)
+                        snprintf(p->view_of, sizeof(p->view_of), "%s", s);
+                else if (strcmp(key, "device_name") == 0)
+                        snprintf(p->device_name, sizeof(p->device_name), "%s", s);
+                else if (strcmp(key, "driver") == 0)
+                        snprintf(p->driver, sizeof(p->driver), "%s", s);
+                else if (strcmp(key, "host_domain") == 0)
+                        snprintf(p->host_domain, sizeof(p->host_domain), "%s", s);
+        } else if (strcmp(key, "available") == 0 && strcmp(contents, "b") == 0) {
+                int b;
 
-                r = sd_bus_message_read(reply, "s", &key);
-                if (r >= 0)
-                        r = sd_bus_message_peek_type(reply, &type, &contents);
-                if (r < 0)
-                        return r;
-                if (strcmp(contents, "s") == 0 && sd_bus_message_read(reply, "v", "s", &s) >= 0) {
-                        if (strcmp(key, "view_of") == 0)
-                                snprintf(p->view_of, sizeof(p->view_of), "%s", s);
-                        else if (strcmp(key, "device_name") == 0)
-                                snprintf(p->device_name, sizeof(p->device_name), "%s", s);
-                        else if (strcmp(key, "driver") == 0)
-                                snprintf(p->driver, sizeof(p->driver), "%s", s);
-                        else if (strcmp(key, "host_domain") == 0)
-                                snprintf(p->host_domain, sizeof(p->host_domain), "%s", s);
-                } else if (strcmp(key, "available") == 0 && strcmp(contents, "b") == 0) {
-                        int b;
-
-                        r = sd_bus_message_read(reply, "v", "b", &b);
-                        p->available = b;
-                } else if (strcmp(key, "rate_ppb") == 0 && strcmp(contents, "x") == 0)
-                        r = sd_bus_message_read(reply, "v", "x", &p->rate_ppb);
-                else if (strcmp(key, "rate_uncertainty_ppb") == 0 && strcmp(contents, "t") == 0)
-                        r = sd_bus_message_read(reply, "v", "t", &p->rate_uncertainty_ppb);
-                else if (strcmp(key, "uncertainty_ns") == 0 && strcmp(contents, "t") == 0)
-                        r = sd_bus_message_read(reply, "v", "t", &p->uncertainty_ns);
-                else if (strcmp(key, "period_ns") == 0 && strcmp(contents, "d") == 0)
-                        r = sd_bus_message_read(reply, "v", "d", &p->period_ns);
-                else
-                        r = sd_bus_message_skip(reply, "v");
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-        }
-        if (r >= 0)
-                r = sd_bus_message_exit_container(reply);
+                r = sd_bus_message_read(reply, "v", "b", &b);
+                p->available = b;
+        } else if (strcmp(key, "rate_ppb") == 0 && strcmp(contents, "x") == 0)
+                r = sd_bus_message_read(reply, "v", "x", &p->rate_ppb);
+        else if (strcmp(key, "rate_uncertainty_ppb") == 0 && strcmp(contents, "t") == 0)
+                r = sd_bus_message_read(reply, "v", "t", &p->rate_uncertainty_ppb);
+        else if (strcmp(key, "uncertainty_ns") == 0 && strcmp(contents, "t") == 0)
+                r = sd_bus_message_read(reply, "v", "t", &p->uncertainty_ns);
+        else if (strcmp(key, "period_ns") == 0 && strcmp(contents, "d") == 0)
+                r = sd_bus_message_read(reply, "v", "d", &p->period_ns);
+        else
+                r = sd_bus_message_skip(reply, "v");
         return r;
 }
 
 /* The properties of domain name; found is false when it is not listed. */
 static int list_domain(sd_bus *bus, const char *name, DomainProps *ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        DomainProps p = {};
+        DomainProps p = { .found = true };
         int r;
 
-        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains", NULL,
-                               &reply, "");
-        if (r >= 0)
-                r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
-        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
-                const char *n, *unit;
-
-                r = sd_bus_message_read(reply, "ss", &n, &unit);
-                if (r >= 0 && strcmp(n, name) == 0) {
-                        p.found = true;
-                        snprintf(p.unit, sizeof(p.unit), "%s", unit);
-                        r = read_props(reply, &p);
-                } else if (r >= 0)
-                        r = sd_bus_message_skip(reply, "a{sv}");
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-        }
-        if (r < 0)
+        r = clock_domain_properties(bus, name, read_prop, &p, p.unit, sizeof(p.unit));
+        if (r == -ENOENT)
+                p = (DomainProps) {};
+        else if (r < 0)
                 return r;
         *ret = p;
         return 0;

@@ -2,6 +2,8 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,15 +59,19 @@ int clock_id_of_domain(const char *name, clockid_t *ret) {
         return -ENOENT;
 }
 
-int clock_convert(sd_bus *bus, const char *from, const char *to, int64_t value, sd_bus_error *error,
-                  int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
+/* A method that answers (xt), a value and its bound: Convert, Now. */
+static int call_value(sd_bus *bus, const char *method, sd_bus_error *error, int64_t *ret_value,
+                      uint64_t *ret_uncertainty_ns, const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int64_t v;
         uint64_t u;
+        va_list ap;
         int r;
 
-        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "Convert", error,
-                               &reply, "ssx", from, to, value);
+        va_start(ap, types);
+        r = sd_bus_call_methodv(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, method, error, &reply,
+                                types, ap);
+        va_end(ap);
         if (r < 0)
                 return r;
         r = sd_bus_message_read(reply, "xt", &v, &u);
@@ -76,23 +82,14 @@ int clock_convert(sd_bus *bus, const char *from, const char *to, int64_t value, 
         return 0;
 }
 
+int clock_convert(sd_bus *bus, const char *from, const char *to, int64_t value, sd_bus_error *error,
+                  int64_t *ret_value, uint64_t *ret_uncertainty_ns) {
+        return call_value(bus, "Convert", error, ret_value, ret_uncertainty_ns, "ssx", from, to, value);
+}
+
 int clock_now(sd_bus *bus, const char *domain, sd_bus_error *error, int64_t *ret_value,
               uint64_t *ret_uncertainty_ns) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int64_t v;
-        uint64_t u;
-        int r;
-
-        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "Now", error,
-                               &reply, "s", domain);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read(reply, "xt", &v, &u);
-        if (r < 0)
-                return r;
-        *ret_value = v;
-        *ret_uncertainty_ns = u;
-        return 0;
+        return call_value(bus, "Now", error, ret_value, ret_uncertainty_ns, "s", domain);
 }
 
 int clock_convert_many(sd_bus *bus, const char *from, const char *to, const int64_t *values, size_t n,
@@ -189,4 +186,81 @@ char **clock_strv_free(char **names) {
                 free(*p);
         free(names);
         return NULL;
+}
+
+/* The a{sv} of one ListDomains entry, each value handed to read. */
+static int read_properties(sd_bus_message *reply, ClockPropertyReader read, void *userdata) {
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                const char *key, *contents;
+                char type;
+
+                r = sd_bus_message_read(reply, "s", &key);
+                if (r >= 0)
+                        r = sd_bus_message_peek_type(reply, &type, &contents);
+                if (r >= 0)
+                        r = read(reply, key, contents, userdata);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        return r;
+}
+
+int clock_domain_properties(sd_bus *bus, const char *name, ClockPropertyReader read, void *userdata,
+                            char *ret_unit, size_t unit_size) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        bool found = false;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains", NULL,
+                               &reply, "");
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
+        while (r >= 0 && !found && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
+                const char *n, *unit;
+
+                r = sd_bus_message_read(reply, "ss", &n, &unit);
+                if (r >= 0 && strcmp(n, name) == 0) {
+                        found = true;
+                        if (ret_unit)
+                                snprintf(ret_unit, unit_size, "%s", unit);
+                        r = read_properties(reply, read, userdata);
+                } else if (r >= 0)
+                        r = sd_bus_message_skip(reply, "a{sv}");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        if (r < 0)
+                return r;
+        return found ? 0 : -ENOENT;
+}
+
+typedef struct OneProperty {
+        const char *key;
+        char type[2];
+        void *value;
+        bool found;
+} OneProperty;
+
+static int read_one(sd_bus_message *m, const char *key, const char *contents, void *userdata) {
+        OneProperty *p = userdata;
+
+        if (strcmp(key, p->key) != 0 || strcmp(contents, p->type) != 0)
+                return sd_bus_message_skip(m, "v");
+        p->found = true;
+        return sd_bus_message_read(m, "v", p->type, p->value);
+}
+
+int clock_domain_property(sd_bus *bus, const char *name, const char *key, char type, void *ret) {
+        OneProperty p = { .key = key, .type = { type }, .value = ret };
+        int r;
+
+        r = clock_domain_properties(bus, name, read_one, &p, NULL, 0);
+        if (r < 0)
+                return r;
+        return p.found ? 0 : -ENOENT;
 }

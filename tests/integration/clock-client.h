@@ -44,6 +44,20 @@ int clock_now(sd_bus *bus, const char *domain, sd_bus_error *error, int64_t *ret
 int clock_convert_many(sd_bus *bus, const char *from, const char *to, const int64_t *values, size_t n,
                        sd_bus_error *error, int64_t *ret_values, uint64_t *ret_uncertainty_ns, size_t *ret_n);
 
+/* Called for each property of a domain's ListDomains entry, the message at its variant (of
+ * type contents), which it reads or skips. */
+typedef int (*ClockPropertyReader)(sd_bus_message *m, const char *key, const char *contents, void *userdata);
+
+/* Hands read the properties of name's ListDomains entry; its unit into ret_unit (may be NULL,
+ * cut to unit_size). -ENOENT when name is not listed. */
+int clock_domain_properties(sd_bus *bus, const char *name, ClockPropertyReader read, void *userdata,
+                            char *ret_unit, size_t unit_size);
+
+/* One property of name of the basic D-Bus type `type` into *ret (which has room for it): "b"
+ * into an int, "t" into a uint64_t, ... -ENOENT when name or the property is not there (ret
+ * untouched). */
+int clock_domain_property(sd_bus *bus, const char *name, const char *key, char type, void *ret);
+
 /* The domain names ListDomains gives, as a NULL-terminated malloc'ed array of malloc'ed
  * strings (free with clock_strv_free()). */
 int clock_list_domains(sd_bus *bus, char ***ret_names);

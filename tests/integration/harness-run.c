@@ -152,3 +152,23 @@ int harness_start_timeconvd(Harness *h, const char *daemon_path, const char *con
         args[n] = NULL;
         return harness_start_daemon(h, daemon_path, args, HARNESS_READY_TIMEOUT_MS);
 }
+
+int harness_new_started(const char *daemon_path, const char *const *args, Harness **ret_h, sd_bus **ret_bus) {
+        _cleanup_(harness_freep) Harness *h = NULL;
+        sd_bus *bus = NULL;
+        int r;
+
+        r = harness_new(NULL, &h);
+        if (r < 0)
+                return r;
+        r = args ? harness_start_daemon(h, daemon_path, args, HARNESS_READY_TIMEOUT_MS) :
+                   harness_start_timeconvd(h, daemon_path, NULL);
+        if (r >= 0 && ret_bus)
+                r = harness_connect(h, &bus);
+        if (r < 0)
+                return r;
+        *ret_h = TAKE_PTR(h);
+        if (ret_bus)
+                *ret_bus = bus;
+        return 0;
+}

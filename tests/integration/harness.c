@@ -319,6 +319,7 @@ int harness_start_daemon(Harness *h, const char *daemon_path, const char *const 
         if (r >= 0) {
                 const char *env[] = { bus_env, notify_env, state_env, NULL };
 
+                h->daemon_started_ns = clock_now_ns(CLOCK_MONOTONIC);
                 r = proc_spawn(&(ProcSpawn) { .argv = argv, .env_set = env, .env_unset = unset_for_children,
                                               .stdout_fd = log_fd, .stderr_fd = log_fd, .fd3 = -1 },
                                &h->daemon_pid, &h->daemon_pidfd);

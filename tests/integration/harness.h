@@ -35,6 +35,7 @@ typedef struct Harness {
         bool daemon_is_child;   /* false when the bus activated it */
         int daemon_status;      /* wait status, once reaped */
         bool daemon_reaped;
+        int64_t daemon_started_ns; /* CLOCK_MONOTONIC just before the last daemon was spawned */
 } Harness;
 
 /* Starts a private bus. extra_servicedir (may be NULL) is listed after <dir>/services. It also
@@ -60,6 +61,11 @@ int harness_start_daemon(Harness *h, const char *daemon_path, const char *const 
  * --no-gpu, so that no answer depends on the machine's display or GPU), then extra_args
  * (NULL-terminated, may be NULL), waiting HARNESS_READY_TIMEOUT_MS for READY=1. */
 int harness_start_timeconvd(Harness *h, const char *daemon_path, const char *const *extra_args);
+
+/* The opening most tests of the real daemon share: a private bus (no extra servicedir), the
+ * daemon on it with args (NULL: harness_start_timeconvd()'s POSIX clocks only) and, when
+ * ret_bus is not NULL, a client connection. Nothing is left behind on failure. */
+int harness_new_started(const char *daemon_path, const char *const *args, Harness **ret_h, sd_bus **ret_bus);
 
 /* A new client connection to the private bus. */
 int harness_connect(const Harness *h, sd_bus **ret);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "harness-tap.h"
 #include "tap.h"
 #include "timeconv.h"
 
@@ -235,12 +236,7 @@ int main(int argc, char *argv[]) {
         int r;
 
         tap_args(argc, argv, 1, "TIMECONVD");
-        r = harness_new(NULL, &h);
-        if (r >= 0)
-                r = harness_start_timeconvd(h, argv[1], NULL);
-        is_int(r, 0, "timeconvd starts on a private bus");
-        if (r >= 0)
-                r = harness_connect(h, &b);
+        r = harness_tap_start(argv[1], NULL, &h, &b);
         if (r >= 0)
                 r = timeconv_open_address(h->bus_address, &app);
         if (r >= 0)

@@ -14,6 +14,7 @@
 
 #include "clock-client.h"
 #include "harness.h"
+#include "harness-tap.h"
 #include "tap.h"
 #include "timeconv.h"
 
@@ -86,10 +87,7 @@ int main(int argc, char *argv[]) {
 
         tap_args(argc, argv, 1, "TIMECONVD");
 
-        r = harness_new(NULL, &h);
-        if (r >= 0)
-                r = harness_start_timeconvd(h, argv[1], NULL);
-        is_int(r, 0, "a private bus and timeconvd start");
+        r = harness_tap_start(argv[1], NULL, &h, NULL);
         if (r >= 0)
                 r = timeconv_open_address(h->bus_address, &tc);
         is_int(r, 0, "a handle opens");

@@ -32,16 +32,11 @@ typedef struct BusDomain {
         char refresh_interval_ns[32], next_vblank_ns[32], crtc[48];
 } BusDomain;
 
-static int read_entry(sd_bus_message *m, BusDomain *d) {
-        const char *key, *contents, *s;
-        char type;
+static int read_entry(sd_bus_message *m, const char *key, const char *contents, void *userdata) {
+        BusDomain *d = userdata;
+        const char *s;
         int b, r;
 
-        r = sd_bus_message_read(m, "s", &key);
-        if (r >= 0)
-                r = sd_bus_message_peek_type(m, &type, &contents);
-        if (r < 0)
-                return r;
         if (strcmp(key, "available") == 0 && strcmp(contents, "b") == 0) {
                 r = sd_bus_message_read(m, "v", "b", &b);
                 d->available = b;
@@ -75,38 +70,13 @@ static int read_entry(sd_bus_message *m, BusDomain *d) {
 
 /* name's ListDomains entry; ret->found false when there is none. */
 static int bus_domain(sd_bus *bus, const char *name, BusDomain *ret) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
-        BusDomain d = {};
+        BusDomain d = { .found = true };
         int r;
 
-        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains", &error,
-                               &reply, "");
-        sd_bus_error_free(&error);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
-        while (r >= 0 && !d.found && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
-                const char *n, *unit;
-
-                r = sd_bus_message_read(reply, "ss", &n, &unit);
-                if (r >= 0 && strcmp(n, name) != 0) {
-                        r = sd_bus_message_skip(reply, "a{sv}");
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                        continue;
-                }
-                d.found = true;
-                snprintf(d.unit, sizeof(d.unit), "%s", unit);
-                r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-                while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                        r = read_entry(reply, &d);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                }
-        }
-        sd_bus_message_unref(reply);
-        if (r < 0)
+        r = clock_domain_properties(bus, name, read_entry, &d, d.unit, sizeof(d.unit));
+        if (r == -ENOENT)
+                d = (BusDomain) {};
+        else if (r < 0)
                 return r;
         *ret = d;
         return 0;

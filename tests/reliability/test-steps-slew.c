@@ -12,6 +12,7 @@
  * usage: test-steps-slew TIMECONVD CLOCKSHIFT_SO */
 
 #include "bus-errors.h"
+#include "clock-client.h"
 #include "steps-check.h"
 
 #define SLEW_PPB INT64_C(300000)
@@ -29,51 +30,38 @@ static const char *const args_rare[] = {
         "--no-x11", "--no-gpu", "--cadence", "600", "--idle-cadence", "600", NULL,
 };
 
+typedef struct DomainRate {
+        int64_t rate_ppb;
+        uint64_t uncertainty_ppb;
+        int found;      /* 1: the rate, 2: its bound */
+} DomainRate;
+
+static int read_rate(sd_bus_message *m, const char *key, const char *contents, void *userdata) {
+        DomainRate *d = userdata;
+
+        if (strcmp(key, "rate_ppb") == 0) {
+                d->found |= 1;
+                return sd_bus_message_read(m, "v", "x", &d->rate_ppb);
+        }
+        if (strcmp(key, "rate_uncertainty_ppb") == 0) {
+                d->found |= 2;
+                return sd_bus_message_read(m, "v", "t", &d->uncertainty_ppb);
+        }
+        return sd_bus_message_skip(m, "v");
+}
+
 /* ListDomains' rate of domain against the hub, and its bound. */
 static int domain_rate(sd_bus *bus, const char *domain, int64_t *ret_rate_ppb, uint64_t *ret_uncertainty_ppb) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int64_t rate_ppb = 0;
-        uint64_t uncertainty_ppb = 0;
-        int found = 0, r;
+        DomainRate d = {};
+        int r;
 
-        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains", NULL, &reply,
-                               "");
+        r = clock_domain_properties(bus, domain, read_rate, &d, NULL, 0);
         if (r < 0)
                 return r;
-        r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
-        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
-                const char *name, *unit, *key;
-                bool mine;
-
-                r = sd_bus_message_read(reply, "ss", &name, &unit);
-                if (r < 0)
-                        return r;
-                mine = strcmp(name, domain) == 0;
-                r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-                while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                        r = sd_bus_message_read(reply, "s", &key);
-                        if (r >= 0 && mine && strcmp(key, "rate_ppb") == 0) {
-                                r = sd_bus_message_read(reply, "v", "x", &rate_ppb);
-                                found |= 1;
-                        } else if (r >= 0 && mine && strcmp(key, "rate_uncertainty_ppb") == 0) {
-                                r = sd_bus_message_read(reply, "v", "t", &uncertainty_ppb);
-                                found |= 2;
-                        } else if (r >= 0)
-                                r = sd_bus_message_skip(reply, "v");
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                }
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-        }
-        if (r < 0)
-                return r;
-        if (found != 3)
+        if (d.found != 3)
                 return -ENOENT;
-        *ret_rate_ppb = rate_ppb;
-        *ret_uncertainty_ppb = uncertainty_ppb;
+        *ret_rate_ppb = d.rate_ppb;
+        *ret_uncertainty_ppb = d.uncertainty_ppb;
         return 0;
 }
 

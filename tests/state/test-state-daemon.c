@@ -25,41 +25,13 @@
 
 /* rate_uncertainty_ppb of domain name in ListDomains; UINT64_MAX when absent. */
 static int rate_uncertainty_ppb(sd_bus *bus, const char *name, uint64_t *ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        uint64_t found = UINT64_MAX;
+        uint64_t ppb;
         int r;
 
-        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains", NULL,
-                               &reply, "");
-        if (r >= 0)
-                r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
-        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
-                const char *n, *unit;
-                bool mine;
-
-                r = sd_bus_message_read(reply, "ss", &n, &unit);
-                mine = r >= 0 && strcmp(n, name) == 0;
-                if (r >= 0)
-                        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-                while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                        const char *key;
-
-                        r = sd_bus_message_read(reply, "s", &key);
-                        if (r >= 0 && mine && strcmp(key, "rate_uncertainty_ppb") == 0)
-                                r = sd_bus_message_read(reply, "v", "t", &found);
-                        else if (r >= 0)
-                                r = sd_bus_message_skip(reply, "v");
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                }
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-        }
-        if (r < 0)
+        r = clock_domain_property(bus, name, "rate_uncertainty_ppb", 't', &ppb);
+        if (r < 0 && r != -ENOENT)
                 return r;
-        *ret = found;
+        *ret = r < 0 ? UINT64_MAX : ppb;
         return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "bus-errors.h"
 #include "clock-client.h"
 #include "harness.h"
+#include "harness-tap.h"
 #include "shared-table.h"
 #include "tap.h"
 
@@ -141,14 +142,7 @@ int main(int argc, char *argv[]) {
         int r, fd = -1;
 
         tap_args(argc, argv, 1, "TIMECONVD");
-        r = harness_new(NULL, &h);
-        is_int(r, 0, "a private dbus-daemon starts");
-        if (r < 0)
-                return done_testing();
-        r = harness_start_timeconvd(h, argv[1], NULL);
-        is_int(r, 0, "timeconvd starts and says READY=1");
-        if (r >= 0)
-                r = harness_connect(h, &bus);
+        r = harness_tap_start(argv[1], NULL, &h, &bus);
         if (r >= 0)
                 r = get_table(bus, &fd);
         is_int(r, 0, "GetSharedTable gives an fd");

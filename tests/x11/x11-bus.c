@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "bus-errors.h"
+#include "clock-client.h"
 #include "time-util.h"
 #include "x11-bus.h"
 
@@ -18,17 +19,11 @@ static void copy_string(char *dst, size_t size, const char *src) {
 }
 
 /* One a{sv} entry of a domain into d. */
-static int read_property(sd_bus_message *m, X11BusDomain *d) {
-        const char *key, *contents, *s;
-        char type;
+static int read_property(sd_bus_message *m, const char *key, const char *contents, void *userdata) {
+        X11BusDomain *d = userdata;
+        const char *s;
         int r;
 
-        r = sd_bus_message_read(m, "s", &key);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_peek_type(m, &type, &contents);
-        if (r < 0)
-                return r;
         if (strcmp(key, "available") == 0 && strcmp(contents, "b") == 0) {
                 int b;
 
@@ -68,44 +63,12 @@ static int read_property(sd_bus_message *m, X11BusDomain *d) {
 }
 
 int x11_bus_domain(sd_bus *bus, const char *name, X11BusDomain *ret) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
-        X11BusDomain d = {};
-        bool found = false;
+        X11BusDomain d = { .listed = true };
         int r;
 
-        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ListDomains", &error,
-                               &reply, "");
-        sd_bus_error_free(&error);
+        r = clock_domain_properties(bus, name, read_property, &d, NULL, 0);
         if (r < 0)
                 return r;
-        r = sd_bus_message_enter_container(reply, 'a', "(ssa{sv})");
-        while (r >= 0 && !found && (r = sd_bus_message_enter_container(reply, 'r', "ssa{sv}")) > 0) {
-                const char *n, *unit;
-
-                r = sd_bus_message_read(reply, "ss", &n, &unit);
-                if (r < 0)
-                        break;
-                if (strcmp(n, name) != 0) {
-                        r = sd_bus_message_skip(reply, "a{sv}");
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                        continue;
-                }
-                found = true;
-                d.listed = true;
-                r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-                while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                        r = read_property(reply, &d);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                }
-        }
-        sd_bus_message_unref(reply);
-        if (r < 0)
-                return r;
-        if (!found)
-                return -ENOENT;
         *ret = d;
         return 0;
 }
