@@ -30,18 +30,6 @@
  * mode has no timing (Xvfb). */
 #define FAKE_INTERVAL_NS (1e9 / 60)
 
-/* As x11.c: --display, else $DISPLAY unless the domain follows the session's display. */
-static const char *configured_display(const X11Config *config) {
-        const char *display = config && config->display ? config->display :
-                              config && config->follow ? NULL : getenv("DISPLAY");
-
-        return display && display[0] ? display : NULL;
-}
-
-static bool following(const X11Config *config) {
-        return config && !configured_display(config) && config->follow;
-}
-
 static DomainInfo present_info_for(double interval_ns) {
         return (DomainInfo) {
                 .name = PRESENT_DOMAIN,
@@ -54,7 +42,8 @@ static DomainInfo present_info_for(double interval_ns) {
 }
 
 static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
-        const char *display = configured_display(config);
+        const char *display = x11_config_display(config);
+        X11Display *follow = x11_config_follow(config);
         char followed[X11_DISPLAY_REASON_MAX];
         PresentConn conn = {};
         size_t n = 0;
@@ -64,12 +53,12 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
                 return -EINVAL;
 
         /* The session's display: the one it has now gives the rate; none yet, the fake's. */
-        if (following(config)) {
+        if (follow) {
                 if (n_max == 0) {
                         *ret_n = 0;
                         return 0;
                 }
-                if (x11_display_get(((const X11Config *) config)->follow, followed, sizeof(followed), NULL) < 0) {
+                if (x11_display_get(follow, followed, sizeof(followed), NULL) < 0) {
                         ret_infos[0] = present_info_for(FAKE_INTERVAL_NS);
                         *ret_n = 1;
                         return 0;
@@ -165,7 +154,6 @@ static int connect_step(Domain *d, int64_t wait_until_ns) {
 }
 
 static int present_open(const char *name, const void *config, Domain **ret) {
-        const char *display = configured_display(config);
         double interval_ns;
         Domain *d;
         int r;
@@ -174,18 +162,16 @@ static int present_open(const char *name, const void *config, Domain **ret) {
                 return -EINVAL;
         if (strcmp(name, PRESENT_DOMAIN) != 0)
                 return -ENOENT;
-        if (!display && !following(config))
-                return -ENXIO;
 
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
-        if (x11_display_seen_init(&d->display, display) < 0) {
+        /* Following: follow_display() takes the session's display, if any. */
+        r = x11_config_seen_init(config, &d->display, &d->follow);
+        if (r < 0) {
                 free(d);
-                return -ENOMEM;
+                return r;
         }
-        if (!display)
-                d->follow = ((const X11Config *) config)->follow;      /* follow_display() takes the session's, if any */
         backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
 
         /* The unit is fixed for the domain's life: its period is the CRTC's as found now. Not

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "x11-display.h"
+#include "x11.h"
 
 struct X11Display {
         pthread_mutex_t lock;
@@ -146,4 +147,31 @@ int x11_display_follow(X11Display *d, X11DisplaySeen *seen, char *reason, size_t
         if (!seen->name)
                 snprintf(reason, size, "%s", no_display_reason(r < 0 ? r : -ENOMEM, name));
         return 1;
+}
+
+const char *x11_config_display(const X11Config *config) {
+        const char *display = config && config->display ? config->display :
+                              config && config->follow ? NULL : getenv("DISPLAY");
+
+        return display && display[0] ? display : NULL;
+}
+
+X11Display *x11_config_follow(const X11Config *config) {
+        return config && !x11_config_display(config) ? config->follow : NULL;
+}
+
+int x11_config_seen_init(const X11Config *config, X11DisplaySeen *seen, X11Display **ret_follow) {
+        const char *display = x11_config_display(config);
+        X11Display *follow = x11_config_follow(config);
+        int r;
+
+        if (!seen || !ret_follow)
+                return -EINVAL;
+        if (!display && !follow)
+                return -ENXIO;
+        r = x11_display_seen_init(seen, display);
+        if (r < 0)
+                return r;
+        *ret_follow = follow;
+        return 0;
 }

@@ -62,16 +62,15 @@ struct Domain {
 };
 _Static_assert(offsetof(struct Domain, info) == 0, "domain_info_first() reads it there");
 
-/* The fixed display: --display, else $DISPLAY unless the domains follow the session's. */
-static const char *configured_display(const X11Config *config) {
-        const char *display = config && config->display ? config->display :
-                              config && config->follow ? NULL : getenv("DISPLAY");
-
-        return display && display[0] ? display : NULL;
-}
-
-static bool following(const X11Config *config) {
-        return config && !configured_display(config) && config->follow;
+/* The domain x11, as listed and as opened. */
+static DomainInfo x11_info(void) {
+        return (DomainInfo) {
+                .name = "x11",
+                .unit = UNIT_MS_X11,
+                .resolution_ns = 1000000,
+                .monotonic = true,
+                .perfetto_id = clock_id_for_name("x11"),
+        };
 }
 
 static int x11_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
@@ -82,15 +81,9 @@ static int x11_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max
 
         /* Listed whenever a display is configured, reachable or not, or followed, there or not:
          * an X server may come later. */
-        if (configured_display(config) || following(config)) {
+        if (x11_config_display(config) || x11_config_follow(config)) {
                 if (n < n_max)
-                        ret_infos[n++] = (DomainInfo) {
-                                .name = "x11",
-                                .unit = UNIT_MS_X11,
-                                .resolution_ns = 1000000,
-                                .monotonic = true,
-                                .perfetto_id = clock_id_for_name("x11"),
-                        };
+                        ret_infos[n++] = x11_info();
                 if (n < n_max)
                         ret_infos[n++] = (DomainInfo) {
                                 .name = "x11_us",
@@ -209,33 +202,25 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
 
 static int x11_open(const char *name, const void *config, Domain **ret) {
         const X11Config *c = config;
-        const char *display = configured_display(c);
         struct timespec res;
         Domain *d;
+        int r;
 
         if (!name || !ret)
                 return -EINVAL;
         if (strcmp(name, "x11") != 0)
                 return -ENOENT;         /* x11_us is a view: never opened */
-        if (!display && !following(c))
-                return -ENXIO;
 
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
-        if (x11_display_seen_init(&d->display, display) < 0) {
+        /* Following: follow_display() takes the session's display, if any. */
+        r = x11_config_seen_init(c, &d->display, &d->follow);
+        if (r < 0) {
                 free(d);
-                return -ENOMEM;
+                return r;
         }
-        if (!display)
-                d->follow = c->follow;      /* follow_display() takes the session's, if any */
-        d->info = (DomainInfo) {
-                .name = "x11",
-                .unit = UNIT_MS_X11,
-                .resolution_ns = 1000000,
-                .monotonic = true,
-                .perfetto_id = clock_id_for_name("x11"),
-        };
+        d->info = x11_info();
         d->force_tracked = c && c->force_tracked;
         backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
         d->coarse_res_ns = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 ?

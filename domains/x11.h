@@ -16,3 +16,14 @@ typedef struct X11Config {
         X11Display *follow;
         bool force_tracked;             /* never publish "identity" (benchmarks, tests) */
 } X11Config;
+
+/* The fixed display: --display, else $DISPLAY unless the domains follow the session's; NULL:
+ * none (or config is NULL and $DISPLAY unset). */
+const char *x11_config_display(const X11Config *config);
+
+/* The session's display to follow, or NULL when the display is fixed (or there is neither). */
+X11Display *x11_config_follow(const X11Config *config);
+
+/* An X source's start (x11, present): seen gets the fixed display, or none yet when following
+ * (*ret_follow: the display to follow, else NULL). -ENXIO when there is neither: no X domains. */
+int x11_config_seen_init(const X11Config *config, X11DisplaySeen *seen, X11Display **ret_follow);
