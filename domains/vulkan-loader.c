@@ -315,25 +315,6 @@ static int uuid_text(const uint8_t uuid[VK_UUID_SIZE], char *ret, size_t size) {
         return 0;
 }
 
-int vulkan_device_alias(const GpuDeviceInfo *info, char *ret, size_t size) {
-        int k;
-
-        if (!info || !ret)
-                return -EINVAL;
-        if (info->have_pci) {
-                k = snprintf(ret, size, "gpu-pci-%04x:%02x:%02x.%x", info->pci_domain, info->pci_bus,
-                             info->pci_device, info->pci_function);
-                return k < 0 || (size_t) k >= size ? -ENOBUFS : 0;
-        }
-        if (info->have_uuid) {
-                if (size < 5)
-                        return -ENOBUFS;
-                memcpy(ret, "gpu-", 4);
-                return uuid_text(info->uuid, ret + 4, size - 4);
-        }
-        return -ENODATA;
-}
-
 int vulkan_device_id(const GpuDeviceInfo *info, char *ret, size_t size) {
         int k;
 
@@ -347,4 +328,18 @@ int vulkan_device_id(const GpuDeviceInfo *info, char *ret, size_t size) {
         if (info->have_uuid)
                 return uuid_text(info->uuid, ret, size);
         return -ENODATA;
+}
+
+int vulkan_device_alias(const GpuDeviceInfo *info, char *ret, size_t size) {
+        char id[64];
+        int k, r;
+
+        if (!ret)
+                return -EINVAL;
+        r = vulkan_device_id(info, id, sizeof(id));
+        if (r < 0)
+                return r;
+        /* "pci-" says which kind of id follows: a PCI address, else a UUID. */
+        k = snprintf(ret, size, "gpu-%s%s", info->have_pci ? "pci-" : "", id);
+        return k < 0 || (size_t) k >= size ? -ENOBUFS : 0;
 }
