@@ -104,11 +104,26 @@ Core *core_free(Core *c) {
         return NULL;
 }
 
+/* Makes *d a node of the graph on history (its own, or that of the domain it shows) and appends
+ * it: the core owns it then, and *d is NULL. */
+static int core_append(Core *c, CoreDomain **d, History *history) {
+        size_t index;
+        int r;
+
+        r = graph_add(&c->graph, (*d)->info.name, &(*d)->info.unit, history, &index);
+        if (r < 0)
+                return r;
+        r = graph_set_lag(&c->graph, index, (*d)->info.lag_ns);
+        if (r < 0)
+                return r;
+        c->domains[c->n_domains++] = TAKE_PTR(*d);
+        return 0;
+}
+
 /* A view: a node on the history of the domain it shows, in a unit of its own. */
 static int core_add_view(Core *c, const DomainInfo *info) {
         _cleanup_(core_domain_releasep) CoreDomain *d = NULL;
-        size_t shown, index;
-        int r;
+        size_t shown;
 
         if (graph_find(&c->graph, info->view_of, &shown) < 0)
                 return -ENOENT;
@@ -121,15 +136,7 @@ static int core_add_view(Core *c, const DomainInfo *info) {
         d->info = *info;
         d->view_of = shown;
 
-        r = graph_add(&c->graph, d->info.name, &d->info.unit, &c->domains[shown]->history, &index);
-        if (r < 0)
-                return r;
-        r = graph_set_lag(&c->graph, index, d->info.lag_ns);
-        if (r < 0)
-                return r;
-        c->domains[c->n_domains++] = d;
-        d = NULL;
-        return 0;
+        return core_append(c, &d, &c->domains[shown]->history);
 }
 
 int core_add_domain(Core *c, const DomainOps *ops, const DomainInfo *info, const void *config) {
@@ -167,16 +174,7 @@ int core_add_domain(Core *c, const DomainOps *ops, const DomainInfo *info, const
         d->info = *ops->info(d->domain);
         d->info.view_of[0] = 0;
 
-        r = graph_add(&c->graph, d->info.name, &d->info.unit, &d->history, &index);
-        if (r < 0)
-                return r;
-        r = graph_set_lag(&c->graph, index, d->info.lag_ns);
-        if (r < 0)
-                return r;
-
-        c->domains[c->n_domains++] = d;
-        d = NULL;
-        return 0;
+        return core_append(c, &d, &d->history);
 }
 
 size_t core_count(const Core *c) {
