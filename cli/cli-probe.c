@@ -169,7 +169,7 @@ int cli_probe(int argc, char **argv) {
                 { "log", required_argument, NULL, 'l' },
                 { "json", no_argument, NULL, 'j' },
                 { "plot", required_argument, NULL, 'p' },
-                { "help", no_argument, NULL, 'h' },
+                CLI_COMMON_OPTIONS,
                 {}
         };
         ProbeOptions o = { .n_frames = DEFAULT_FRAMES, .wait_ns = DEFAULT_WAIT_NS };
@@ -214,11 +214,9 @@ int cli_probe(int argc, char **argv) {
                 case 'p':
                         plot = optarg;
                         break;
-                case 'h':
-                        cli_help(stdout);
-                        return 0;
                 default:
-                        return cli_usage_error("%s", "bad option for 'frames --probe'");
+                        /* No help of its own: --help shows every command's. */
+                        return cli_common_option(opt, "frames --probe");
                 }
         if (optind < argc)
                 return cli_usage_error("'frames --probe' takes no file: '%s'", argv[optind]);

@@ -22,8 +22,6 @@ enum {
         EXIT_IOERR = 74,
 };
 
-void cli_help(FILE *f);
-
 /* Prints "timeconv: " fmt (with arg) and a hint; returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, const char *arg);
 

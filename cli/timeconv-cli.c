@@ -94,10 +94,6 @@ void cli_help_command(FILE *f, const char *command) {
         fprintf(f, "\n%s", exit_help);
 }
 
-void cli_help(FILE *f) {
-        cli_help_command(f, NULL);
-}
-
 int cli_usage_error(const char *fmt, const char *arg) {
         fputs("timeconv: ", stderr);
         fprintf(stderr, fmt, arg);
