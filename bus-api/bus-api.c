@@ -8,20 +8,13 @@
 #include "bus-api-internal.h"
 #include "bus-api-jobs.h"
 
-static int property_get_version(sd_bus *bus, const char *path, const char *interface,
-                                const char *property, sd_bus_message *reply,
-                                void *userdata, sd_bus_error *error) {
+/* Version and ReferenceDomain: strings the core names, constant for its life. */
+static int property_get_string(sd_bus *bus, const char *path, const char *interface,
+                               const char *property, sd_bus_message *reply,
+                               void *userdata, sd_bus_error *error) {
         BusApi *a = userdata;
-        const char *s = a->ops->version(a->core);
-
-        return sd_bus_message_append(reply, "s", s ? s : "");
-}
-
-static int property_get_reference_domain(sd_bus *bus, const char *path, const char *interface,
-                                         const char *property, sd_bus_message *reply,
-                                         void *userdata, sd_bus_error *error) {
-        BusApi *a = userdata;
-        const char *s = a->ops->reference_domain(a->core);
+        const char *s = strcmp(property, "Version") == 0 ? a->ops->version(a->core) :
+                        a->ops->reference_domain(a->core);
 
         return sd_bus_message_append(reply, "s", s ? s : "");
 }
@@ -32,9 +25,8 @@ static int property_get_reference_domain(sd_bus *bus, const char *path, const ch
 static const sd_bus_vtable bus_api_vtable[] = {
         SD_BUS_VTABLE_START(0),
 
-        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("ReferenceDomain", "s", property_get_reference_domain, 0,
-                        SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Version", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("ReferenceDomain", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 
         SD_BUS_METHOD_WITH_ARGS("ListDomains",
                                 SD_BUS_NO_ARGS,
