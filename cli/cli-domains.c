@@ -63,6 +63,14 @@ static bool start(int argc, char **argv, bool *json, int n_args, const char *arg
         return true;
 }
 
+/* Closes tc after the one call the command makes, which returned r: 0, or the exit status that
+ * says what failed and why. */
+static int finish(struct timeconv *tc, int r, const char *what) {
+        r = r < 0 ? cli_live_error(tc, what, r) : 0;
+        timeconv_close(tc);
+        return r;
+}
+
 int cli_cmd_domains(int argc, char **argv) {
         struct timeconv_domain **domains = NULL;
         struct timeconv *tc = NULL;
@@ -72,13 +80,9 @@ int cli_cmd_domains(int argc, char **argv) {
 
         if (!start(argc, argv, &json, 0, NULL, &tc, &r))
                 return r;
-        r = timeconv_list_domains(tc, &domains);
-        if (r < 0) {
-                r = cli_live_error(tc, "cannot list the domains", r);
-                timeconv_close(tc);
+        r = finish(tc, timeconv_list_domains(tc, &domains), "cannot list the domains");
+        if (r != 0)
                 return r;
-        }
-        timeconv_close(tc);
 
         out = malloc(sizeof(*out));
         if (!out) {
@@ -152,13 +156,9 @@ int cli_cmd_export(int argc, char **argv) {
 
         if (!start(argc, argv, NULL, 0, NULL, &tc, &r))
                 return r;
-        r = timeconv_export_snapshots(tc, &json);
-        if (r < 0) {
-                r = cli_live_error(tc, "cannot export the snapshots", r);
-                timeconv_close(tc);
+        r = finish(tc, timeconv_export_snapshots(tc, &json), "cannot export the snapshots");
+        if (r != 0)
                 return r;
-        }
-        timeconv_close(tc);
         size = strlen(json);
         r = fwrite(json, 1, size, stdout) != size || (size > 0 && json[size - 1] != '\n' && putchar('\n') == EOF) ||
             fflush(stdout) != 0;
