@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "app-clocks-internal.h"
-#include "clock-id.h"
 
 /* An application's clock counts ns at a nominal rate (a crystal is within 100 ppm): a prior of
  * 1 % keeps the bound honest for one the application scales roughly, and two snapshots pin the
@@ -44,13 +43,7 @@ void app_domain_bury(AppClocks *a, size_t index) {
 
 static void domain_init(CoreDomain *d, const char *name) {
         history_init(&d->history, &app_estimator_config);
-        d->info = (DomainInfo) {
-                .unit = UNIT_NS,
-                .resolution_ns = 1,
-                .monotonic = true,
-                .perfetto_id = clock_id_for_name(name),
-        };
-        strcpy(d->info.name, name);
+        d->info = core_ns_domain_info(name);
         d->ops = NULL;
         d->domain = NULL;
         d->view_of = SIZE_MAX;

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,18 @@ CoreDomain *core_domain_release(CoreDomain *d) {
         return NULL;
 }
 
+DomainInfo core_ns_domain_info(const char *name) {
+        DomainInfo info = {
+                .unit = UNIT_NS,
+                .resolution_ns = 1,
+                .monotonic = true,
+                .perfetto_id = clock_id_for_name(name),
+        };
+
+        snprintf(info.name, sizeof(info.name), "%s", name);
+        return info;
+}
+
 /* The hub as it is before a source describes it: exact, monotonic, never wrapping. */
 static int core_add_hub(Core *c) {
         CoreDomain *hub;
@@ -43,13 +56,7 @@ static int core_add_hub(Core *c) {
         if (!hub)
                 return -ENOMEM;
         hub->view_of = SIZE_MAX;
-        hub->info = (DomainInfo) {
-                .unit = UNIT_NS,
-                .resolution_ns = 1,
-                .monotonic = true,
-                .perfetto_id = clock_id_for_name(CORE_HUB),
-        };
-        strcpy(hub->info.name, CORE_HUB);
+        hub->info = core_ns_domain_info(CORE_HUB);
         c->domains[c->graph.hub] = hub;
         c->n_domains = 1;
         return 0;

@@ -78,6 +78,10 @@ typedef struct Core {
 
 int core_new(const Log *log, Core **ret);
 
+/* The info of a domain read in ns as it is, named name (at most DOMAIN_NAME_MAX - 1 bytes): the
+ * hub, and every application clock. */
+DomainInfo core_ns_domain_info(const char *name);
+
 /* A zeroed CoreDomain from the core's slots, or NULL when all are taken; core_domain_release()
  * closes its source handle and gives the slot back (accepts NULL, returns NULL). */
 CoreDomain *core_domain_alloc(Core *c);
