@@ -16,22 +16,12 @@
 #include "clock-client.h"
 #include "harness.h"
 #include "harness-tap.h"
+#include "appclocks-tap.h"
 #include "tap.h"
 #include "timeconv.h"
 
 #define WAIT_MS 10000
 #define FILLERS ((BUS_API_APP_DOMAINS_MAX + BUS_API_APP_DOMAINS_PER_CLIENT_MAX - 1) / BUS_API_APP_DOMAINS_PER_CLIENT_MAX)
-
-static void check_error(const char *what, int r, sd_bus_error *e, const char *name, int errno_want,
-                        const char *substr) {
-        bool good = r == -errno_want && sd_bus_error_has_name(e, name) &&
-                    (!substr || (e->message && strstr(e->message, substr)));
-
-        ok(good, "%s: %s", what, name);
-        if (!good)
-                diag("got r=%d %s: %s", r, e->name ? e->name : "(none)", e->message ? e->message : "(none)");
-        sd_bus_error_free(e);
-}
 
 static void test_malformed(const Harness *h, sd_bus *observer) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *m = NULL;

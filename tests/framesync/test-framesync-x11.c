@@ -21,6 +21,7 @@
 #include "clock-client.h"
 #include "harness.h"
 #include "tap.h"
+#include "x11-tap.h"
 #include "timeconv.h"
 #include "x11-bus.h"
 #include "xvfb.h"
@@ -370,20 +371,13 @@ static void test_errors(struct timeconv *tc) {
 int main(int argc, char **argv) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
-        const char *args[] = { "--display", NULL, NULL };
         struct timeconv *tc = NULL;
         X11BusDomain d;
         Window w = {};
         Xvfb x = {};
 
         tap_args(argc, argv, 1, "TIMECONVD");
-        tap_require_program("Xvfb", "xvfb");
-
-        ok(xvfb_start(-1, &x) == 0, "Xvfb started (%s)", x.name);
-        args[1] = x.name;
-        ok(harness_new(NULL, &h) == 0, "private bus");
-        ok(harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS) == 0, "timeconvd --display %s", x.name);
-        ok(harness_connect(h, &bus) == 0, "connected");
+        is_int(x11_tap_start(argv[1], &x, &h, &bus), 0, "connected");
         if (tap_failed_)
                 return done_testing();
         ok(x11_bus_wait_for(bus, "x11_us", is_calibrated, NULL, WAIT_MS, &d) == 0, "x11_us calibrated (verdict %s)",

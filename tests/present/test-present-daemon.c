@@ -19,6 +19,7 @@
 #include "harness.h"
 #include "present-client.h"
 #include "tap.h"
+#include "x11-tap.h"
 #include "xvfb.h"
 
 #define WAIT_MS 20000
@@ -148,8 +149,7 @@ static void test_no_x11(const char *daemon, const char *display) {
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
         BusDomain d = { .found = true };
 
-        if (harness_new(NULL, &h) < 0 || harness_start_daemon(h, daemon, args, HARNESS_READY_TIMEOUT_MS) < 0 ||
-            harness_connect(h, &bus) < 0) {
+        if (harness_new_started(daemon, args, &h, &bus) < 0) {
                 ok(false, "a daemon with --no-x11");
                 return;
         }
@@ -159,15 +159,10 @@ static void test_no_x11(const char *daemon, const char *display) {
 int main(int argc, char **argv) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
-        const char *args[] = { "--display", NULL, NULL };
         Xvfb x = {};
 
         tap_args(argc, argv, 1, "TIMECONVD");
-        tap_require_program("Xvfb", "xvfb");
-        ok(xvfb_start(-1, &x) == 0, "Xvfb started on %s", x.name);
-        args[1] = x.name;
-        ok(harness_new(NULL, &h) == 0 && harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS) == 0 &&
-           harness_connect(h, &bus) == 0, "timeconvd --display %s on a private bus", x.name);
+        is_int(x11_tap_start(argv[1], &x, &h, &bus), 0, "connected");
         if (bus)
                 test_msc(bus, x.name);
         test_no_x11(argv[1], x.name);

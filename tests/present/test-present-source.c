@@ -18,6 +18,7 @@
 
 #include "history.h"
 #include "present-client.h"
+#include "present-drive.h"
 #include "present.h"
 #include "tap.h"
 #include "time-util.h"
@@ -25,27 +26,6 @@
 
 #define BURST 8
 #define FAKE_INTERVAL_NS 16666000.0     /* present_fake.c: 1000000 / 60 us, integer */
-
-static const char *extra(const DomainStatus *s, const char *key) {
-        for (size_t i = 0; i < s->n_extras; i++)
-                if (strcmp(s->extras[i].key, key) == 0)
-                        return s->extras[i].value;
-        return "";
-}
-
-/* As the daemon does between bursts: dispatch whatever comes on the fd until the next burst. */
-static void run_until(Domain *d, int64_t until_ns) {
-        for (;;) {
-                int64_t left_ns = until_ns - clock_now_ns(CLOCK_MONOTONIC);
-                struct pollfd pfd = { .fd = domain_present_ops.watch_fd(d), .events = POLLIN };
-
-                if (left_ns <= 0)
-                        return;
-                /* Disconnected: nothing to watch, only the time to pass. */
-                if (poll(pfd.fd >= 0 ? &pfd : NULL, pfd.fd >= 0, (int) (left_ns / 1000000) + 1) > 0)
-                        (void) domain_present_ops.dispatch(d);
-        }
-}
 
 /* One burst into h: 0, or why it gave nothing the history took. */
 static int burst(Domain *d, History *h, unsigned *n_inconsistent) {
@@ -108,7 +88,7 @@ static void test_live(const char *display) {
                         diag("burst %d: %s", k, strerror(-r));
                         n_failed++;
                 }
-                run_until(d, start + (k + 1) * INT64_C(200000000));
+                present_run_until(d, start + (k + 1) * INT64_C(200000000));
         }
         /* A server starved of CPU for the burst's whole budget fails it; the rest must hold. */
         ok(n_failed <= 2, "%u of 40 bursts failed: every other gave samples the history took", n_failed);
@@ -124,14 +104,15 @@ static void test_live(const char *display) {
            1e9 / infos[0].unit.period_ns * m.rate_half);
 
         ok(domain_present_ops.status(d, &st) == 0, "status");
-        diag("crtc '%s', refresh_interval_ns %s, next_vblank_ns %s, samples %s, missed %s", extra(&st, "crtc"),
-             extra(&st, "refresh_interval_ns"), extra(&st, "next_vblank_ns"), extra(&st, "samples"),
-             extra(&st, "missed"));
-        ok(strncmp(extra(&st, "crtc"), "crtc-", 5) == 0, "names its CRTC");
-        ok(fabs(atof(extra(&st, "refresh_interval_ns")) - FAKE_INTERVAL_NS) < 20000,
+        diag("crtc '%s', refresh_interval_ns %s, next_vblank_ns %s, samples %s, missed %s",
+             present_extra(&st, "crtc"), present_extra(&st, "refresh_interval_ns"),
+             present_extra(&st, "next_vblank_ns"), present_extra(&st, "samples"), present_extra(&st, "missed"));
+        ok(strncmp(present_extra(&st, "crtc"), "crtc-", 5) == 0, "names its CRTC");
+        ok(fabs(atof(present_extra(&st, "refresh_interval_ns")) - FAKE_INTERVAL_NS) < 20000,
            "refresh_interval_ns is the fake's 16666000 within the USTs' jitter over the run");
-        ok(atoll(extra(&st, "next_vblank_ns")) > clock_now_ns(CLOCK_MONOTONIC) - 20000000 &&
-           atoll(extra(&st, "next_vblank_ns")) < clock_now_ns(CLOCK_MONOTONIC) + 20000000, "next_vblank_ns is near");
+        ok(atoll(present_extra(&st, "next_vblank_ns")) > clock_now_ns(CLOCK_MONOTONIC) - 20000000 &&
+           atoll(present_extra(&st, "next_vblank_ns")) < clock_now_ns(CLOCK_MONOTONIC) + 20000000,
+           "next_vblank_ns is near");
 
         /* Ten frames ahead, five times: our own PresentNotifyMSC reports the vblank's UST. */
         if (present_client_open(&client, display) == 0) {
@@ -206,7 +187,7 @@ static void test_restart(void) {
              r < 0 && clock_now_ns(CLOCK_MONOTONIC) < until;) {
                 r = domain_present_ops.sample_burst(d, s, BURST, &n);
                 if (r < 0)
-                        run_until(d, clock_now_ns(CLOCK_MONOTONIC) + 50000000);
+                        present_run_until(d, clock_now_ns(CLOCK_MONOTONIC) + 50000000);
         }
         domain_present_ops.status(d, &st);
         ok(r == 0 && st.generation == generation + 1, "samples again, a new generation");

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "present-drive.h"
 #include "present.h"
 #include "tap.h"
 #include "time-util.h"
@@ -53,27 +54,6 @@ static int count_threads(void) {
         }
         closedir(dir);
         return n;
-}
-
-static const char *extra(const DomainStatus *s, const char *key) {
-        for (size_t i = 0; i < s->n_extras; i++)
-                if (strcmp(s->extras[i].key, key) == 0)
-                        return s->extras[i].value;
-        return "";
-}
-
-/* As the daemon does between bursts: dispatch whatever comes on the fd until until_ns. */
-static void run_until(Domain *d, int64_t until_ns) {
-        for (;;) {
-                int64_t left_ns = until_ns - clock_now_ns(CLOCK_MONOTONIC);
-                struct pollfd pfd = { .fd = domain_present_ops.watch_fd(d), .events = POLLIN };
-
-                if (left_ns <= 0)
-                        return;
-                /* Disconnected: nothing to watch, only the time to pass. */
-                if (poll(pfd.fd >= 0 ? &pfd : NULL, pfd.fd >= 0, (int) (left_ns / 1000000) + 1) > 0)
-                        (void) domain_present_ops.dispatch(d);
-        }
 }
 
 static void test_stopped(Xvfb *x) {
@@ -114,7 +94,7 @@ static void test_stopped(Xvfb *x) {
         is_int(n_notconn, 20, "20 bursts: -ENOTCONN");
         ok(look_max_ns < LOOK_MAX_NS, "at once (the slowest %lld us)", (long long) look_max_ns / 1000);
         is_int(count_threads(), 2, "one attempt in flight for the domain, not one per burst");
-        ok(domain_present_ops.status(d, &st) == 0 && strcmp(extra(&st, "connected"), "false") == 0 &&
+        ok(domain_present_ops.status(d, &st) == 0 && strcmp(present_extra(&st, "connected"), "false") == 0 &&
            st.generation == 0, "status: not connected, generation 0");
 
         ok(domain_present_ops.open("msc", &config, &closed) == 0 && closed, "a second domain opens");
@@ -127,16 +107,16 @@ static void test_stopped(Xvfb *x) {
              r < 0 && clock_now_ns(CLOCK_MONOTONIC) < until_ns;) {
                 r = domain_present_ops.sample_burst(d, s, BURST, &n);
                 if (r < 0)
-                        run_until(d, clock_now_ns(CLOCK_MONOTONIC) + 20000000);
+                        present_run_until(d, clock_now_ns(CLOCK_MONOTONIC) + 20000000);
         }
         ok(r == 0 && n > 0, "the domain comes up by itself: samples");
-        ok(domain_present_ops.status(d, &st) == 0 && strcmp(extra(&st, "connected"), "true") == 0 &&
+        ok(domain_present_ops.status(d, &st) == 0 && strcmp(present_extra(&st, "connected"), "true") == 0 &&
            st.generation == 1, "status: connected, generation 1");
 
         /* A detached thread's end has no fd to wait on: look after each of the domain's events. */
         for (int64_t until_ns = clock_now_ns(CLOCK_MONOTONIC) + COME_UP_NS;
              count_threads() > 0 && clock_now_ns(CLOCK_MONOTONIC) < until_ns;)
-                run_until(d, clock_now_ns(CLOCK_MONOTONIC) + 20000000);
+                present_run_until(d, clock_now_ns(CLOCK_MONOTONIC) + 20000000);
         is_int(count_threads(), 0, "the given-up attempts' threads ended on their own");
         domain_present_ops.close(d);
 }

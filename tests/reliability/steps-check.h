@@ -35,6 +35,15 @@ static const char *const steps_posix_domains[] = {
         "realtime", "realtime_coarse", "monotonic", "monotonic_coarse", "monotonic_raw", "boottime", "tai", NULL,
 };
 
+/* steps_start() and its TAP line: what (the daemon's set-up) and "ready", or why not. */
+static inline int steps_tap_start(const char *daemon, const char *shim, const char *const *args, const char *what,
+                                  Steps **ret) {
+        int r = steps_start(daemon, shim, args, ret);
+
+        ok(r == 0, "%s: %s", what, r < 0 ? strerror(-r) : "ready");
+        return r;
+}
+
 static inline uint64_t steps_uncertainty_now(Steps *s, const char *domain) {
         int64_t raw = clock_now_ns(CLOCK_MONOTONIC_RAW), v;
         uint64_t u;

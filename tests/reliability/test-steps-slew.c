@@ -108,8 +108,7 @@ static void test_at_cadence(const char *daemon, const char *shim) {
         size_t n_events_before, announcement;
         int r;
 
-        r = steps_start(daemon, shim, args, &s);
-        ok(r == 0, "timeconvd with the shim on a private bus: %s", r < 0 ? strerror(-r) : "ready");
+        r = steps_tap_start(daemon, shim, args, "timeconvd with the shim on a private bus", &s);
         if (r < 0)
                 return;
 
@@ -223,8 +222,7 @@ static void test_between_bursts(const char *daemon, const char *shim) {
         int64_t m = 0, t_end_ns;
         int r;
 
-        r = steps_start(daemon, shim, args_rare, &s);
-        ok(r == 0, "timeconvd with bursts 600 s apart: %s", r < 0 ? strerror(-r) : "ready");
+        r = steps_tap_start(daemon, shim, args_rare, "timeconvd with bursts 600 s apart", &s);
         if (r < 0)
                 return;
         is_int(count_holding(s, NULL, CHECKS), CHECKS, "before the slew: monotonic_raw -> monotonic holds");

@@ -18,6 +18,7 @@
 #include "clock-client.h"
 #include "harness.h"
 #include "tap.h"
+#include "x11-tap.h"
 #include "x11-bus.h"
 #include "xtime.h"
 #include "xvfb.h"
@@ -163,8 +164,7 @@ static void test_tracked(const char *daemon, const char *display) {
         X11BusDomain d;
         bool holds = true;
 
-        if (harness_new(NULL, &h) < 0 || harness_start_daemon(h, daemon, args, HARNESS_READY_TIMEOUT_MS) < 0 ||
-            harness_connect(h, &bus) < 0) {
+        if (harness_new_started(daemon, args, &h, &bus) < 0) {
                 ok(false, "a second daemon, --x11-tracked");
                 return;
         }
@@ -191,17 +191,10 @@ static void test_tracked(const char *daemon, const char *display) {
 int main(int argc, char **argv) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
-        const char *args[] = { "--display", NULL, NULL };
         Xvfb x = {};
 
         tap_args(argc, argv, 1, "TIMECONVD");
-        tap_require_program("Xvfb", "xvfb");
-
-        ok(xvfb_start(-1, &x) == 0, "Xvfb started (%s)", x.name);
-        args[1] = x.name;
-        ok(harness_new(NULL, &h) == 0, "private bus");
-        ok(harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS) == 0, "timeconvd --display %s", x.name);
-        ok(harness_connect(h, &bus) == 0, "connected");
+        is_int(x11_tap_start(argv[1], &x, &h, &bus), 0, "connected");
         if (tap_failed_)
                 return done_testing();
 

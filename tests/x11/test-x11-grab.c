@@ -148,8 +148,7 @@ int main(int argc, char **argv) {
                 return done_testing();
         }
         args[1] = x.name;
-        if (harness_new(NULL, &h) < 0 || harness_start_daemon(h, argv[1], args, HARNESS_READY_TIMEOUT_MS) < 0 ||
-            harness_connect(h, &bus) < 0) {
+        if (harness_new_started(argv[1], args, &h, &bus) < 0) {
                 ok(false, "timeconvd on %s with a private bus", x.name);
                 goto finish;
         }
