@@ -464,3 +464,53 @@ int conv_record_build(const ConvSpec *spec, ConvRecord *ret) {
         *ret = rec;
         return 0;
 }
+
+/* Whether out_c + floor(p / 2^shift) at count fits in an int64, computed whole. */
+static bool answer_fits(const ConvRecord *c, int64_t count) {
+        __int128 d = (__int128) count - c->in_c, p, q;
+
+        if (d < INT64_MIN || d > INT64_MAX)
+                return false;
+        p = d * (d < 0 ? c->slope_neg : c->slope) + c->out_frac;
+        /* floor division by 2^shift, without shifting a negative value */
+        q = p >= 0 ? p / ((__int128) 1 << (c->shift & 63)) : -((-p + ((__int128) 1 << (c->shift & 63)) - 1) / ((__int128) 1 << (c->shift & 63)));
+        q += c->out_c;
+        return q >= INT64_MIN && q <= INT64_MAX;
+}
+
+int conv_hot_init(const ConvRecord *c, ConvHot *ret) {
+        int64_t hint_mod = 0;
+
+        if (c->status != 0 || conv_record_validate(c) < 0 || c->out_coding != CONV_CODING_PLAIN ||
+            c->out_period_q32 != 0 || c->slope <= 0 || c->slope_neg <= 0 ||
+            (c->in_coding != CONV_CODING_PLAIN && c->in_coding != CONV_CODING_X11_US))
+                return -EOPNOTSUPP;
+        /* Both slopes positive: the answer grows with the count, so that it fits at both ends of
+         * the range is that it fits everywhere (the record's overflow check never fires). */
+        if (c->in_lo > c->in_hi || !answer_fits(c, c->in_lo) || !answer_fits(c, c->in_hi))
+                return -EOPNOTSUPP;
+        if (c->in_coding == CONV_CODING_X11_US) {
+                if (c->in_hint < -(INT64_C(1) << 62) || c->in_hint > (INT64_C(1) << 62))
+                        return -EOPNOTSUPP;
+                hint_mod = c->in_hint % CONV_X11_US_WRAP;
+                if (hint_mod < 0)
+                        hint_mod += CONV_X11_US_WRAP;
+        }
+        *ret = (ConvHot) {
+                .in_lo = c->in_lo,
+                .in_hi = c->in_hi,
+                .in_c = c->in_c,
+                .out_c = c->out_c,
+                .out_frac = c->out_frac,
+                .slope = { c->slope, c->slope_neg },
+                .bound_c_ns = (uint64_t) c->bound_c_ns,
+                .bound_slope = (uint64_t) c->bound_slope,
+                .bound_round = (c->flags & CONV_RECORD_BOUND_CEIL) ? (UINT64_C(1) << (c->bound_shift & 63)) - 1 : 0,
+                .hint = c->in_hint,
+                .hint_mod = hint_mod,
+                .shift = c->shift & 63,
+                .bound_shift = c->bound_shift & 63,
+                .x11_us = c->in_coding == CONV_CODING_X11_US,
+        };
+        return 0;
+}

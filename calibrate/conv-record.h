@@ -241,6 +241,70 @@ static inline int conv_record_convert(const ConvRecord *c, int64_t value, int64_
         return conv_record_convert_hint(c, value, c->in_hint, ret_value, ret_uncertainty_ns);
 }
 
+/* ---- the hot form: one record converted again and again ---- */
+
+/* A record with its branches taken once: a plain or x11_us source, a plain target with no
+ * residual term (an ns target), status 0, and answers that fit over the whole range, so that
+ * applying it needs no overflow check. conv_hot_convert() gives exactly conv_record_convert()'s
+ * answer and bound for every value it takes, and -ESTALE for the others (a value outside the
+ * range, an x11_us value that is negative or unreduced), which the record itself then answers.
+ * The library keeps one per pair it converts often; it is never shared memory. */
+typedef struct ConvHot {
+        int64_t in_lo, in_hi, in_c;
+        int64_t out_c, out_frac;
+        int64_t slope[2];               /* [0] for d >= 0, [1] for d < 0 */
+        uint64_t bound_c_ns, bound_slope;
+        uint64_t bound_round;           /* 2^bound_shift - 1 for CONV_RECORD_BOUND_CEIL, else 0 */
+        int64_t hint, hint_mod;         /* x11_us: the record's hint and its residue mod 2^32 ms */
+        uint8_t shift, bound_shift;
+        bool x11_us;
+} ConvHot;
+
+/* The hot form of c: -EOPNOTSUPP for a record that has none (the caller keeps using c). */
+int conv_hot_init(const ConvRecord *c, ConvHot *ret);
+
+/* The two halves of conv_hot_convert(), for a caller that falls back to another path before
+ * the arithmetic: whether h takes value (its count in *ret_count), then the answer. */
+static inline __attribute__((always_inline)) bool conv_hot_takes(const ConvHot *h, int64_t value, int64_t *ret_count) {
+        if (h->x11_us) {
+                /* conv_record_decode() for a reduced value, with the hint's residue made once. */
+                int64_t delta;
+
+                if (__builtin_expect(value < 0 || value >= CONV_X11_US_WRAP, 0))
+                        return false;
+                delta = value - h->hint_mod;
+                if (delta < 0)
+                        delta += CONV_X11_US_WRAP;
+                if (delta > CONV_X11_US_WRAP / 2)
+                        delta -= CONV_X11_US_WRAP;
+                value = h->hint + delta;        /* |hint| < 2^62 (conv_hot_init()): no overflow */
+        }
+        *ret_count = value;
+        return __builtin_expect(value >= h->in_lo && value <= h->in_hi, 1);
+}
+
+static inline __attribute__((always_inline)) void conv_hot_apply(const ConvHot *h, int64_t count, int64_t *ret_value,
+                                                                int64_t *ret_uncertainty_ns) {
+        int64_t d = (int64_t) ((uint64_t) count - (uint64_t) h->in_c);
+        __int128 p = (__int128) d * h->slope[d < 0] + h->out_frac;
+        uint64_t ad = d < 0 ? -(uint64_t) d : (uint64_t) d;
+        unsigned __int128 b = (unsigned __int128) ad * h->bound_slope + h->bound_round;
+
+        /* Unsigned sums: the same bits as the record's checked ones, which cannot overflow here. */
+        *ret_value = (int64_t) ((uint64_t) h->out_c + conv_shr128_((unsigned __int128) p, h->shift));
+        *ret_uncertainty_ns = (int64_t) (h->bound_c_ns + conv_shr128_(b, h->bound_shift));
+}
+
+static inline __attribute__((always_inline)) int conv_hot_convert(const ConvHot *h, int64_t value, int64_t *ret_value,
+                                                                 int64_t *ret_uncertainty_ns) {
+        int64_t count;
+
+        if (!conv_hot_takes(h, value, &count))
+                return -ESTALE;
+        conv_hot_apply(h, count, ret_value, ret_uncertainty_ns);
+        return 0;
+}
+
 /* The same for a value that is already uncertain by in_uncertainty_ns (>= 0): chaining records. */
 static inline int conv_record_convert_unc(const ConvRecord *c, int64_t value, int64_t in_uncertainty_ns,
                                           int64_t *ret_value, int64_t *ret_uncertainty_ns) {

@@ -44,6 +44,17 @@ static void pair_remember(struct timeconv *tc, unsigned from, unsigned to, size_
                 .to = to,
                 .rec = rec,
         };
+        p->hot = conv_hot_init(&rec, &p->hot_rec) >= 0;
+}
+
+/* The kept record applied: its hot form where it has one (the same answer, fewer branches),
+ * the record for what the hot form leaves to it. */
+static inline __attribute__((always_inline)) int pair_convert(const LivePair *p, int64_t value, int64_t *ret_value,
+                                                             int64_t *ret_uncertainty_ns) {
+        if (__builtin_expect(p->hot, 1) &&
+            __builtin_expect(conv_hot_convert(&p->hot_rec, value, ret_value, ret_uncertainty_ns) >= 0, 1))
+                return 0;
+        return conv_record_convert(&p->rec, value, ret_value, ret_uncertainty_ns);
 }
 
 /* The pair's kept record, if it is still the table's. */
@@ -65,8 +76,16 @@ static __attribute__((noinline)) int convert_id_slow(struct timeconv *tc, unsign
         if (__builtin_expect(!tc || from >= tc->n_ids || to >= tc->n_ids || !ret_value, 0))
                 return -EINVAL;
         if (tc->paths & TIMECONV_PATH_TABLE) {
+                const LivePair *p;
+
                 if (__builtin_expect(--tc->checks_left == 0, 0))
                         live_check_bus(tc);
+                /* A kept pair without a hot form, or a value its hot form leaves to the record. */
+                p = pair_kept(tc, from, to);
+                if (p && pair_convert(p, value, &v, &u) >= 0) {
+                        tc->last_path = TIMECONV_PATH_TABLE;
+                        goto done;
+                }
                 r = live_table_convert(tc, from, to, value, &v, &u);
                 if (__builtin_expect(r >= 0, 1)) {
                         tc->last_path = TIMECONV_PATH_TABLE;
@@ -89,26 +108,24 @@ done:
 }
 
 /* The common loop, a pair converted again: one load of the pair's latch counter (and of the
- * table's count), then the record kept in the handle. Anything else, or a value the record does
- * not answer, takes the slow path, which answers as before. */
+ * table's count), then the record kept in the handle, in its hot form. Anything else, or a value
+ * the hot form does not take, takes the slow path, which answers as before (through the kept
+ * record, the table or the bus). Every check comes before the arithmetic, so that the fallback
+ * is a plain tail call and the common case saves no registers. */
 static inline __attribute__((always_inline)) int convert_id(struct timeconv *tc, unsigned from, unsigned to,
                                                            int64_t value, int64_t *ret_value,
                                                            int64_t *ret_uncertainty_ns) {
         const LivePair *p;
-        int64_t v = 0, u = 0;           /* written on success; = 0 quiets -Wmaybe-uninitialized */
+        int64_t count, u;
 
         if (__builtin_expect(!tc || !ret_value || tc->checks_left <= 1, 0))
                 goto slow;
         p = pair_kept(tc, from, to);
-        if (__builtin_expect(!p, 0))
-                goto slow;
-        if (__builtin_expect(conv_record_convert(&p->rec, value, &v, &u) < 0, 0))
+        if (__builtin_expect(!p || !p->hot || !conv_hot_takes(&p->hot_rec, value, &count), 0))
                 goto slow;
         tc->checks_left--;
         tc->last_path = TIMECONV_PATH_TABLE;
-        *ret_value = v;
-        if (ret_uncertainty_ns)
-                *ret_uncertainty_ns = u;
+        conv_hot_apply(&p->hot_rec, count, ret_value, ret_uncertainty_ns ? ret_uncertainty_ns : &u);
         return 0;
 slow:
         return convert_id_slow(tc, from, to, value, ret_value, ret_uncertainty_ns);
@@ -267,8 +284,16 @@ static __attribute__((noinline)) int now_id_slow(struct timeconv *tc, unsigned d
         if (__builtin_expect(!tc || domain >= tc->n_ids || !ret_value, 0))
                 return -EINVAL;
         if (tc->paths & TIMECONV_PATH_TABLE) {
+                const LivePair *p;
+
                 if (__builtin_expect(--tc->checks_left == 0, 0))
                         live_check_bus(tc);
+                /* A kept pair without a hot form (a target that truncates, as x11 or msc). */
+                p = pair_kept(tc, LIVE_IDS_MAX, domain);
+                if (p && pair_convert(p, clock_now_ns(CLOCK_MONOTONIC_RAW), &v, &u) >= 0) {
+                        tc->last_path = TIMECONV_PATH_TABLE;
+                        goto done;
+                }
                 r = live_table_now(tc, domain, &v, &u);
                 if (__builtin_expect(r >= 0, 1)) {
                         tc->last_path = TIMECONV_PATH_TABLE;
@@ -293,20 +318,16 @@ done:
 TIMECONV_EXPORT int timeconv_now_id(struct timeconv *tc, unsigned domain, int64_t *ret_value,
                                     int64_t *ret_uncertainty_ns) {
         const LivePair *p;
-        int64_t v = 0, u = 0;           /* written on success; = 0 quiets -Wmaybe-uninitialized */
+        int64_t count, u;
 
         if (__builtin_expect(!tc || !ret_value || tc->checks_left <= 1, 0))
                 goto slow;
         p = pair_kept(tc, LIVE_IDS_MAX, domain);
-        if (__builtin_expect(!p, 0))
-                goto slow;
-        if (__builtin_expect(conv_record_convert(&p->rec, clock_now_ns(CLOCK_MONOTONIC_RAW), &v, &u) < 0, 0))
+        if (__builtin_expect(!p || !p->hot || !conv_hot_takes(&p->hot_rec, clock_now_ns(CLOCK_MONOTONIC_RAW), &count), 0))
                 goto slow;
         tc->checks_left--;
         tc->last_path = TIMECONV_PATH_TABLE;
-        *ret_value = v;
-        if (ret_uncertainty_ns)
-                *ret_uncertainty_ns = u;
+        conv_hot_apply(&p->hot_rec, count, ret_value, ret_uncertainty_ns ? ret_uncertainty_ns : &u);
         return 0;
 slow:
         return now_id_slow(tc, domain, ret_value, ret_uncertainty_ns);

@@ -37,6 +37,8 @@ typedef struct LivePair {
         uint64_t seq;
         size_t max_index;               /* the larger table index of the two */
         unsigned from, to;              /* ids */
+        bool hot;                       /* rec has a hot form: the common loop runs that */
+        ConvHot hot_rec;
         ConvRecord rec;
 } LivePair;
 
