@@ -29,6 +29,24 @@ int harness_connect(const Harness *h, sd_bus **ret) {
         return 0;
 }
 
+int harness_stand_in(const Harness *h, const sd_bus_vtable *vtable, void *userdata, sd_bus **ret) {
+        sd_bus *bus = NULL;
+        int r;
+
+        r = harness_connect(h, &bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object_vtable(bus, NULL, "/org/timeconv/Clock1", "org.timeconv.Clock1", vtable, userdata);
+        if (r >= 0)
+                r = sd_bus_request_name(bus, "org.timeconv.Clock1", 0);
+        if (r < 0) {
+                sd_bus_flush_close_unref(bus);
+                return r;
+        }
+        *ret = bus;
+        return 0;
+}
+
 int harness_name_pid(sd_bus *bus, const char *name, pid_t *ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;

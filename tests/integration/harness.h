@@ -70,6 +70,10 @@ int harness_new_started(const char *daemon_path, const char *const *args, Harnes
 /* A new client connection to the private bus. */
 int harness_connect(const Harness *h, sd_bus **ret);
 
+/* A stand-in for timeconvd: a new connection that serves vtable (with userdata) at
+ * /org/timeconv/Clock1 and owns org.timeconv.Clock1. */
+int harness_stand_in(const Harness *h, const sd_bus_vtable *vtable, void *userdata, sd_bus **ret);
+
 /* The pid owning name on the bus; -ENXIO when nobody owns it. */
 int harness_name_pid(sd_bus *bus, const char *name, pid_t *ret);
 

@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "harness-tap.h"
+#include "live-wait.h"
 #include "tap.h"
 #include "timeconv.h"
 
@@ -26,7 +27,8 @@
 typedef struct Seen {
         unsigned discontinuities;
         unsigned domains_changed;
-        bool added, removed, forged;
+        unsigned added, removed;        /* audio0 in DomainsChanged, 0 or 1 */
+        bool forged;
 } Seen;
 
 static bool in_list(const char *const *list, const char *name) {
@@ -48,24 +50,6 @@ static void on_event(const struct timeconv_event *e, void *userdata) {
                 s->removed |= in_list(e->removed, "audio0");
                 s->forged |= in_list(e->added, "forged");
         }
-}
-
-/* Handles tc's bus until *flag is set; -ETIMEDOUT. */
-static int wait_flag(struct timeconv *tc, const bool *flag) {
-        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
-
-        while (!*flag) {
-                struct pollfd p = { .fd = timeconv_get_fd(tc), .events = POLLIN };
-                int64_t left_ms = (deadline_ns - clock_now_ns(CLOCK_MONOTONIC)) / 1000000;
-
-                if (left_ms <= 0)
-                        return -ETIMEDOUT;
-                if (poll(&p, 1, (int) left_ms) < 0 && errno != EINTR)
-                        return -errno;
-                if (timeconv_process(tc) < 0)
-                        return -EIO;
-        }
-        return 0;
 }
 
 static const struct timeconv_domain *find(struct timeconv_domain **list, const char *name) {
@@ -120,7 +104,8 @@ static void check_push(struct timeconv *app, struct timeconv *observer, Seen *se
         int r = 0;
 
         is_int(push_audio(app), 0, "timeconv_push_snapshot(): monotonic, audio0, monotonic");
-        is_int(wait_flag(observer, &seen->added), 0, "another handle hears DomainsChanged with audio0 added");
+        is_int(live_wait(observer, &seen->added, 1, WAIT_MS), 0,
+               "another handle hears DomainsChanged with audio0 added");
         for (int i = 0; i < 3 && r >= 0; i++)
                 r = push_audio(app);
         is_int(r, 0, "three more snapshots");
@@ -273,7 +258,8 @@ int main(int argc, char *argv[]) {
         }
 
         app = timeconv_close(app);
-        is_int(wait_flag(observer, &seen.removed), 0, "the owner's handle closes: DomainsChanged with audio0 removed");
+        is_int(live_wait(observer, &seen.removed, 1, WAIT_MS), 0,
+               "the owner's handle closes: DomainsChanged with audio0 removed");
 
         strv_free(before);
         strv_free(after);

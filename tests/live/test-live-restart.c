@@ -15,6 +15,7 @@
 #include "clock-client.h"
 #include "harness.h"
 #include "harness-tap.h"
+#include "live-wait.h"
 #include "tap.h"
 #include "timeconv.h"
 
@@ -34,24 +35,6 @@ static void on_event(const struct timeconv_event *e, void *userdata) {
                 else
                         s->stopped++;
         }
-}
-
-/* Handles the bus until *counter passes want; -ETIMEDOUT after WAIT_MS. */
-static int wait_event(struct timeconv *tc, const unsigned *counter, unsigned want) {
-        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
-
-        while (*counter < want) {
-                struct pollfd p = { .fd = timeconv_get_fd(tc), .events = POLLIN };
-                int64_t left_ms = (deadline_ns - clock_now_ns(CLOCK_MONOTONIC)) / 1000000;
-
-                if (left_ms <= 0)
-                        return -ETIMEDOUT;
-                if (poll(&p, 1, (int) left_ms) < 0 && errno != EINTR)
-                        return -errno;
-                if (timeconv_process(tc) < 0)
-                        return -EIO;
-        }
-        return 0;
 }
 
 /* CALLS conversions monotonic -> boottime of now: how many failed and how many missed. */
@@ -99,13 +82,13 @@ int main(int argc, char *argv[]) {
         /* 1: stopped, noticed, then a new one. */
         r = harness_stop_daemon(h, HARNESS_STOP_TIMEOUT_MS, NULL, NULL);
         is_int(r, 0, "the daemon stops");
-        is_int(wait_event(tc, &seen.stopped, 1), 0, "the handle reports the daemon gone (DAEMON_CHANGED)");
+        is_int(live_wait(tc, &seen.stopped, 1, WAIT_MS), 0, "the handle reports the daemon gone (DAEMON_CHANGED)");
         r = timeconv_convert(tc, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), &v, &u);
         is_int(r, -EHOSTDOWN, "without a daemon a conversion fails with -EHOSTDOWN");
         r = harness_start_timeconvd(h, argv[1], NULL);
         is_int(r, 0, "a second daemon starts");
         convert_now(tc, "second daemon, same handle");
-        is_int(wait_event(tc, &seen.started, 1), 0, "the handle reports the new daemon");
+        is_int(live_wait(tc, &seen.started, 1, WAIT_MS), 0, "the handle reports the new daemon");
 
         /* 2: stopped and started between two conversions; nobody tells the handle. */
         r = harness_stop_daemon(h, HARNESS_STOP_TIMEOUT_MS, NULL, NULL);

@@ -226,12 +226,7 @@ int main(int argc, char *argv[]) {
 
         r = harness_new(NULL, &h);
         if (r >= 0)
-                r = harness_connect(h, &fake.bus);
-        if (r >= 0)
-                r = sd_bus_add_object_vtable(fake.bus, NULL, "/org/timeconv/Clock1", "org.timeconv.Clock1",
-                                             fake_vtable, &fake);
-        if (r >= 0)
-                r = sd_bus_request_name(fake.bus, "org.timeconv.Clock1", 0);
+                r = harness_stand_in(h, fake_vtable, &fake, &fake.bus);
         if (r >= 0) {
                 fake.stop_fd = eventfd(0, EFD_CLOEXEC);
                 r = fake.stop_fd < 0 ? -errno : 0;

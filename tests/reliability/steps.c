@@ -11,19 +11,7 @@
 #include "bus-errors.h"
 #include "clock-client.h"
 #include "steps.h"
-
-/* A TAP comment line: why a check failed. */
-static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void diag(const char *fmt, ...) {
-        va_list ap;
-
-        fputs("# ", stdout);
-        va_start(ap, fmt);
-        vprintf(fmt, ap);
-        va_end(ap);
-        putchar('\n');
-        fflush(stdout);
-}
+#include "tap.h"
 
 static int on_discontinuity(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Steps *s = userdata;
