@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "appclocks-client.h"
+#include "clock-client.h"
 #include "harness.h"
 
 int ac_push(sd_bus *bus, const BusClockReading *clocks, size_t n, sd_bus_error *e) {
@@ -33,33 +34,24 @@ int ac_push2(sd_bus *bus, const char *known, int64_t known_value, const char *ap
         return ac_push(bus, clocks, 2, e);
 }
 
-/* Reads one a{sv} of ListDomains into d. */
-static int read_properties(sd_bus_message *m, AcDomain *d) {
-        int r;
+/* One property of a ListDomains entry into an AcDomain. */
+static int read_property(sd_bus_message *m, const char *key, const char *contents, void *userdata) {
+        AcDomain *d = userdata;
+        const char *s;
+        int b, r;
 
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        while (r >= 0 && (r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                const char *key, *s;
-                int b;
-
-                r = sd_bus_message_read(m, "s", &key);
-                if (r >= 0 && (strcmp(key, "available") == 0 || strcmp(key, "monotonic") == 0)) {
-                        r = sd_bus_message_read(m, "v", "b", &b);
-                        if (strcmp(key, "available") == 0)
-                                d->available = b;
-                        else
-                                d->monotonic = b;
-                } else if (r >= 0 && strcmp(key, "owner") == 0) {
-                        r = sd_bus_message_read(m, "v", "s", &s);
-                        if (r >= 0)
-                                snprintf(d->owner, sizeof(d->owner), "%s", s);
-                } else if (r >= 0)
-                        r = sd_bus_message_skip(m, "v");
+        if (strcmp(key, "available") == 0 || strcmp(key, "monotonic") == 0) {
+                r = sd_bus_message_read(m, "v", "b", &b);
+                if (strcmp(key, "available") == 0)
+                        d->available = b;
+                else
+                        d->monotonic = b;
+        } else if (strcmp(key, "owner") == 0) {
+                r = sd_bus_message_read(m, "v", "s", &s);
                 if (r >= 0)
-                        r = sd_bus_message_exit_container(m);
-        }
-        if (r >= 0)
-                r = sd_bus_message_exit_container(m);
+                        snprintf(d->owner, sizeof(d->owner), "%s", s);
+        } else
+                r = sd_bus_message_skip(m, "v");
         return r;
 }
 
@@ -78,7 +70,7 @@ static int list_domains(sd_bus *bus, void (*f)(const char *, const AcDomain *, v
 
                 r = sd_bus_message_read(reply, "ss", &name, &unit);
                 if (r >= 0)
-                        r = read_properties(reply, &d);
+                        r = clock_read_properties(reply, read_property, &d);
                 if (r >= 0)
                         r = sd_bus_message_exit_container(reply);
                 if (r >= 0)

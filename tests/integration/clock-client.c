@@ -188,8 +188,7 @@ char **clock_strv_free(char **names) {
         return NULL;
 }
 
-/* The a{sv} of one ListDomains entry, each value handed to read. */
-static int read_properties(sd_bus_message *reply, ClockPropertyReader read, void *userdata) {
+int clock_read_properties(sd_bus_message *reply, ClockPropertyReader read, void *userdata) {
         int r;
 
         r = sd_bus_message_enter_container(reply, 'a', "{sv}");
@@ -228,7 +227,7 @@ int clock_domain_properties(sd_bus *bus, const char *name, ClockPropertyReader r
                         found = true;
                         if (ret_unit)
                                 snprintf(ret_unit, unit_size, "%s", unit);
-                        r = read_properties(reply, read, userdata);
+                        r = clock_read_properties(reply, read, userdata);
                 } else if (r >= 0)
                         r = sd_bus_message_skip(reply, "a{sv}");
                 if (r >= 0)

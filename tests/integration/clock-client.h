@@ -48,6 +48,9 @@ int clock_convert_many(sd_bus *bus, const char *from, const char *to, const int6
  * type contents), which it reads or skips. */
 typedef int (*ClockPropertyReader)(sd_bus_message *m, const char *key, const char *contents, void *userdata);
 
+/* Hands read each property of the a{sv} of a ListDomains entry that reply is at. */
+int clock_read_properties(sd_bus_message *reply, ClockPropertyReader read, void *userdata);
+
 /* Hands read the properties of name's ListDomains entry; its unit into ret_unit (may be NULL,
  * cut to unit_size). -ENOENT when name is not listed. */
 int clock_domain_properties(sd_bus *bus, const char *name, ClockPropertyReader read, void *userdata,

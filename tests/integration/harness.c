@@ -77,16 +77,11 @@ static int write_config(const Harness *h, const char *extra_servicedir) {
         return proc_write_file(path, text);
 }
 
-/* Reads dbus-daemon's --print-address line, giving up if it dies or stays silent. */
-static int read_address(Harness *h, int fd, int timeout_ms) {
-        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
-        char buf[1024];
-        size_t len = 0;
-
+/* Waits until fd has something to read (0) or the process behind pidfd ends (-ECHILD); -ETIMEDOUT
+ * at deadline_ns. */
+static int wait_fd_or_exit(int fd, int pidfd, int64_t deadline_ns) {
         for (;;) {
-                struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = h->bus_pidfd, .events = POLLIN } };
-                char *nl;
-                ssize_t n;
+                struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
                 int k = poll(p, 2, proc_ms_left(deadline_ns));
 
                 if (k < 0 && errno == EINTR)
@@ -95,8 +90,23 @@ static int read_address(Harness *h, int fd, int timeout_ms) {
                         return -errno;
                 if (k == 0)
                         return -ETIMEDOUT;
-                if (!(p[0].revents & (POLLIN | POLLHUP)))
-                        return -ECHILD;
+                return p[0].revents & (POLLIN | POLLHUP) ? 0 : -ECHILD;
+        }
+}
+
+/* Reads dbus-daemon's --print-address line, giving up if it dies or stays silent. */
+static int read_address(Harness *h, int fd, int timeout_ms) {
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        char buf[1024];
+        size_t len = 0;
+
+        for (;;) {
+                char *nl;
+                ssize_t n;
+                int r = wait_fd_or_exit(fd, h->bus_pidfd, deadline_ns);
+
+                if (r < 0)
+                        return r;
                 n = read(fd, buf + len, sizeof(buf) - 1 - len);
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -244,39 +254,29 @@ static int wait_ready(Harness *h, int notify_fd, int timeout_ms) {
         int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
 
         for (;;) {
-                struct pollfd p[2] = { { .fd = notify_fd, .events = POLLIN },
-                                       { .fd = h->daemon_pidfd, .events = POLLIN } };
                 char buf[4096];
                 ssize_t n;
-                int k = poll(p, 2, proc_ms_left(deadline_ns));
+                int r = wait_fd_or_exit(notify_fd, h->daemon_pidfd, deadline_ns);
 
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0) {
+                if (r == -ETIMEDOUT)
                         fprintf(stderr, "harness: no READY=1 from the daemon within %d ms\n", timeout_ms);
-                        return -ETIMEDOUT;
-                }
-                if (p[0].revents & POLLIN) {
-                        n = recv(notify_fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
-                        if (n < 0 && errno != EAGAIN && errno != EINTR)
-                                return -errno;
-                        if (n > 0) {
-                                /* One datagram holds newline-separated assignments. */
-                                buf[n] = 0;
-                                for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-                                        if (strcmp(line, "READY=1") == 0)
-                                                return 0;
-                        }
-                        continue;
-                }
-                if (p[1].revents) {
+                if (r == -ECHILD) {
                         proc_wait(h->daemon_pidfd, h->daemon_pid, true, -1, &h->daemon_status);
                         h->daemon_reaped = true;
                         fprintf(stderr, "harness: the daemon ended (wait status 0x%x) before READY=1\n",
                                 (unsigned) h->daemon_status);
-                        return -ECHILD;
+                }
+                if (r < 0)
+                        return r;
+                n = recv(notify_fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+                if (n < 0 && errno != EAGAIN && errno != EINTR)
+                        return -errno;
+                if (n > 0) {
+                        /* One datagram holds newline-separated assignments. */
+                        buf[n] = 0;
+                        for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+                                if (strcmp(line, "READY=1") == 0)
+                                        return 0;
                 }
         }
 }
