@@ -492,9 +492,7 @@ int conv_hot_init(const ConvRecord *c, ConvHot *ret) {
         if (c->in_coding == CONV_CODING_X11_US) {
                 if (c->in_hint < -(INT64_C(1) << 62) || c->in_hint > (INT64_C(1) << 62))
                         return -EOPNOTSUPP;
-                hint_mod = c->in_hint % CONV_X11_US_WRAP;
-                if (hint_mod < 0)
-                        hint_mod += CONV_X11_US_WRAP;
+                hint_mod = xtime_us_residue(c->in_hint);
         }
         *ret = (ConvHot) {
                 .in_lo = c->in_lo,

@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "units.h"
+#include "xtime.h"
 #include "model.h"
 
 /* Bump on any change of ConvRecord (it is the shared table's entry). */
@@ -59,7 +60,7 @@ typedef enum ConvCoding {
 #define CONV_RECORD_OUT_NEAREST (UINT16_C(1) << 1)      /* out_frac holds +1/2: residual is centred */
 #define CONV_RECORD_BOUND_CEIL  (UINT16_C(1) << 2)      /* the |d| term rounds up, not down */
 
-#define CONV_X11_US_WRAP (INT64_C(4294967296) * 1000)
+#define CONV_X11_US_WRAP XTIME_US_WRAP
 
 typedef struct ConvRecord {
         int64_t in_lo, in_hi;           /* decoded source counts the record answers for */
@@ -131,7 +132,7 @@ static inline int conv_record_decode(const ConvRecord *c, int64_t value, int64_t
                 return __builtin_add_overflow(hint, delta, ret_count) ? -ERANGE : 0;
         }
         case CONV_CODING_X11_US: {
-                int64_t reduced, hint_mod, delta;
+                int64_t reduced, hint_mod;
 
                 if (__builtin_expect(value < 0, 0))
                         return -ERANGE;
@@ -140,19 +141,8 @@ static inline int conv_record_decode(const ConvRecord *c, int64_t value, int64_t
                 reduced = __builtin_expect(value < CONV_X11_US_WRAP, 1) ? value :
                           ((value / 1000) & INT64_C(0xffffffff)) * 1000 + value % 1000;
                 /* An X server younger than 49.7 days: the hint is its own residue (no division). */
-                if (__builtin_expect(hint >= 0 && hint < CONV_X11_US_WRAP, 1))
-                        hint_mod = hint;
-                else {
-                        hint_mod = hint % CONV_X11_US_WRAP;
-                        if (hint_mod < 0)
-                                hint_mod += CONV_X11_US_WRAP;
-                }
-                delta = reduced - hint_mod;
-                if (delta < 0)
-                        delta += CONV_X11_US_WRAP;
-                if (delta > CONV_X11_US_WRAP / 2)
-                        delta -= CONV_X11_US_WRAP;
-                return __builtin_add_overflow(hint, delta, ret_count) ? -ERANGE : 0;
+                hint_mod = __builtin_expect(hint >= 0 && hint < CONV_X11_US_WRAP, 1) ? hint : xtime_us_residue(hint);
+                return __builtin_add_overflow(hint, xtime_us_step(reduced, hint_mod), ret_count) ? -ERANGE : 0;
         }
         }
         return -EINVAL;
@@ -164,8 +154,7 @@ static inline int64_t conv_record_encode(const ConvRecord *c, int64_t count) {
         if (c->out_coding == CONV_CODING_WRAP)
                 return (int64_t) ((uint64_t) count & ((UINT64_C(1) << (c->out_wrap_bits & 63)) - 1));
         /* x11_us: the floor modulo of the whole wrap is the encoding, negative counts too. */
-        count %= CONV_X11_US_WRAP;
-        return count < 0 ? count + CONV_X11_US_WRAP : count;
+        return xtime_us_residue(count);
 }
 
 /* The low 64 bits of p >> sh for sh < 64 (what the record's shifts are): one double-word
@@ -268,16 +257,9 @@ int conv_hot_init(const ConvRecord *c, ConvHot *ret);
 static inline __attribute__((always_inline)) bool conv_hot_takes(const ConvHot *h, int64_t value, int64_t *ret_count) {
         if (h->x11_us) {
                 /* conv_record_decode() for a reduced value, with the hint's residue made once. */
-                int64_t delta;
-
                 if (__builtin_expect(value < 0 || value >= CONV_X11_US_WRAP, 0))
                         return false;
-                delta = value - h->hint_mod;
-                if (delta < 0)
-                        delta += CONV_X11_US_WRAP;
-                if (delta > CONV_X11_US_WRAP / 2)
-                        delta -= CONV_X11_US_WRAP;
-                value = h->hint + delta;        /* |hint| < 2^62 (conv_hot_init()): no overflow */
+                value = h->hint + xtime_us_step(value, h->hint_mod);    /* |hint| < 2^62: no overflow */
         }
         *ret_count = value;
         return __builtin_expect(value >= h->in_lo && value <= h->in_hi, 1);

@@ -150,8 +150,22 @@ int graph_find(const ClockGraph *g, const char *name, size_t *ret_index) {
         return -ENOENT;
 }
 
+/* Node index as new: its own model, available, calibrated from history. */
+static void node_reset(ClockGraph *g, size_t index, const char *name, const DomainUnit *unit, const History *history) {
+        GraphNode *node = &g->nodes[index];
+
+        memset(node, 0, sizeof(*node));
+        strcpy(node->name, name);
+        node->unit = *unit;
+        node->history = history;
+        node->model_id = (uint32_t) index;
+        node->available = true;
+        node->plain_ns = unit_plain_ns(unit);
+        node->period_le_1ns = !unit->truncates && unit->period_ns <= 1.0;
+        graph_refresh(g, index);
+}
+
 int graph_add(ClockGraph *g, const char *name, const DomainUnit *unit, const History *history, size_t *ret_index) {
-        GraphNode *node;
         size_t index;
         int r;
 
@@ -166,16 +180,7 @@ int graph_add(ClockGraph *g, const char *name, const DomainUnit *unit, const His
                 return -ENOSPC;
 
         index = g->n_nodes++;
-        node = &g->nodes[index];
-        memset(node, 0, sizeof(*node));
-        strcpy(node->name, name);
-        node->unit = *unit;
-        node->history = history;
-        node->model_id = (uint32_t) index;
-        node->available = true;
-        node->plain_ns = unit_plain_ns(unit);
-        node->period_le_1ns = !unit->truncates && unit->period_ns <= 1.0;
-        graph_refresh(g, index);
+        node_reset(g, index, name, unit, history);
         if (ret_index)
                 *ret_index = index;
         return 0;
@@ -285,7 +290,6 @@ int graph_set_target_only(ClockGraph *g, size_t index, bool target_only) {
 }
 
 int graph_reset_node(ClockGraph *g, size_t index, const char *name, const DomainUnit *unit, const History *history) {
-        GraphNode *node;
         size_t other;
         int r;
 
@@ -300,16 +304,7 @@ int graph_reset_node(ClockGraph *g, size_t index, const char *name, const Domain
                 if (i != index && g->nodes[i].model_id == index)
                         return -EINVAL;
 
-        node = &g->nodes[index];
-        memset(node, 0, sizeof(*node));
-        strcpy(node->name, name);
-        node->unit = *unit;
-        node->history = history;
-        node->model_id = (uint32_t) index;
-        node->available = true;
-        node->plain_ns = unit_plain_ns(unit);
-        node->period_le_1ns = !unit->truncates && unit->period_ns <= 1.0;
-        graph_refresh(g, index);
+        node_reset(g, index, name, unit, history);
         return 0;
 }
 

@@ -205,46 +205,41 @@ static int interval_union(int64_t v, int64_t u, int64_t w, int64_t t, int64_t *r
         return 0;
 }
 
-int history_forward(const History *h, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns) {
+/* history_forward() (r -> x) or history_inverse() (x -> r): the segment of the value's time; past
+ * a segment's end, where the next segment changed the rate, either segment may be right, so the
+ * answer covers both. */
+static int history_map(const History *h, bool inverse, int64_t v_ns, int64_t v_unc_ns, int64_t *ret_ns,
+                       int64_t *ret_unc_ns) {
+        int (*segment_map)(const Segment *, int64_t, int64_t, int64_t *, int64_t *) =
+                inverse ? segment_inverse : segment_forward;
         const Segment *s, *next;
-        int64_t x, unc, x_next, unc_next;
+        int64_t out, unc, out_next, unc_next;
+        bool past_end;
         int r;
 
         if (h->n == 0)
                 return -ENODATA;
-        s = history_at_r(h, r_ns);
-        r = segment_forward(s, r_ns, r_unc_ns, &x, &unc);
+        s = inverse ? history_at_x(h, v_ns) : history_at_r(h, v_ns);
+        r = segment_map(s, v_ns, v_unc_ns, &out, &unc);
         if (r < 0)
                 return r;
         next = segment_after_rate_change(h, s);
-        if (next && r_ns > s->r_end_ns &&
-            segment_forward(next, r_ns, r_unc_ns, &x_next, &unc_next) >= 0 &&
-            interval_union(x, unc, x_next, unc_next, &x, &unc) < 0)
+        /* a segment without an x end (INT64_MIN) has nothing past it in x */
+        past_end = inverse ? s->x_end_ns != INT64_MIN && v_ns > s->x_end_ns : v_ns > s->r_end_ns;
+        if (next && past_end && segment_map(next, v_ns, v_unc_ns, &out_next, &unc_next) >= 0 &&
+            interval_union(out, unc, out_next, unc_next, &out, &unc) < 0)
                 return -ERANGE;
-        *ret_x_ns = x;
+        *ret_ns = out;
         *ret_unc_ns = unc;
         return 0;
 }
 
-int history_inverse(const History *h, int64_t x_ns, int64_t x_unc_ns, int64_t *ret_r_ns, int64_t *ret_unc_ns) {
-        const Segment *s, *next;
-        int64_t r_val, unc, r_next, unc_next;
-        int r;
+int history_forward(const History *h, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns) {
+        return history_map(h, false, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
+}
 
-        if (h->n == 0)
-                return -ENODATA;
-        s = history_at_x(h, x_ns);
-        r = segment_inverse(s, x_ns, x_unc_ns, &r_val, &unc);
-        if (r < 0)
-                return r;
-        next = segment_after_rate_change(h, s);
-        if (next && s->x_end_ns != INT64_MIN && x_ns > s->x_end_ns &&
-            segment_inverse(next, x_ns, x_unc_ns, &r_next, &unc_next) >= 0 &&
-            interval_union(r_val, unc, r_next, unc_next, &r_val, &unc) < 0)
-                return -ERANGE;
-        *ret_r_ns = r_val;
-        *ret_unc_ns = unc;
-        return 0;
+int history_inverse(const History *h, int64_t x_ns, int64_t x_unc_ns, int64_t *ret_r_ns, int64_t *ret_unc_ns) {
+        return history_map(h, true, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
 }
 
 const Segment *history_at_x(const History *h, int64_t x_ns) {

@@ -157,17 +157,25 @@ static int period_bits(double period_ns, uint64_t *ret_m, int *ret_s) {
         return 0;
 }
 
+/* What unit_to_ns() and unit_from_ns() check first: an answer to write, a valid unit, and its
+ * period as m·2^-sh. */
+static int unit_period(const DomainUnit *u, const int64_t *ret, uint64_t *ret_m, int *ret_sh) {
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = unit_validate(u);
+        if (r < 0)
+                return r;
+        return period_bits(u->period_ns, ret_m, ret_sh);
+}
+
 int unit_to_ns(const DomainUnit *u, int64_t count, int64_t *ret_ns) {
         __int128 v, q;
         uint64_t m;
         int sh, r;
 
-        if (!ret_ns)
-                return -EINVAL;
-        r = unit_validate(u);
-        if (r < 0)
-                return r;
-        r = period_bits(u->period_ns, &m, &sh);
+        r = unit_period(u, ret_ns, &m, &sh);
         if (r < 0)
                 return r;
 
@@ -202,12 +210,7 @@ int unit_from_ns(const DomainUnit *u, int64_t ns, int64_t *ret_count, int64_t *r
         uint64_t m;
         int sh, r;
 
-        if (!ret_count)
-                return -EINVAL;
-        r = unit_validate(u);
-        if (r < 0)
-                return r;
-        r = period_bits(u->period_ns, &m, &sh);
+        r = unit_period(u, ret_count, &m, &sh);
         if (r < 0)
                 return r;
 

@@ -6,8 +6,6 @@
 #include "arith.h"
 #include "xtime.h"
 
-#define XTIME_MS_WRAP   (INT64_C(1) << 32)              /* X server ms wrap, ~49.7 days */
-#define XTIME_US_WRAP   (XTIME_MS_WRAP * 1000)          /* the same period in µs, < 2^42 */
 
 int xtime_encode_us(int64_t us, uint64_t *ret_encoded) {
         if (!ret_encoded)
@@ -21,28 +19,13 @@ int xtime_encode_us(int64_t us, uint64_t *ret_encoded) {
 }
 
 int xtime_decode_us(uint64_t encoded, int64_t hint_us, int64_t *ret_us) {
-        int64_t base_us, hint_mod_us, delta_us;
-
         if (!ret_us)
                 return -EINVAL;
         if (encoded / 1000 > UINT64_C(0xffffffff))
                 return -EINVAL;
-
-        /* base_us is the occurrence in [0, 2^32 ms); the others are base + k * XTIME_US_WRAP.
-         * Work with hint mod the wrap so that no intermediate can overflow. */
-        base_us = (int64_t) encoded;
-        hint_mod_us = hint_us % XTIME_US_WRAP;
-        if (hint_mod_us < 0)
-                hint_mod_us += XTIME_US_WRAP;
-
-        delta_us = base_us - hint_mod_us;
-        if (delta_us < 0)
-                delta_us += XTIME_US_WRAP;
-        /* A tie (exactly half a wrap away) goes to the later occurrence. */
-        if (delta_us > XTIME_US_WRAP / 2)
-                delta_us -= XTIME_US_WRAP;
-
-        return arith_add(hint_us, delta_us, ret_us);
+        /* encoded is the occurrence in [0, 2^32 ms); the others are it + k * XTIME_US_WRAP. The
+         * hint's residue keeps every intermediate from overflowing. */
+        return arith_add(hint_us, xtime_us_step((int64_t) encoded, xtime_us_residue(hint_us)), ret_us);
 }
 
 int64_t xtime_unwrap_ms(uint32_t x_ms, int64_t hint_ms) {

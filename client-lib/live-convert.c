@@ -67,36 +67,42 @@ static inline const LivePair *pair_kept(const struct timeconv *tc, unsigned from
         return p;
 }
 
-/* Everything but a repeated pair: the table read afresh, D-Bus for what it cannot answer. */
-static __attribute__((noinline)) int convert_id_slow(struct timeconv *tc, unsigned from, unsigned to, int64_t value,
-                                                     int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+/* Everything but a repeated pair: the table read afresh, D-Bus for what it cannot answer. now:
+ * value is ignored, the answer is now in to (the hub's record applied to a reading of the hub's
+ * clock), and from is LIVE_IDS_MAX, the pair cache's name for the hub. */
+static inline __attribute__((always_inline)) int id_slow(struct timeconv *tc, bool now, unsigned from, unsigned to,
+                                                        int64_t value, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         int64_t v, u;
         int r;
 
-        if (__builtin_expect(!tc || from >= tc->n_ids || to >= tc->n_ids || !ret_value, 0))
+        if (__builtin_expect(!tc || (!now && from >= tc->n_ids) || to >= tc->n_ids || !ret_value, 0))
                 return -EINVAL;
         if (tc->paths & TIMECONV_PATH_TABLE) {
                 const LivePair *p;
 
                 if (__builtin_expect(--tc->checks_left == 0, 0))
                         live_check_bus(tc);
-                /* A kept pair without a hot form, or a value its hot form leaves to the record. */
+                /* A kept pair without a hot form (a target that truncates, as x11 or msc), or a
+                 * value its hot form leaves to the record. */
                 p = pair_kept(tc, from, to);
-                if (p && pair_convert(p, value, &v, &u) >= 0) {
+                if (p && pair_convert(p, now ? clock_now_ns(CLOCK_MONOTONIC_RAW) : value, &v, &u) >= 0) {
                         tc->last_path = TIMECONV_PATH_TABLE;
                         goto done;
                 }
-                r = live_table_convert(tc, from, to, value, &v, &u);
+                r = now ? live_table_now(tc, to, &v, &u) : live_table_convert(tc, from, to, value, &v, &u);
                 if (__builtin_expect(r >= 0, 1)) {
                         tc->last_path = TIMECONV_PATH_TABLE;
-                        if (!tc->ids[from].needs_hint)
+                        if (now)
+                                pair_remember(tc, from, to, tc->table.hub_index, tc->ids[to].table_index);
+                        else if (!tc->ids[from].needs_hint)
                                 pair_remember(tc, from, to, tc->ids[from].table_index, tc->ids[to].table_index);
                         goto done;
                 }
                 if (table_final(tc, r))
                         return table_only_error(r);
         }
-        r = live_bus_convert(tc, tc->ids[from].name, tc->ids[to].name, value, &v, &u);
+        r = now ? live_bus_now(tc, tc->ids[to].name, &v, &u) :
+                  live_bus_convert(tc, tc->ids[from].name, tc->ids[to].name, value, &v, &u);
         if (r < 0)
                 return r;
         tc->last_path = TIMECONV_PATH_DBUS;
@@ -107,33 +113,52 @@ done:
         return 0;
 }
 
+/* id_slow() out of line, in its two forms: six arguments each, so that the fast paths reach
+ * them by a tail call. */
+static __attribute__((noinline)) int convert_slow(struct timeconv *tc, unsigned from, unsigned to, int64_t value,
+                                                  int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        return id_slow(tc, false, from, to, value, ret_value, ret_uncertainty_ns);
+}
+
+static __attribute__((noinline)) int now_slow(struct timeconv *tc, unsigned to, int64_t *ret_value,
+                                              int64_t *ret_uncertainty_ns) {
+        return id_slow(tc, true, LIVE_IDS_MAX, to, 0, ret_value, ret_uncertainty_ns);
+}
+
 /* The common loop, a pair converted again: one load of the pair's latch counter (and of the
  * table's count), then the record kept in the handle, in its hot form. Anything else, or a value
  * the hot form does not take, takes the slow path, which answers as before (through the kept
  * record, the table or the bus). Every check comes before the arithmetic, so that the fallback
- * is a plain tail call and the common case saves no registers. */
-static inline __attribute__((always_inline)) int convert_id(struct timeconv *tc, unsigned from, unsigned to,
+ * is a plain tail call and the common case saves no registers. now (a constant): now in to, as
+ * id_slow(), the clock read only once the pair is known. */
+static inline __attribute__((always_inline)) int convert_id(struct timeconv *tc, bool now, unsigned from, unsigned to,
                                                            int64_t value, int64_t *ret_value,
                                                            int64_t *ret_uncertainty_ns) {
         const LivePair *p;
         int64_t count, u;
 
-        if (__builtin_expect(!tc || !ret_value || tc->checks_left <= 1, 0))
+        /* from LIVE_IDS_MAX names the hub's pairs in the cache: only now() may find them. */
+        if (__builtin_expect(!tc || !ret_value || tc->checks_left <= 1 || (!now && from >= LIVE_IDS_MAX), 0))
                 goto slow;
         p = pair_kept(tc, from, to);
-        if (__builtin_expect(!p || !p->hot || !conv_hot_takes(&p->hot_rec, value, &count), 0))
+        if (__builtin_expect(!p || !p->hot, 0))
+                goto slow;
+        if (now)
+                value = clock_now_ns(CLOCK_MONOTONIC_RAW);
+        if (__builtin_expect(!conv_hot_takes(&p->hot_rec, value, &count), 0))
                 goto slow;
         tc->checks_left--;
         tc->last_path = TIMECONV_PATH_TABLE;
         conv_hot_apply(&p->hot_rec, count, ret_value, ret_uncertainty_ns ? ret_uncertainty_ns : &u);
         return 0;
 slow:
-        return convert_id_slow(tc, from, to, value, ret_value, ret_uncertainty_ns);
+        return now ? now_slow(tc, to, ret_value, ret_uncertainty_ns) :
+                     convert_slow(tc, from, to, value, ret_value, ret_uncertainty_ns);
 }
 
 TIMECONV_EXPORT int timeconv_convert_id(struct timeconv *tc, unsigned from, unsigned to, int64_t value,
                                         int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        return convert_id(tc, from, to, value, ret_value, ret_uncertainty_ns);
+        return convert_id(tc, false, from, to, value, ret_value, ret_uncertainty_ns);
 }
 
 TIMECONV_EXPORT int timeconv_pair_get(struct timeconv *tc, const char *from, const char *to,
@@ -159,7 +184,7 @@ TIMECONV_EXPORT int timeconv_pair_convert(const struct timeconv_pair *pair, int6
                                           int64_t *ret_uncertainty_ns) {
         if (!pair)
                 return -EINVAL;
-        return convert_id(pair->tc, pair->from, pair->to, value, ret_value, ret_uncertainty_ns);
+        return convert_id(pair->tc, false, pair->from, pair->to, value, ret_value, ret_uncertainty_ns);
 }
 
 /* Whether the caller's name is ours (NUL-terminated, < LIVE_NAME_MAX): inline, byte by byte; a
@@ -193,7 +218,7 @@ TIMECONV_EXPORT int timeconv_convert(struct timeconv *tc, const char *from, cons
         if (__builtin_expect(!tc || !from || !to || !ret_value, 0))
                 return -EINVAL;
         if (__builtin_expect(last_pair(tc, from, to, &i, &j), 1))
-                return convert_id(tc, i, j, value, ret_value, ret_uncertainty_ns);
+                return convert_id(tc, false, i, j, value, ret_value, ret_uncertainty_ns);
         r = timeconv_domain_id(tc, from, &i);
         if (r >= 0)
                 r = timeconv_domain_id(tc, to, &j);
@@ -209,7 +234,7 @@ TIMECONV_EXPORT int timeconv_convert(struct timeconv *tc, const char *from, cons
         tc->last_from = i;
         tc->last_to = j;
         tc->last_valid = true;
-        return convert_id_slow(tc, i, j, value, ret_value, ret_uncertainty_ns);
+        return convert_slow(tc, i, j, value, ret_value, ret_uncertainty_ns);
 }
 
 /* The table for as many values as it answers, in order; returns how many, or -errno when the
@@ -276,61 +301,10 @@ TIMECONV_EXPORT int timeconv_convert_many(struct timeconv *tc, const char *from,
         return 0;
 }
 
-static __attribute__((noinline)) int now_id_slow(struct timeconv *tc, unsigned domain, int64_t *ret_value,
-                                                 int64_t *ret_uncertainty_ns) {
-        int64_t v, u;
-        int r;
-
-        if (__builtin_expect(!tc || domain >= tc->n_ids || !ret_value, 0))
-                return -EINVAL;
-        if (tc->paths & TIMECONV_PATH_TABLE) {
-                const LivePair *p;
-
-                if (__builtin_expect(--tc->checks_left == 0, 0))
-                        live_check_bus(tc);
-                /* A kept pair without a hot form (a target that truncates, as x11 or msc). */
-                p = pair_kept(tc, LIVE_IDS_MAX, domain);
-                if (p && pair_convert(p, clock_now_ns(CLOCK_MONOTONIC_RAW), &v, &u) >= 0) {
-                        tc->last_path = TIMECONV_PATH_TABLE;
-                        goto done;
-                }
-                r = live_table_now(tc, domain, &v, &u);
-                if (__builtin_expect(r >= 0, 1)) {
-                        tc->last_path = TIMECONV_PATH_TABLE;
-                        pair_remember(tc, LIVE_IDS_MAX, domain, tc->table.hub_index, tc->ids[domain].table_index);
-                        goto done;
-                }
-                if (table_final(tc, r))
-                        return table_only_error(r);
-        }
-        r = live_bus_now(tc, tc->ids[domain].name, &v, &u);
-        if (r < 0)
-                return r;
-        tc->last_path = TIMECONV_PATH_DBUS;
-done:
-        *ret_value = v;
-        if (ret_uncertainty_ns)
-                *ret_uncertainty_ns = u;
-        return 0;
-}
-
 /* As convert_id(): the hub's record to domain, kept, on a reading of the hub's clock. */
 TIMECONV_EXPORT int timeconv_now_id(struct timeconv *tc, unsigned domain, int64_t *ret_value,
                                     int64_t *ret_uncertainty_ns) {
-        const LivePair *p;
-        int64_t count, u;
-
-        if (__builtin_expect(!tc || !ret_value || tc->checks_left <= 1, 0))
-                goto slow;
-        p = pair_kept(tc, LIVE_IDS_MAX, domain);
-        if (__builtin_expect(!p || !p->hot || !conv_hot_takes(&p->hot_rec, clock_now_ns(CLOCK_MONOTONIC_RAW), &count), 0))
-                goto slow;
-        tc->checks_left--;
-        tc->last_path = TIMECONV_PATH_TABLE;
-        conv_hot_apply(&p->hot_rec, count, ret_value, ret_uncertainty_ns ? ret_uncertainty_ns : &u);
-        return 0;
-slow:
-        return now_id_slow(tc, domain, ret_value, ret_uncertainty_ns);
+        return convert_id(tc, true, LIVE_IDS_MAX, domain, 0, ret_value, ret_uncertainty_ns);
 }
 
 TIMECONV_EXPORT int timeconv_now(struct timeconv *tc, const char *domain, int64_t *ret_value,

@@ -280,10 +280,32 @@ static int load_snapshot(Loader *l, json_t *o) {
         return r < 0 ? fail(l, "refused (%s)", strerror(-r)) : 0;
 }
 
+/* root's array key, each element by load() (with its path in the errors): -ENOENT when absent. */
+static int load_array(Loader *l, json_t *root, const char *key, size_t max, int (*load)(Loader *, json_t *)) {
+        json_t *a = json_object_get(root, key), *v;
+        size_t i;
+        int r;
+
+        if (!a)
+                return -ENOENT;
+        push_key(l, key);
+        if (!json_is_array(a))
+                return fail(l, "not an array");
+        if (json_array_size(a) > max)
+                return fail(l, "more than %zu %s", max, key);
+        json_array_foreach(a, i, v) {
+                push_index(l, i);
+                r = load(l, v);
+                if (r < 0)
+                        return r;
+                l->depth--;
+        }
+        l->depth--;
+        return 0;
+}
+
 static int load_root(Loader *l, json_t *root) {
         static const char *const keys[] = { "snapshots", "domains", NULL };
-        json_t *domains, *snapshots, *v;
-        size_t i;
         int r;
 
         if (!json_is_object(root))
@@ -291,38 +313,15 @@ static int load_root(Loader *l, json_t *root) {
         r = check_keys(l, root, keys);
         if (r < 0)
                 return r;
-
-        domains = json_object_get(root, "domains");
-        if (domains) {
-                push_key(l, "domains");
-                if (!json_is_array(domains))
-                        return fail(l, "not an array");
-                json_array_foreach(domains, i, v) {
-                        push_index(l, i);
-                        r = load_domain(l, v);
-                        if (r < 0)
-                                return r;
-                        l->depth--;
-                }
-                l->depth--;
-        }
-
-        snapshots = json_object_get(root, "snapshots");
-        if (!snapshots)
+        /* "domains" is optional; its own limit is load_domain()'s (more names than domains). */
+        r = load_array(l, root, "domains", SIZE_MAX, load_domain);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        r = load_array(l, root, "snapshots", SNAPSHOT_FILE_MAX_SNAPSHOTS, load_snapshot);
+        if (r == -ENOENT)
                 return fail(l, "missing \"snapshots\"");
-        push_key(l, "snapshots");
-        if (!json_is_array(snapshots))
-                return fail(l, "not an array");
-        if (json_array_size(snapshots) > SNAPSHOT_FILE_MAX_SNAPSHOTS)
-                return fail(l, "more than %d snapshots", SNAPSHOT_FILE_MAX_SNAPSHOTS);
-        json_array_foreach(snapshots, i, v) {
-                push_index(l, i);
-                r = load_snapshot(l, v);
-                if (r < 0)
-                        return r;
-                l->depth--;
-        }
-        l->depth--;
+        if (r < 0)
+                return r;
         return snapshot_graph_finalize(l->graph);
 }
 
