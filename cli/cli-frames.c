@@ -12,6 +12,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli-io.h"
@@ -198,8 +199,31 @@ static int parse_input(Frames *c, FramesParser *p, int fd, FramesError *error) {
         return r;
 }
 
+static ssize_t read_at(void *userdata, void *buf, size_t size, uint64_t offset) {
+        int fd = *(int *) userdata;
+        ssize_t k;
+
+        do
+                k = pread(fd, buf, size, (off_t) offset);
+        while (k < 0 && errno == EINTR);
+        return k < 0 ? -errno : k;
+}
+
+/* A regular file is read where the parser needs it: a large frame log by two threads at once
+ * (frames_parser_read()). 1 when it was, 0 when fd is not a regular file (the reader's then),
+ * or what the parser returned. */
+static int parse_file(FramesParser *p, int fd, FramesError *error) {
+        struct stat st;
+        int r;
+
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+                return 0;
+        r = frames_parser_read(p, read_at, &fd, (uint64_t) st.st_size, LINE_MAX_SIZE, error);
+        return r < 0 ? r : 1;
+}
+
 /* Reads one input into the log: 0 or an exit status. */
-static int read_input(Frames *c, const char *name, int fd) {
+static int read_input(Frames *c, const char *name, int fd, bool whole_file) {
         FramesParser *p = NULL;
         FramesError error = {};
         int r;
@@ -209,8 +233,11 @@ static int read_input(Frames *c, const char *name, int fd) {
                 goto oom;
         /* A hint: the kernel may read further ahead. */
         (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-        r = parse_input(c, p, fd, &error);
+        /* Standard input is read from where it stands, even when it is a file. */
+        r = whole_file ? parse_file(p, fd, &error) : 0;
         if (r == 0)
+                r = parse_input(c, p, fd, &error);
+        if (r >= 0)
                 r = frames_parser_finish(p, &error);
         if (r >= 0 && frames_parser_format(p) != FRAMES_FORMAT_UNKNOWN) {
                 c->mixed |= c->format != FRAMES_FORMAT_UNKNOWN && c->format != frames_parser_format(p);
@@ -240,13 +267,13 @@ static int read_file(Frames *c, const char *name) {
         int fd, status;
 
         if (strcmp(name, "-") == 0)
-                return read_input(c, STDIN_NAME, STDIN_FILENO);
+                return read_input(c, STDIN_NAME, STDIN_FILENO, false);
         fd = open(name, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
                 fprintf(stderr, "timeconv: %s: %s\n", name, strerror(errno));
                 return EXIT_NOINPUT;
         }
-        status = read_input(c, name, fd);
+        status = read_input(c, name, fd, true);
         close(fd);
         return status;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "frames-desktop.h"
+#include "frames-internal.h"
 #include "frames-memory.h"
 
 /* High-precision X time wraps with its 32-bit ms part; in ns. */
@@ -58,17 +59,38 @@ const char *frames_timed_by_name(FramesTimedBy t) {
         }
 }
 
+/* Whether the window's frames are its series as they are: every row drawn and presented, in
+ * order (what frames_log_add() would keep, all of it). */
+static bool frames_are_series(const FramesWindow *w) {
+        for (size_t i = 0; i < w->n_rows; i++)
+                if (w->frames[i].desired_ns == FRAMES_NO_TIME || w->frames[i].present_ns == FRAMES_NO_TIME ||
+                    (i > 0 && w->frames[i].present_ns <= w->frames[i - 1].present_ns))
+                        return false;
+        return w->n_rows > 0;
+}
+
 int frames_window_series(const FramesWindow *w, FramesLog **ret_series, FramesTimedBy *ret_timed_by) {
         bool presented = false;
         FramesLog *series;
         int r;
 
         for (size_t i = 0; i < w->n_rows && !presented; i++)
-                presented = w->rows[i].presented_ns != FRAMES_NO_TIME;
+                presented = w->frames[i].present_ns != FRAMES_NO_TIME;
         r = frames_log_new(&series);
         if (r < 0)
                 return r;
         series->dumps = 1;
+        if (frames_are_series(w)) {
+                /* Millions of frames not copied (nor their memory touched): the series only
+                 * reads them, and the window outlives it. */
+                series->frames = (Frame *) w->frames;
+                series->frames_borrowed = true;
+                series->n_frames = series->n_allocated = w->n_rows;
+                series->rows = series->android_rows = w->n_rows;
+                *ret_series = series;
+                *ret_timed_by = FRAMES_TIMED_BY_PRESENTED;
+                return 0;
+        }
         /* Room for every row at once: no growing (and copying) a million frames at a time. */
         if (w->n_rows > 0) {
                 void *frames = NULL;
@@ -80,21 +102,21 @@ int frames_window_series(const FramesWindow *w, FramesLog **ret_series, FramesTi
                 series->frames = frames;
         }
         for (size_t i = 0; i < w->n_rows; i++) {
-                const FramesWindowRow *row = &w->rows[i];
+                const Frame *row = &w->frames[i];
                 Frame f = {
                         .desired_ns = FRAMES_NO_TIME,
                         .ready_ns = FRAMES_NO_TIME,
                         .refresh_ns = row->refresh_ns,
                 };
 
-                if (row->drawn_ns == FRAMES_NO_TIME)
-                        continue;
+                if (row->desired_ns == FRAMES_NO_TIME)
+                        continue;       /* never drawn */
                 if (presented) {
                         /* Not presented yet: pending, as the older reader counted it. */
-                        f.present_ns = row->presented_ns != FRAMES_NO_TIME ? row->presented_ns : INT64_MAX;
-                        f.desired_ns = row->drawn_ns;
+                        f.present_ns = row->present_ns != FRAMES_NO_TIME ? row->present_ns : INT64_MAX;
+                        f.desired_ns = row->desired_ns;
                 } else
-                        f.present_ns = row->drawn_ns;
+                        f.present_ns = row->desired_ns;
                 if (frames_log_add(series, &f) < 0) {
                         frames_log_free(series);
                         return -ENOMEM;
@@ -135,101 +157,161 @@ static int64_t clock_offset_ns(const FramesRow *row) {
         return d;
 }
 
-/* The row as the window keeps it. */
-static FramesWindowRow compact(const FramesRow *row) {
-        FramesWindowRow k = {
-                .drawn_ns = FRAMES_NO_TIME,
-                .presented_ns = FRAMES_NO_TIME,
-                .refresh_ns = row->refresh_ns,
-                .end_to_drawn_ns = FRAMES_NO_TIME,
-                .drawn_message_ns = FRAMES_NO_TIME,
-                .timings_message_ns = FRAMES_NO_TIME,
-                .clock_offset_ns = FRAMES_NO_TIME,
-        };
-        int64_t unc_ns;
-
-        if (!frames_time_valid(row->drawn_ns))
-                return k;
-        unc_ns = row->drawn_uncertainty_ns >= 0 && row->drawn_uncertainty_ns != FRAMES_NO_TIME ?
-                row->drawn_uncertainty_ns : 0;
-        k.drawn_ns = row->drawn_ns;
-        if (frames_time_valid(row->presented_ns))
-                k.presented_ns = row->presented_ns;
-        k.end_to_drawn_ns = diff(row->drawn_ns, row->end_ns);
-        k.drawn_message_ns = diff(row->drawn_received_ns, row->drawn_ns);
-        k.timings_message_ns = diff(row->timings_received_ns, row->drawn_ns);
-        k.clock_offset_ns = clock_offset_ns(row);
-        if (k.clock_offset_ns != FRAMES_NO_TIME && k.clock_offset_ns <= unc_ns + US_TRUNCATION_NS &&
-            k.clock_offset_ns >= -unc_ns - US_TRUNCATION_NS)
-                k.flags |= FRAMES_ROW_IDENTITY;
-        if (k.end_to_drawn_ns != FRAMES_NO_TIME && k.drawn_message_ns != FRAMES_NO_TIME) {
-                k.flags |= FRAMES_ROW_CAUSAL;
-                /* By differences: no sum of a time and a bound overflows. */
-                if (k.end_to_drawn_ns < -unc_ns || k.drawn_message_ns < -unc_ns)
-                        k.flags |= FRAMES_ROW_CAUSAL_OUTSIDE;
-        }
-        return k;
+/* A latency in 32 bits, or the mark that it is not known or is kept in full. */
+static int32_t narrow(int64_t v) {
+        if (v == FRAMES_NO_TIME)
+                return FRAMES_LATENCY_NONE;
+        if (v <= FRAMES_LATENCY_WIDE || v > INT32_MAX)
+                return FRAMES_LATENCY_WIDE;
+        return (int32_t) v;
 }
 
-int frames_log_add_row(FramesLog *log, int64_t window, const FramesRow *row) {
+void frames_row_stage(int64_t window, const FramesRow *row, FramesStagedRow *ret) {
+        FramesStagedRow k = {
+                .window = window,
+                .begin_ns = frames_time_valid(row->begin_ns) ? row->begin_ns : FRAMES_NO_TIME,
+                .frame = {
+                        .present_ns = FRAMES_NO_TIME,
+                        .desired_ns = FRAMES_NO_TIME,
+                        .ready_ns = FRAMES_NO_TIME,
+                        .refresh_ns = row->refresh_ns,
+                },
+                .latency_ns = { FRAMES_NO_TIME, FRAMES_NO_TIME, FRAMES_NO_TIME, FRAMES_NO_TIME },
+        };
+        int64_t unc_ns, *l = k.latency_ns;
+
+        if (frames_time_valid(row->drawn_ns)) {
+                unc_ns = row->drawn_uncertainty_ns >= 0 && row->drawn_uncertainty_ns != FRAMES_NO_TIME ?
+                        row->drawn_uncertainty_ns : 0;
+                k.frame.desired_ns = row->drawn_ns;
+                if (frames_time_valid(row->presented_ns))
+                        k.frame.present_ns = row->presented_ns;
+                l[FRAMES_END_TO_DRAWN] = diff(row->drawn_ns, row->end_ns);
+                l[FRAMES_DRAWN_MESSAGE] = diff(row->drawn_received_ns, row->drawn_ns);
+                l[FRAMES_TIMINGS_MESSAGE] = diff(row->timings_received_ns, row->drawn_ns);
+                l[FRAMES_CLOCK_OFFSET] = clock_offset_ns(row);
+                if (l[FRAMES_CLOCK_OFFSET] != FRAMES_NO_TIME && l[FRAMES_CLOCK_OFFSET] <= unc_ns + US_TRUNCATION_NS &&
+                    l[FRAMES_CLOCK_OFFSET] >= -unc_ns - US_TRUNCATION_NS)
+                        k.row.flags |= FRAMES_ROW_IDENTITY;
+                if (l[FRAMES_END_TO_DRAWN] != FRAMES_NO_TIME && l[FRAMES_DRAWN_MESSAGE] != FRAMES_NO_TIME) {
+                        k.row.flags |= FRAMES_ROW_CAUSAL;
+                        /* By differences: no sum of a time and a bound overflows. */
+                        if (l[FRAMES_END_TO_DRAWN] < -unc_ns || l[FRAMES_DRAWN_MESSAGE] < -unc_ns)
+                                k.row.flags |= FRAMES_ROW_CAUSAL_OUTSIDE;
+                }
+        }
+        for (size_t i = 0; i < FRAMES_N_LATENCIES; i++)
+                k.row.latency_ns[i] = narrow(l[i]);
+        *ret = k;
+}
+
+static int grow(void **array, size_t *n_allocated, size_t n, size_t size) {
+        if (n < *n_allocated)
+                return 0;
+        return frames_array_grow(array, n_allocated, *n_allocated ? *n_allocated * 2 : 1024, size, true);
+}
+
+int frames_log_add_staged(FramesLog *log, const FramesStagedRow *s) {
         FramesWindow *w;
+        void *p;
         int r;
 
-        r = window_for(log, window, &w);
+        r = window_for(log, s->window, &w);
         if (r < 0)
                 return r;
-        if (w->n_rows == w->n_allocated) {
-                void *rows = w->rows;
+        p = w->rows;
+        r = grow(&p, &w->n_allocated, w->n_rows, sizeof(FramesWindowRow));
+        w->rows = p;
+        if (r < 0)
+                return r;
+        p = w->frames;
+        r = grow(&p, &w->n_frames_allocated, w->n_rows, sizeof(Frame));
+        w->frames = p;
+        if (r < 0)
+                return r;
+        for (size_t l = 0; l < FRAMES_N_LATENCIES; l++) {
+                if (s->row.latency_ns[l] != FRAMES_LATENCY_WIDE)
+                        continue;
+                if (w->n_wide == w->n_wide_allocated) {
+                        size_t n = w->n_wide_allocated ? w->n_wide_allocated * 2 : 16;
+                        FramesWide *wide = reallocarray(w->wide, n, sizeof(*wide));
 
-                r = frames_array_grow(&rows, &w->n_allocated, w->n_allocated ? w->n_allocated * 2 : 1024,
-                                      sizeof(FramesWindowRow), true);
-                if (r < 0)
-                        return r;
-                w->rows = rows;
+                        if (!wide)
+                                return -ENOMEM;
+                        w->wide = wide;
+                        w->n_wide_allocated = n;
+                }
+                w->wide[w->n_wide++] = (FramesWide) { w->n_rows, (FramesLatency) l, s->latency_ns[l] };
         }
-        w->rows[w->n_rows++] = compact(row);
-        if (frames_time_valid(row->begin_ns)) {
+        w->frames[w->n_rows] = s->frame;
+        w->rows[w->n_rows++] = s->row;
+        if (s->begin_ns != FRAMES_NO_TIME) {
                 if (w->n_begun++ == 0)
-                        w->first_begin_ns = row->begin_ns;
-                w->last_begin_ns = row->begin_ns;
+                        w->first_begin_ns = s->begin_ns;
+                w->last_begin_ns = s->begin_ns;
         }
         log->rows++;
         return 0;
 }
 
-/* One column of the rows (the values known of it) to spread: how many there were. */
-static size_t column(const FramesWindow *w, int64_t *values, int64_t (*of)(const FramesWindowRow *row),
-                     FramesSpread *ret) {
+int frames_log_add_row(FramesLog *log, int64_t window, const FramesRow *row) {
+        FramesStagedRow s;
+
+        frames_row_stage(window, row, &s);
+        return frames_log_add_staged(log, &s);
+}
+
+int64_t frames_window_latency(const FramesWindow *w, size_t i, FramesLatency l) {
+        int32_t v = w->rows[i].latency_ns[l];
+        size_t lo = 0, hi = w->n_wide;
+
+        if (v == FRAMES_LATENCY_NONE)
+                return FRAMES_NO_TIME;
+        if (v != FRAMES_LATENCY_WIDE)
+                return v;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                const FramesWide *x = &w->wide[mid];
+
+                if (x->row < i || (x->row == i && x->latency < l))
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        /* Always there: a row is marked wide only with its value kept. */
+        return lo < w->n_wide && w->wide[lo].row == i && w->wide[lo].latency == l ? w->wide[lo].value_ns :
+                FRAMES_NO_TIME;
+}
+
+/* One latency of the rows (the values known of it) to spread: how many there were. */
+static size_t column(const FramesWindow *w, int64_t *values, FramesLatency l, FramesSpread *ret) {
         size_t n = 0;
 
         for (size_t i = 0; i < w->n_rows; i++) {
-                int64_t v = of(&w->rows[i]);
+                int32_t v = w->rows[i].latency_ns[l];
 
-                if (v != FRAMES_NO_TIME)
+                if (v == FRAMES_LATENCY_WIDE)
+                        values[n++] = frames_window_latency(w, i, l);
+                else if (v != FRAMES_LATENCY_NONE)
                         values[n++] = v;
         }
         frames_spread(values, n, ret);
         return n;
 }
 
-static int64_t end_to_drawn(const FramesWindowRow *row) {
-        return row->end_to_drawn_ns;
-}
+static size_t drawn_to_presented(const FramesWindow *w, int64_t *values, FramesSpread *ret) {
+        size_t n = 0;
 
-static int64_t drawn_to_presented(const FramesWindowRow *row) {
-        return row->presented_ns != FRAMES_NO_TIME ? diff(row->presented_ns, row->drawn_ns) : FRAMES_NO_TIME;
-}
+        for (size_t i = 0; i < w->n_rows; i++) {
+                /* Presented only when drawn. */
+                int64_t v = w->frames[i].present_ns != FRAMES_NO_TIME ?
+                        diff(w->frames[i].present_ns, w->frames[i].desired_ns) : FRAMES_NO_TIME;
 
-static int64_t drawn_message(const FramesWindowRow *row) {
-        return row->drawn_message_ns;
-}
-
-static int64_t timings_message(const FramesWindowRow *row) {
-        return row->timings_message_ns;
-}
-
-static int64_t clock_offset(const FramesWindowRow *row) {
-        return row->clock_offset_ns;
+                if (v != FRAMES_NO_TIME)
+                        values[n++] = v;
+        }
+        frames_spread(values, n, ret);
+        return n;
 }
 
 int frames_desktop_stats_compute(const FramesWindow *w, FramesDesktopStats *ret) {
@@ -242,8 +324,8 @@ int frames_desktop_stats_compute(const FramesWindow *w, FramesDesktopStats *ret)
         for (size_t i = 0; i < w->n_rows; i++) {
                 const FramesWindowRow *row = &w->rows[i];
 
-                d.n_drawn += row->drawn_ns != FRAMES_NO_TIME;
-                d.n_presented += row->presented_ns != FRAMES_NO_TIME;
+                d.n_drawn += w->frames[i].desired_ns != FRAMES_NO_TIME;
+                d.n_presented += w->frames[i].present_ns != FRAMES_NO_TIME;
                 d.n_clock_identity += !!(row->flags & FRAMES_ROW_IDENTITY);
                 d.n_causal += !!(row->flags & FRAMES_ROW_CAUSAL);
                 d.n_causal_outside += !!(row->flags & FRAMES_ROW_CAUSAL_OUTSIDE);
@@ -252,11 +334,11 @@ int frames_desktop_stats_compute(const FramesWindow *w, FramesDesktopStats *ret)
         if (w->n_begun >= 2 && w->last_begin_ns > w->first_begin_ns)
                 d.client_fps = (double) (w->n_begun - 1) / ((double) (w->last_begin_ns - w->first_begin_ns) / 1e9);
         /* One scratch array for every column, in turn. */
-        d.n_end_to_drawn = column(w, values, end_to_drawn, &d.end_to_drawn);
-        d.n_drawn_to_presented = column(w, values, drawn_to_presented, &d.drawn_to_presented);
-        d.n_drawn_message = column(w, values, drawn_message, &d.drawn_message);
-        d.n_timings_message = column(w, values, timings_message, &d.timings_message);
-        d.n_clock = column(w, values, clock_offset, &d.clock_offset);
+        d.n_end_to_drawn = column(w, values, FRAMES_END_TO_DRAWN, &d.end_to_drawn);
+        d.n_drawn_to_presented = drawn_to_presented(w, values, &d.drawn_to_presented);
+        d.n_drawn_message = column(w, values, FRAMES_DRAWN_MESSAGE, &d.drawn_message);
+        d.n_timings_message = column(w, values, FRAMES_TIMINGS_MESSAGE, &d.timings_message);
+        d.n_clock = column(w, values, FRAMES_CLOCK_OFFSET, &d.clock_offset);
         free(values);
         *ret = d;
         return 0;

@@ -60,4 +60,25 @@ int frames_gfxinfo_line(FramesParser *p, const char *line, size_t size, FramesEr
 int frames_gfxinfo_finish(FramesParser *p, FramesError *ret_error);
 void frames_gfxinfo_free(FramesParser *p);
 
+/* A row of the frame log as read, before it joins its window: what a reader thread makes on its
+ * own, and what joins the log in the order of the text (frames-desktop.c). */
+typedef struct FramesStagedRow {
+        int64_t window;
+        int64_t begin_ns;                       /* FRAMES_NO_TIME unless a valid time */
+        Frame frame;
+        FramesWindowRow row;
+        int64_t latency_ns[FRAMES_N_LATENCIES]; /* in full; read where row has FRAMES_LATENCY_WIDE */
+} FramesStagedRow;
+
+void frames_row_stage(int64_t window, const FramesRow *row, FramesStagedRow *ret);
+/* s to its window's rows. 0 or -ENOMEM. */
+int frames_log_add_staged(FramesLog *log, const FramesStagedRow *s);
+
+/* One line of the frame log (trimmed, not empty) to *ret: 0, or -EBADMSG saying line. */
+int frames_jsonl_row(unsigned line, const char *text, size_t size, FramesStagedRow *ret, FramesError *ret_error);
 int frames_jsonl_line(FramesParser *p, const char *line, size_t size, FramesError *ret_error);
+
+/* frames_parser_text() (text) or frames_parser_read() (read_at), in blocks of block_size bytes on
+ * up to n_workers threads (tests try small blocks). */
+int frames_parser_input(FramesParser *p, const char *text, FramesReadAt read_at, void *userdata, uint64_t size,
+                        size_t max_line_size, size_t block_size, unsigned n_workers, FramesError *ret_error);

@@ -174,17 +174,17 @@ static int fast_row(const char *s, size_t n, Values *v) {
 }
 
 /* Any JSON object: 0 with *ret filled, or -EBADMSG. */
-static int slow_row(FramesParser *p, const char *line, size_t size, Values *ret, FramesError *ret_error) {
+static int slow_row(unsigned line_number, const char *line, size_t size, Values *ret, FramesError *ret_error) {
         json_error_t error;
         Values v = {};
         json_t *o;
 
         o = json_loadb(line, size, JSON_REJECT_DUPLICATES, &error);
         if (!o)
-                return frames_fail(ret_error, p->line, "not JSON: %s", error.text);
+                return frames_fail(ret_error, line_number, "not JSON: %s", error.text);
         if (!json_is_object(o)) {
                 json_decref(o);
-                return frames_fail(ret_error, p->line, "not a JSON object");
+                return frames_fail(ret_error, line_number, "not a JSON object");
         }
         for (size_t k = 0; k < N_KEYS; k++) {
                 char name[32];
@@ -201,7 +201,7 @@ static int slow_row(FramesParser *p, const char *line, size_t size, Values *ret,
                         v.v[k] = (int64_t) json_integer_value(j);
                 else {
                         json_decref(o);
-                        return frames_fail(ret_error, p->line, "\"%s\" is not an integer", name);
+                        return frames_fail(ret_error, line_number, "\"%s\" is not an integer", name);
                 }
         }
         json_decref(o);
@@ -213,7 +213,8 @@ static int64_t time_or_none(const Values *v, unsigned k) {
         return (v->seen & 1u << k) && !(v->null & 1u << k) ? v->v[k] : FRAMES_NO_TIME;
 }
 
-int frames_jsonl_line(FramesParser *p, const char *line, size_t size, FramesError *ret_error) {
+int frames_jsonl_row(unsigned line_number, const char *line, size_t size, FramesStagedRow *ret,
+                     FramesError *ret_error) {
         unsigned present;
         Values v = {};
         FramesRow row;
@@ -221,21 +222,21 @@ int frames_jsonl_line(FramesParser *p, const char *line, size_t size, FramesErro
         int r;
 
         if (!fast_row(line, size, &v)) {
-                r = slow_row(p, line, size, &v, ret_error);
+                r = slow_row(line_number, line, size, &v, ret_error);
                 if (r < 0)
                         return r;
         }
         present = v.seen & ~v.null;
         if (!(v.seen & 1u << K_COUNTER))
-                return frames_fail(ret_error, p->line, "no \"counter\"");
+                return frames_fail(ret_error, line_number, "no \"counter\"");
         if (!(present & 1u << K_COUNTER))
-                return frames_fail(ret_error, p->line, "\"counter\" is null");
+                return frames_fail(ret_error, line_number, "\"counter\" is null");
         if (!(v.seen & 1u << K_DRAWN))
-                return frames_fail(ret_error, p->line, "no \"drawn_ns\"");
+                return frames_fail(ret_error, line_number, "no \"drawn_ns\"");
         if (v.v[K_COUNTER] < 0)
-                return frames_fail(ret_error, p->line, "\"counter\" is negative");
+                return frames_fail(ret_error, line_number, "\"counter\" is negative");
         if ((present & 1u << K_WINDOW) && v.v[K_WINDOW] < 0)
-                return frames_fail(ret_error, p->line, "\"window\" is negative");
+                return frames_fail(ret_error, line_number, "\"window\" is negative");
 
         window = present & 1u << K_WINDOW ? v.v[K_WINDOW] : FRAMES_NO_WINDOW;
         row = (FramesRow) {
@@ -253,5 +254,16 @@ int frames_jsonl_line(FramesParser *p, const char *line, size_t size, FramesErro
                 .drawn_received_ns = time_or_none(&v, K_DRAWN_RECEIVED),
                 .timings_received_ns = time_or_none(&v, K_TIMINGS_RECEIVED),
         };
-        return frames_log_add_row(p->log, window, &row);
+        frames_row_stage(window, &row, ret);
+        return 0;
+}
+
+int frames_jsonl_line(FramesParser *p, const char *line, size_t size, FramesError *ret_error) {
+        FramesStagedRow s;
+        int r;
+
+        r = frames_jsonl_row(p->line, line, size, &s, ret_error);
+        if (r < 0)
+                return r;
+        return frames_log_add_staged(p->log, &s);
 }

@@ -31,10 +31,15 @@ int frames_log_new(FramesLog **ret) {
 
 FramesLog *frames_log_free(FramesLog *log) {
         if (log) {
-                frames_array_free(log->frames, log->n_allocated, sizeof(Frame));
-                for (size_t i = 0; i < log->n_windows; i++)
-                        frames_array_free(log->windows[i].rows, log->windows[i].n_allocated,
-                                          sizeof(FramesWindowRow));
+                if (!log->frames_borrowed)
+                        frames_array_free(log->frames, log->n_allocated, sizeof(Frame));
+                for (size_t i = 0; i < log->n_windows; i++) {
+                        FramesWindow *w = &log->windows[i];
+
+                        frames_array_free(w->rows, w->n_allocated, sizeof(FramesWindowRow));
+                        frames_array_free(w->frames, w->n_frames_allocated, sizeof(Frame));
+                        free(w->wide);
+                }
                 free(log->windows);
         }
         free(log);
@@ -259,6 +264,7 @@ int frames_parse_text(FramesLog *log, const char *text, size_t size, FramesError
         FramesParser *p;
         int r;
 
+        /* Line by line on this thread (frames_parser_text() reads in blocks, on two). */
         r = frames_parser_new(log, &p);
         if (r < 0)
                 return r;

@@ -150,15 +150,17 @@ static void legend(FILE *f, const FramesStats *s) {
 }
 
 /* One latency of the rows over time: the value for row i, FRAMES_NO_TIME when it has none. */
-typedef int64_t (*LatencyOf)(const FramesWindowRow *row);
+typedef int64_t (*LatencyOf)(const FramesWindow *w, size_t i);
 
-static int64_t end_to_drawn(const FramesWindowRow *row) {
-        return row->end_to_drawn_ns;
+static int64_t end_to_drawn(const FramesWindow *w, size_t i) {
+        return frames_window_latency(w, i, FRAMES_END_TO_DRAWN);
 }
 
-static int64_t drawn_to_presented(const FramesWindowRow *row) {
-        return row->drawn_ns != FRAMES_NO_TIME && row->presented_ns != FRAMES_NO_TIME ?
-                row->presented_ns - row->drawn_ns : FRAMES_NO_TIME;
+static int64_t drawn_to_presented(const FramesWindow *w, size_t i) {
+        const Frame *row = &w->frames[i];
+
+        return row->desired_ns != FRAMES_NO_TIME && row->present_ns != FRAMES_NO_TIME ?
+                row->present_ns - row->desired_ns : FRAMES_NO_TIME;
 }
 
 static double panel_y(double v_ms, double ymax_ms) {
@@ -168,8 +170,8 @@ static double panel_y(double v_ms, double ymax_ms) {
 }
 
 /* x: the drawn time on the intervals' axis, kept inside the plot. */
-static double panel_x(const Axes *a, const FramesWindowRow *row) {
-        double x = x_of(a, row->drawn_ns);
+static double panel_x(const Axes *a, const FramesWindow *w, size_t i) {
+        double x = x_of(a, w->frames[i].desired_ns);
 
         return x < LEFT ? LEFT : x > LEFT + PLOT_W ? LEFT + PLOT_W : x;
 }
@@ -179,7 +181,7 @@ static void latency_line(FILE *f, const Axes *a, const FramesWindow *w, LatencyO
         size_t n = 0;
 
         for (size_t i = 0; i < w->n_rows; i++)
-                n += of(&w->rows[i]) != FRAMES_NO_TIME;
+                n += of(w, i) != FRAMES_NO_TIME;
         if (n == 0)
                 return;
         fprintf(f, "<path class=\"%s\" d=\"", cls);
@@ -187,22 +189,22 @@ static void latency_line(FILE *f, const Axes *a, const FramesWindow *w, LatencyO
                 bool first = true;
 
                 for (size_t i = 0; i < w->n_rows; i++) {
-                        int64_t v = of(&w->rows[i]);
+                        int64_t v = of(w, i);
 
                         if (v == FRAMES_NO_TIME)
                                 continue;
-                        fprintf(f, "%c%.1f,%.1f", first ? 'M' : 'L', panel_x(a, &w->rows[i]),
+                        fprintf(f, "%c%.1f,%.1f", first ? 'M' : 'L', panel_x(a, w, i),
                                 panel_y((double) v / 1e6, ymax_ms));
                         first = false;
                 }
         } else
                 /* One bar per pixel column, as the intervals. */
                 for (size_t i = 0; i < w->n_rows;) {
-                        int column = (int) (panel_x(a, &w->rows[i]) - LEFT);
+                        int column = (int) (panel_x(a, w, i) - LEFT);
                         double lo = INFINITY, hi = -INFINITY;
 
-                        for (; i < w->n_rows && (int) (panel_x(a, &w->rows[i]) - LEFT) == column; i++) {
-                                int64_t v = of(&w->rows[i]);
+                        for (; i < w->n_rows && (int) (panel_x(a, w, i) - LEFT) == column; i++) {
+                                int64_t v = of(w, i);
 
                                 if (v == FRAMES_NO_TIME)
                                         continue;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* A time that is not known (a pending fence, a 0 in a dump, a column the dump lacks). */
 #define FRAMES_NO_TIME INT64_MIN
@@ -41,27 +42,53 @@ enum {
         FRAMES_ROW_CAUSAL_OUTSIDE = 1 << 2,     /* drawn outside [end, arrival] by more than its bound */
 };
 
-/* A row as a window keeps it: what the figures need, the latencies already taken (a log has
- * millions of rows; 64 bytes each rather than the row's 112). FRAMES_NO_TIME where unknown. */
+/* The latencies a window keeps of each row, as FramesWindowRow.latency_ns[] indexes them. */
+typedef enum FramesLatency {
+        FRAMES_END_TO_DRAWN,            /* drawn - end */
+        FRAMES_DRAWN_MESSAGE,           /* _NET_WM_FRAME_DRAWN arrived - drawn */
+        FRAMES_TIMINGS_MESSAGE,         /* _NET_WM_FRAME_TIMINGS arrived - drawn */
+        FRAMES_CLOCK_OFFSET,            /* drawn as sent (x11_us read as CLOCK_MONOTONIC) - converted */
+        FRAMES_N_LATENCIES,
+} FramesLatency;
+
+/* A latency that is not known, and one beyond the ±2.1 s of 32 bits, which the window keeps in
+ * full among its wide values (frames_window_latency() reads either). */
+#define FRAMES_LATENCY_NONE INT32_MIN
+#define FRAMES_LATENCY_WIDE (INT32_MIN + 1)
+
+/* What a window keeps of a row beside its frame: the latencies already taken. A log has millions
+ * of rows, and memory touched for the first time is most of the cost of reading one: a row is
+ * this (20 bytes) and its frame (32), where it was the 112 of FramesRow plus a copy as a frame. */
 typedef struct FramesWindowRow {
-        int64_t drawn_ns;               /* FRAMES_NO_TIME: never drawn, and all below unknown */
-        int64_t presented_ns;
-        int64_t refresh_ns;             /* 0: unknown */
-        int64_t end_to_drawn_ns;
-        int64_t drawn_message_ns;       /* _NET_WM_FRAME_DRAWN arrived - drawn */
-        int64_t timings_message_ns;     /* _NET_WM_FRAME_TIMINGS arrived - drawn */
-        int64_t clock_offset_ns;        /* drawn as sent (x11_us read as CLOCK_MONOTONIC) - converted */
-        uint64_t flags;                 /* FRAMES_ROW_* */
+        int32_t latency_ns[FRAMES_N_LATENCIES];  /* ns; FRAMES_LATENCY_NONE, FRAMES_LATENCY_WIDE */
+        uint32_t flags;                          /* FRAMES_ROW_* */
 } FramesWindowRow;
+
+/* A latency of a row beyond 32 bits. */
+typedef struct FramesWide {
+        size_t row;
+        FramesLatency latency;
+        int64_t value_ns;
+} FramesWide;
 
 /* The rows of one window, in the order of the log. */
 typedef struct FramesWindow {
         int64_t id;                     /* the X window; FRAMES_NO_WINDOW: rows that did not say */
+        /* Row i as a frame: present_ns its presented time, desired_ns its drawn time (both
+         * FRAMES_NO_TIME when it was never drawn; presented too when not presented), ready_ns
+         * FRAMES_NO_TIME, refresh_ns (0: unknown). When every row was drawn and presented in
+         * order, these are the window's series as they are (frames_window_series()). */
+        Frame *frames;
         FramesWindowRow *rows;
-        size_t n_rows, n_allocated;
+        size_t n_rows, n_allocated, n_frames_allocated;
+        FramesWide *wide;               /* by row, then latency */
+        size_t n_wide, n_wide_allocated;
         size_t n_begun;                 /* rows with a begin time, the first and the last of them */
         int64_t first_begin_ns, last_begin_ns;
 } FramesWindow;
+
+/* Latency l of row i of w, FRAMES_NO_TIME when it is not known. */
+int64_t frames_window_latency(const FramesWindow *w, size_t i, FramesLatency l);
 
 #define FRAMES_NO_WINDOW INT64_C(-1)
 
@@ -78,6 +105,7 @@ typedef struct FramesLog {
         FramesWindow *windows;  /* the frame log's rows, by window in order of appearance */
         size_t n_windows, n_windows_allocated;
         size_t last_window;     /* where the previous row went: rows come in runs */
+        bool frames_borrowed;   /* frames are a window's (frames_window_series()): not freed here */
 } FramesLog;
 
 int frames_log_new(FramesLog **ret);
@@ -126,6 +154,23 @@ int frames_parser_finish(FramesParser *p, FramesError *ret_error);
 FramesFormat frames_parser_format(const FramesParser *p);
 /* Lines seen so far. */
 unsigned frames_parser_lines(const FramesParser *p);
+
+/* The lines of text (split on '\n'; the last one without it when it holds text), as many calls
+ * of frames_parser_line() would pass them: the same rows, in the same order, the same error.
+ * A large frame log is read by two threads, a block at a time each, its rows added in the
+ * order of the text. A line of max_line_size bytes or more (0: no limit) is refused as too
+ * long. 0, -ENOMEM or -EBADMSG. */
+int frames_parser_text(FramesParser *p, const char *text, size_t size, size_t max_line_size,
+                       FramesError *ret_error);
+
+/* Reads up to size bytes of the input at offset into buf: how many (0: it ends there), or
+ * -errno. Called from two threads at once, so it keeps no position (pread()). */
+typedef ssize_t (*FramesReadAt)(void *userdata, void *buf, size_t size, uint64_t offset);
+
+/* frames_parser_text() on an input of size bytes that read_at() reads (a file, read by the two
+ * threads where each needs it: no copy of it all in memory). A read's error is returned. */
+int frames_parser_read(FramesParser *p, FramesReadAt read_at, void *userdata, uint64_t size,
+                       size_t max_line_size, FramesError *ret_error);
 
 /* A whole text (lines split on '\n'), for tests and fuzzers. */
 int frames_parse_text(FramesLog *log, const char *text, size_t size, FramesError *ret_error);

@@ -177,21 +177,26 @@ static void test_jsonl(void) {
                 }
                 if (log->n_windows == 2) {
                         const FramesWindow *w = &log->windows[0];
-                        const FramesWindowRow *row = &w->rows[0], *last = &w->rows[4], *never = &w->rows[2];
+                        const Frame *f = &w->frames[0], *never_f = &w->frames[2];
 
                         /* Begun at 1000, ended 1001, drawn 1002 (sent as 1002000 us), FRAME_DRAWN at
                          * 1003, FRAME_TIMINGS at 1020. */
-                        ok(row->drawn_ns == 1002 * MS && row->presented_ns == FRAMES_NO_TIME &&
-                           row->refresh_ns == 16 * MS && row->end_to_drawn_ns == 1 * MS &&
-                           row->drawn_message_ns == 1 * MS && row->timings_message_ns == 18 * MS &&
-                           row->clock_offset_ns == 0 && row->flags == (FRAMES_ROW_IDENTITY | FRAMES_ROW_CAUSAL),
+                        ok(f->desired_ns == 1002 * MS && f->present_ns == FRAMES_NO_TIME &&
+                           f->ready_ns == FRAMES_NO_TIME && f->refresh_ns == 16 * MS &&
+                           frames_window_latency(w, 0, FRAMES_END_TO_DRAWN) == 1 * MS &&
+                           frames_window_latency(w, 0, FRAMES_DRAWN_MESSAGE) == 1 * MS &&
+                           frames_window_latency(w, 0, FRAMES_TIMINGS_MESSAGE) == 18 * MS &&
+                           frames_window_latency(w, 0, FRAMES_CLOCK_OFFSET) == 0 &&
+                           w->rows[0].flags == (FRAMES_ROW_IDENTITY | FRAMES_ROW_CAUSAL),
                            "desktop: a row's latencies, its clock and causality");
                         /* Sent 0.5 ms after its conversion; its FRAME_DRAWN came 1 ms before it. */
-                        ok(last->clock_offset_ns == 500000 && last->drawn_message_ns == -1 * MS &&
-                           last->flags == (FRAMES_ROW_CAUSAL | FRAMES_ROW_CAUSAL_OUTSIDE),
+                        ok(frames_window_latency(w, 4, FRAMES_CLOCK_OFFSET) == 500000 &&
+                           frames_window_latency(w, 4, FRAMES_DRAWN_MESSAGE) == -1 * MS &&
+                           w->rows[4].flags == (FRAMES_ROW_CAUSAL | FRAMES_ROW_CAUSAL_OUTSIDE),
                            "desktop: not identity, outside its causal window");
-                        ok(never->drawn_ns == FRAMES_NO_TIME && never->end_to_drawn_ns == FRAMES_NO_TIME &&
-                           never->flags == 0, "desktop: a frame never drawn");
+                        ok(never_f->desired_ns == FRAMES_NO_TIME &&
+                           frames_window_latency(w, 2, FRAMES_END_TO_DRAWN) == FRAMES_NO_TIME &&
+                           w->rows[2].flags == 0, "desktop: a frame never drawn");
                         ok(w->n_begun == 5 && w->first_begin_ns == 1000 * MS && w->last_begin_ns == 1064 * MS,
                            "desktop: begin times counted, never drawn included");
                 }
@@ -228,6 +233,7 @@ static void test_jsonl_paths(void) {
                        frames_parse_text(b, rows[i][1], strlen(rows[i][1]), &error) == 0 &&
                        a->n_windows == 1 && b->n_windows == 1 && a->windows[0].id == b->windows[0].id &&
                        memcmp(a->windows[0].rows, b->windows[0].rows, sizeof(FramesWindowRow)) == 0 &&
+                       memcmp(a->windows[0].frames, b->windows[0].frames, sizeof(Frame)) == 0 &&
                        a->windows[0].first_begin_ns == b->windows[0].first_begin_ns;
                 ok(same, "frame log row %zu: the fast path reads what jansson reads", i);
                 frames_log_free(a);

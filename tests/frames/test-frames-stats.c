@@ -440,7 +440,12 @@ static bool same_rows(const char *a, size_t size_a, const char *b, size_t size_b
 
                 same = u->id == v->id && u->n_rows == v->n_rows && u->n_begun == v->n_begun &&
                        u->first_begin_ns == v->first_begin_ns && u->last_begin_ns == v->last_begin_ns &&
-                       memcmp(u->rows, v->rows, u->n_rows * sizeof(*u->rows)) == 0;
+                       memcmp(u->rows, v->rows, u->n_rows * sizeof(*u->rows)) == 0 &&
+                       memcmp(u->frames, v->frames, u->n_rows * sizeof(*u->frames)) == 0 &&
+                       u->n_wide == v->n_wide;
+                for (size_t k = 0; same && k < u->n_wide; k++)
+                        same = u->wide[k].row == v->wide[k].row && u->wide[k].latency == v->wide[k].latency &&
+                               u->wide[k].value_ns == v->wide[k].value_ns;
         }
         frames_log_free(x);
         frames_log_free(y);
