@@ -117,6 +117,20 @@ static inline int domain_no_watch_fd(Domain *d) {
         return -EOPNOTSUPP;
 }
 
+/* Defines domain_<name>_ops from the functions every source names <name>_enumerate, _open,
+ * _sample_burst and _close, so the list of members is written once; the arguments add what
+ * differs between sources (watch_fd always, dispatch and status where the source has them). */
+#define DOMAIN_OPS_DEFINE(name, ...)                                    \
+        const DomainOps domain_##name##_ops = {                         \
+                .source = #name,                                        \
+                .enumerate = name##_enumerate,                          \
+                .open = name##_open,                                    \
+                .sample_burst = name##_sample_burst,                    \
+                .info = domain_info_first,                              \
+                .close = name##_close,                                  \
+                __VA_ARGS__                                             \
+        }
+
 extern const DomainOps domain_posix_ops;
 extern const DomainOps domain_fake_ops;
 extern const DomainOps domain_x11_ops;         /* domains/x11.c, config: X11Config (x11.h) */

@@ -327,12 +327,4 @@ int fake_read_at(const Domain *d, int64_t r_ns, int64_t *ret_count_wire) {
         return unit_wrap(&d->info.unit, count, ret_count_wire);
 }
 
-const DomainOps domain_fake_ops = {
-        .source = "fake",
-        .enumerate = fake_enumerate,
-        .open = fake_open,
-        .sample_burst = fake_sample_burst,
-        .watch_fd = domain_no_watch_fd,
-        .info = domain_info_first,
-        .close = fake_close,
-};
+DOMAIN_OPS_DEFINE(fake, .watch_fd = domain_no_watch_fd);

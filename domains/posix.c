@@ -257,13 +257,4 @@ static Domain *posix_close(Domain *d) {
         return NULL;
 }
 
-const DomainOps domain_posix_ops = {
-        .source = "posix",
-        .enumerate = posix_enumerate,
-        .open = posix_open,
-        .sample_burst = posix_sample_burst,
-        .watch_fd = domain_no_watch_fd,
-        .status = posix_status,
-        .info = domain_info_first,
-        .close = posix_close,
-};
+DOMAIN_OPS_DEFINE(posix, .watch_fd = domain_no_watch_fd, .status = posix_status);

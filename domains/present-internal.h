@@ -13,7 +13,7 @@
 #include "present-box.h"
 #include "present-conn.h"
 #include "source-time.h"
-#include "x11-display.h"
+#include "x11.h"
 
 #define PRESENT_PENDING_MAX 4
 #define PRESENT_RING_MAX 16
@@ -28,12 +28,9 @@ typedef struct Pending {
 
 struct Domain {
         DomainInfo info;
-        X11DisplaySeen display;         /* name NULL: none (following the session's, which has none) */
-        X11Display *follow;             /* X11Config.follow, borrowed; NULL: display is fixed */
-        char reason[X11_DISPLAY_REASON_MAX + 64];       /* why it cannot be read; "": it can */
+        X11Link link;                   /* the display, the wait between attempts, why not */
         PresentConn conn;
         uint64_t generation;            /* +1 per new server connection */
-        Backoff backoff;                /* between connection attempts */
         PresentJitter jitter;
         /* The server's CRTC runs at a rate the unit's period cannot model (a new server, another
          * mode): no samples until the core can re-make the domain. */

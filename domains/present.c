@@ -24,8 +24,6 @@
 #define CONNECT_WAIT_NS INT64_C(100000000)
 /* Setting up takes some six round trips (Present, RandR, the CRTC and its output). */
 #define SETUP_BUDGET_NS INT64_C(250000000)
-#define BACKOFF_MIN_NS INT64_C(100000000)
-#define BACKOFF_MAX_NS INT64_C(5000000000)
 /* Present's fake CRTC runs at 60 Hz unless told otherwise: the nominal rate when the CRTC's
  * mode has no timing (Xvfb). */
 #define FAKE_INTERVAL_NS (1e9 / 60)
@@ -87,17 +85,14 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
 
 static void disconnect(Domain *d) {
         present_conn_close(&d->conn);
-        backoff_defer(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
-        snprintf(d->reason, sizeof(d->reason), "the X server on %s went away", d->display.name ?: "?");
+        x11_link_lost(&d->link);
 }
 
 /* Following the session: a new display (or none) replaces the old one, whose connection is
  * dropped; the new one is tried at once. */
 static void follow_display(Domain *d) {
-        if (!d->follow || x11_display_follow(d->follow, &d->display, d->reason, sizeof(d->reason)) == 0)
-                return;
-        present_conn_close(&d->conn);
-        backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
+        if (x11_link_follow(&d->link))
+                present_conn_close(&d->conn);
 }
 
 /* A new server: a new counter, whose rate the unit must be able to model. */
@@ -106,15 +101,15 @@ static int on_connected(Domain *d) {
         int r;
 
         d->generation++;
-        backoff_succeeded(&d->backoff);
+        backoff_succeeded(&d->link.backoff);
         d->n_pending = 0;
         d->n_ring = 0;
         d->known = d->have_samples = false;
         d->mismatch = fabs(interval_ns / d->info.unit.period_ns - 1) > PRESENT_RATE_PRIOR / 2;
-        d->reason[0] = '\0';
+        d->link.reason[0] = '\0';
         if (d->mismatch)
-                snprintf(d->reason, sizeof(d->reason), "the CRTC on %s runs at %.3f Hz, not the %.3f Hz "
-                         "msc was listed with (restart timeconvd)", d->display.name, 1e9 / interval_ns,
+                snprintf(d->link.reason, sizeof(d->link.reason), "the CRTC on %s runs at %.3f Hz, not the %.3f Hz "
+                         "msc was listed with (restart timeconvd)", d->link.display.name, 1e9 / interval_ns,
                          1e9 / d->info.unit.period_ns);
 
         /* Where the counter is now, to aim the first targets. */
@@ -128,28 +123,29 @@ static int on_connected(Domain *d) {
 
 /* One attempt at a time, kept across calls (present-conn.h): a server that never answers costs
  * one wait until wait_until_ns, then -ENOTCONN at once. 0 when d->conn is set up; a failed
- * attempt makes the next one wait longer (up to BACKOFF_MAX_NS). */
+ * attempt makes the next one wait longer (x11_link_init()'s backoff). */
 static int connect_step(Domain *d, int64_t wait_until_ns) {
+        X11Link *l = &d->link;
         int r;
 
         follow_display(d);
-        if (!present_conn_is_connecting(&d->conn) && !backoff_due(&d->backoff, clock_now_ns(CLOCK_MONOTONIC)))
+        if (!present_conn_is_connecting(&d->conn) && !backoff_due(&l->backoff, clock_now_ns(CLOCK_MONOTONIC)))
                 return -ENOTCONN;
-        if (!d->display.name) {
+        if (!l->display.name) {
                 /* x11 asks the daemon to look for a display; msc only waits for it. */
-                backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
+                backoff_failed(&l->backoff, clock_now_ns(CLOCK_MONOTONIC));
                 return -ENOTCONN;
         }
-        r = present_conn_connect(&d->conn, d->display.name, wait_until_ns, SETUP_BUDGET_NS);
+        r = present_conn_connect(&d->conn, l->display.name, wait_until_ns, SETUP_BUDGET_NS);
         if (r == -EINPROGRESS)
-                snprintf(d->reason, sizeof(d->reason), "the X server on %s does not answer", d->display.name);
+                snprintf(l->reason, sizeof(l->reason), "the X server on %s does not answer", l->display.name);
         else if (r == -EOPNOTSUPP || r == -ENODEV)
-                snprintf(d->reason, sizeof(d->reason), "the X server on %s has %s", d->display.name,
+                snprintf(l->reason, sizeof(l->reason), "the X server on %s has %s", l->display.name,
                          r == -ENODEV ? "no CRTC showing anything" : "no Present or RandR extension");
         else if (r < 0)
-                snprintf(d->reason, sizeof(d->reason), "cannot connect to the X server on %s", d->display.name);
+                snprintf(l->reason, sizeof(l->reason), "cannot connect to the X server on %s", l->display.name);
         if (r < 0 && r != -EINPROGRESS)
-                backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
+                backoff_failed(&l->backoff, clock_now_ns(CLOCK_MONOTONIC));
         return r < 0 ? -ENOTCONN : 0;
 }
 
@@ -166,13 +162,11 @@ static int present_open(const char *name, const void *config, Domain **ret) {
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
-        /* Following: follow_display() takes the session's display, if any. */
-        r = x11_config_seen_init(config, &d->display, &d->follow);
+        r = x11_link_init(&d->link, config);
         if (r < 0) {
                 free(d);
                 return r;
         }
-        backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
 
         /* The unit is fixed for the domain's life: its period is the CRTC's as found now. Not
          * reachable (or answering) now is not a failure: the domain starts unavailable, at the
@@ -268,7 +262,7 @@ static int present_status(Domain *d, DomainStatus *ret) {
         snprintf(d->extra_values[1], PRESENT_EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
         snprintf(d->extra_values[2], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
         snprintf(d->extra_values[3], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
-        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%s", d->display.name ?: "");
+        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%s", d->link.display.name ?: "");
         snprintf(d->extra_values[5], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
         snprintf(d->extra_values[6], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
         snprintf(d->extra_values[7], PRESENT_EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
@@ -277,7 +271,7 @@ static int present_status(Domain *d, DomainStatus *ret) {
                 s.extras[i].value = d->extra_values[i];
         }
         s.n_extras = PRESENT_EXTRAS;
-        s.unavailable_reason = d->reason[0] ? d->reason : NULL;
+        s.unavailable_reason = x11_link_reason(&d->link);
         *ret = s;
         return 0;
 }
@@ -286,19 +280,10 @@ static Domain *present_close(Domain *d) {
         if (!d)
                 return NULL;
         present_conn_close(&d->conn);
-        free(d->display.name);
+        x11_link_done(&d->link);
         free(d);
         return NULL;
 }
 
-const DomainOps domain_present_ops = {
-        .source = "present",
-        .enumerate = present_enumerate,
-        .open = present_open,
-        .sample_burst = present_sample_burst,
-        .watch_fd = present_watch_fd,
-        .dispatch = present_dispatch,
-        .status = present_status,
-        .info = domain_info_first,
-        .close = present_close,
-};
+DOMAIN_OPS_DEFINE(present, .watch_fd = present_watch_fd, .dispatch = present_dispatch,
+                  .status = present_status);

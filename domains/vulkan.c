@@ -335,13 +335,4 @@ static Domain *vulkan_close(Domain *d) {
         return NULL;
 }
 
-const DomainOps domain_vulkan_ops = {
-        .source = "vulkan",
-        .enumerate = vulkan_enumerate,
-        .open = vulkan_open,
-        .sample_burst = vulkan_sample_burst,
-        .watch_fd = vulkan_watch_fd,
-        .status = vulkan_status,
-        .info = domain_info_first,
-        .close = vulkan_close,
-};
+DOMAIN_OPS_DEFINE(vulkan, .watch_fd = vulkan_watch_fd, .status = vulkan_status);

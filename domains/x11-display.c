@@ -160,18 +160,45 @@ X11Display *x11_config_follow(const X11Config *config) {
         return config && !x11_config_display(config) ? config->follow : NULL;
 }
 
-int x11_config_seen_init(const X11Config *config, X11DisplaySeen *seen, X11Display **ret_follow) {
+/* Both X sources: a server that goes away often comes back within a second (a restart); one
+ * that stays away is asked for every few seconds at most. */
+#define X11_LINK_BACKOFF_MIN_NS INT64_C(100000000)
+#define X11_LINK_BACKOFF_MAX_NS INT64_C(5000000000)
+
+int x11_link_init(X11Link *l, const X11Config *config) {
         const char *display = x11_config_display(config);
         X11Display *follow = x11_config_follow(config);
         int r;
 
-        if (!seen || !ret_follow)
+        if (!l)
                 return -EINVAL;
         if (!display && !follow)
                 return -ENXIO;
-        r = x11_display_seen_init(seen, display);
+        *l = (X11Link) { .follow = follow };
+        r = x11_display_seen_init(&l->display, display);
         if (r < 0)
                 return r;
-        *ret_follow = follow;
+        backoff_init(&l->backoff, X11_LINK_BACKOFF_MIN_NS, X11_LINK_BACKOFF_MAX_NS);
         return 0;
+}
+
+bool x11_link_follow(X11Link *l) {
+        if (!l->follow || x11_display_follow(l->follow, &l->display, l->reason, sizeof(l->reason)) == 0)
+                return false;
+        backoff_init(&l->backoff, X11_LINK_BACKOFF_MIN_NS, X11_LINK_BACKOFF_MAX_NS);
+        return true;
+}
+
+void x11_link_lost(X11Link *l) {
+        backoff_defer(&l->backoff, clock_now_ns(CLOCK_MONOTONIC));
+        snprintf(l->reason, sizeof(l->reason), "the X server on %s went away", l->display.name ?: "?");
+}
+
+const char *x11_link_reason(const X11Link *l) {
+        return l->reason[0] ? l->reason : NULL;
+}
+
+void x11_link_done(X11Link *l) {
+        free(l->display.name);
+        l->display.name = NULL;
 }

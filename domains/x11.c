@@ -28,16 +28,12 @@
 /* Bursts in a row without a sample (a probe still unanswered, errors) before we reconnect: a
  * connection that stopped answering may be wedged for good. */
 #define FAILED_BURSTS_MAX 3
-#define BACKOFF_MIN_NS INT64_C(100000000)
-#define BACKOFF_MAX_NS INT64_C(5000000000)
 #define RTT_RING 64
 #define EXTRA_VALUE_MAX 32
-#define REASON_MAX (X11_DISPLAY_REASON_MAX + 64)
 
 struct Domain {
         DomainInfo info;
-        X11DisplaySeen display;         /* as configured, or $DISPLAY at open, or follow's */
-        X11Display *follow;             /* X11Config.follow, borrowed; NULL: display is fixed */
+        X11Link link;                   /* the display: as configured, or $DISPLAY at open, or followed */
         bool force_tracked;
         X11Conn conn;
         X11Connect *connecting;         /* an attempt under way (x11-conn.h), or NULL */
@@ -45,7 +41,6 @@ struct Domain {
         uint64_t generation;            /* +1 per new server (x11_conn_server_id()) */
         uint64_t server_id;             /* of the latest connection ... */
         bool has_server_id;             /* ... if the server could be told */
-        Backoff backoff;                /* between connection attempts */
         X11Verdict verdict;
         X11Planner planner;
         uint64_t rng;                   /* splitmix64 state: the probe phases are spread, not secret */
@@ -58,7 +53,6 @@ struct Domain {
         int64_t rtt_ns[RTT_RING];
         size_t n_rtt;
         char extra_values[6][EXTRA_VALUE_MAX];
-        char reason[REASON_MAX];        /* why it is not connected; "" while connected */
 };
 _Static_assert(offsetof(struct Domain, info) == 0, "domain_info_first() reads it there");
 
@@ -101,26 +95,25 @@ static int x11_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max
 static void disconnect(Domain *d) {
         x11_conn_close(&d->conn);
         d->failed_bursts = 0;
-        backoff_defer(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
-        snprintf(d->reason, sizeof(d->reason), "the X server on %s went away", d->display.name ?: "?");
+        x11_link_lost(&d->link);
 }
 
 static void connect_failed(Domain *d) {
-        backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
-        snprintf(d->reason, sizeof(d->reason), "cannot connect to the X server on %s", d->display.name ?: "?");
+        backoff_failed(&d->link.backoff, clock_now_ns(CLOCK_MONOTONIC));
+        snprintf(d->link.reason, sizeof(d->link.reason), "cannot connect to the X server on %s",
+                 d->link.display.name ?: "?");
         /* The session may have moved on to another display: ask the daemon to look. */
-        x11_display_want(d->follow);
+        x11_display_want(d->link.follow);
 }
 
 /* Following the session: a new display (or none) replaces the old one, whose connection and
  * attempt are dropped; the new one is tried at once. */
 static void follow_display(Domain *d) {
-        if (!d->follow || x11_display_follow(d->follow, &d->display, d->reason, sizeof(d->reason)) == 0)
+        if (!x11_link_follow(&d->link))
                 return;
         x11_conn_close(&d->conn);
         d->connecting = x11_connect_abandon(d->connecting);
         d->failed_bursts = 0;
-        backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
 }
 
 /* What we name a server that has no name yet: random, so that a restarted server (on the same
@@ -146,15 +139,15 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
 
         follow_display(d);
         if (!d->connecting) {
-                if (!backoff_due(&d->backoff, clock_now_ns(CLOCK_MONOTONIC)))
+                if (!backoff_due(&d->link.backoff, clock_now_ns(CLOCK_MONOTONIC)))
                         return -ENOTCONN;
-                if (!d->display.name) {
+                if (!d->link.display.name) {
                         /* Each attempt without a display asks the daemon to look for one. */
-                        backoff_failed(&d->backoff, clock_now_ns(CLOCK_MONOTONIC));
-                        x11_display_want(d->follow);
+                        backoff_failed(&d->link.backoff, clock_now_ns(CLOCK_MONOTONIC));
+                        x11_display_want(d->link.follow);
                         return -ENOTCONN;
                 }
-                r = x11_connect_start(d->display.name, &d->connecting);
+                r = x11_connect_start(d->link.display.name, &d->connecting);
                 if (r < 0) {
                         connect_failed(d);
                         return -ENOTCONN;
@@ -163,7 +156,8 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
         }
         r = x11_connect_finish(d->connecting, wait_until_ns, &xcb, &screen);
         if (r == -EINPROGRESS) {
-                snprintf(d->reason, sizeof(d->reason), "the X server on %s does not answer", d->display.name);
+                snprintf(d->link.reason, sizeof(d->link.reason), "the X server on %s does not answer",
+                         d->link.display.name);
                 return -ENOTCONN;
         }
         d->connecting = NULL;
@@ -183,9 +177,9 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
                 return -ENOTCONN;
         }
 
-        backoff_succeeded(&d->backoff);
+        backoff_succeeded(&d->link.backoff);
         d->failed_bursts = 0;
-        d->reason[0] = '\0';
+        d->link.reason[0] = '\0';
         x11_planner_init(&d->planner);
         d->n_rtt = 0;
         /* The same server after a reconnection (a grab or a stop outlasted a few bursts): the
@@ -214,15 +208,13 @@ static int x11_open(const char *name, const void *config, Domain **ret) {
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
-        /* Following: follow_display() takes the session's display, if any. */
-        r = x11_config_seen_init(c, &d->display, &d->follow);
+        r = x11_link_init(&d->link, c);
         if (r < 0) {
                 free(d);
                 return r;
         }
         d->info = x11_info();
         d->force_tracked = c && c->force_tracked;
-        backoff_init(&d->backoff, BACKOFF_MIN_NS, BACKOFF_MAX_NS);
         d->coarse_res_ns = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 ?
                 (int64_t) res.tv_sec * 1000000000 + res.tv_nsec : 0;
         d->rng = (uint64_t) clock_now_ns(CLOCK_MONOTONIC_RAW) ^ ((uint64_t) getpid() << 32) ^ (uintptr_t) d;
@@ -330,11 +322,12 @@ static int x11_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *re
                         disconnect(d);
                         return -ENOTCONN;
                 }
-                snprintf(d->reason, sizeof(d->reason), "the X server on %s does not answer", d->display.name);
+                snprintf(d->link.reason, sizeof(d->link.reason), "the X server on %s does not answer",
+                         d->link.display.name);
                 return r < 0 ? r : -ENODATA;
         }
         d->failed_bursts = 0;
-        d->reason[0] = '\0';
+        d->link.reason[0] = '\0';
         *ret_n = n;
         return 0;
 }
@@ -392,7 +385,7 @@ static int x11_status(Domain *d, DomainStatus *ret) {
         snprintf(d->extra_values[1], EXTRA_VALUE_MAX, "%" PRIi64,
                  d->probes > 0 ? d->cpu_total_ns / (int64_t) d->probes : 0);
         snprintf(d->extra_values[2], EXTRA_VALUE_MAX, "%" PRIu64, d->probes);
-        snprintf(d->extra_values[3], EXTRA_VALUE_MAX, "%s", d->display.name ?: "");
+        snprintf(d->extra_values[3], EXTRA_VALUE_MAX, "%s", d->link.display.name ?: "");
         snprintf(d->extra_values[4], EXTRA_VALUE_MAX, "%" PRIi64, rtt_stat_ns(d, true));
         snprintf(d->extra_values[5], EXTRA_VALUE_MAX, "%s", x11_conn_is_open(&d->conn) ? "true" : "false");
         for (size_t i = 0; i < 6; i++) {
@@ -400,7 +393,7 @@ static int x11_status(Domain *d, DomainStatus *ret) {
                 s.extras[i].value = d->extra_values[i];
         }
         s.n_extras = 6;
-        s.unavailable_reason = d->reason[0] ? d->reason : NULL;
+        s.unavailable_reason = x11_link_reason(&d->link);
         *ret = s;
         return 0;
 }
@@ -411,19 +404,9 @@ static Domain *x11_close(Domain *d) {
         x11_conn_close(&d->conn);
         /* A thread still waiting on a dead server is left to end (and clean up) on its own. */
         d->connecting = x11_connect_abandon(d->connecting);
-        free(d->display.name);
+        x11_link_done(&d->link);
         free(d);
         return NULL;
 }
 
-const DomainOps domain_x11_ops = {
-        .source = "x11",
-        .enumerate = x11_enumerate,
-        .open = x11_open,
-        .sample_burst = x11_sample_burst,
-        .watch_fd = x11_watch_fd,
-        .dispatch = x11_dispatch,
-        .status = x11_status,
-        .info = domain_info_first,
-        .close = x11_close,
-};
+DOMAIN_OPS_DEFINE(x11, .watch_fd = x11_watch_fd, .dispatch = x11_dispatch, .status = x11_status);
