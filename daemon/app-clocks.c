@@ -141,16 +141,6 @@ static bool client_book_snapshot(AppClient *cl, int64_t now_ns) {
         return true;
 }
 
-static void emit_domains_changed(AppClocks *a) {
-        int r;
-
-        if (!a->api)
-                return;
-        r = bus_api_emit_domains_changed(a->api);
-        if (r < 0)
-                log_warning_errno(a->core->log, r, "cannot emit DomainsChanged: %m");
-}
-
 /* Buries the client's domains and forgets the client. */
 static void client_drop(AppClocks *a, AppClient *cl) {
         for (size_t i = 0; i < cl->n_domains; i++)
@@ -172,7 +162,7 @@ static int on_client_gone(sd_bus_track *track, void *userdata) {
                  cl->n_domains);
         client_drop(a, cl);
         core_publish(a->core);
-        emit_domains_changed(a);
+        core_emit_domains_changed(a->core, a->api);
         return 0;
 }
 
@@ -348,6 +338,6 @@ int app_clocks_push(AppClocks *a, const char *sender, const BusClockReading *clo
 
         core_publish(a->core);
         if (n_new > 0)
-                emit_domains_changed(a);
+                core_emit_domains_changed(a->core, a->api);
         return 0;
 }

@@ -17,6 +17,16 @@
 #include "cleanup.h"
 #include "time-util.h"
 
+void core_emit_domains_changed(const Core *c, BusApi *api) {
+        int r;
+
+        if (!api)
+                return;
+        r = bus_api_emit_domains_changed(api);
+        if (r < 0)
+                log_warning_errno(c->log, r, "cannot emit DomainsChanged: %m");
+}
+
 static size_t core_bus_count_domains(void *userdata) {
         Core *c = userdata;
 

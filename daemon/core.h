@@ -163,3 +163,7 @@ void core_set_activity_hook(Core *c, CoreActivityHook hook, void *userdata);
 
 /* The daemon's side of the bus API; the core is the userdata. */
 extern const BusCoreOps core_bus_ops;
+
+/* Tells the bus (api, NULL: none yet) that the list of domains or their availability changed. A
+ * failure is only logged: a client that misses the signal still sees the change in ListDomains. */
+void core_emit_domains_changed(const Core *c, BusApi *api);

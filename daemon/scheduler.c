@@ -22,16 +22,6 @@ static void scheduler_publish(Scheduler *s) {
         s->n_publishes++;
 }
 
-static void scheduler_emit_domains_changed(Scheduler *s) {
-        int r;
-
-        if (!s->bus_api)
-                return;
-        r = bus_api_emit_domains_changed(s->bus_api);
-        if (r < 0)
-                log_warning_errno(s->log, r, "cannot emit DomainsChanged: %m");
-}
-
 static void scheduler_emit_discontinuity(Scheduler *s, const char *name, int64_t step_ns,
                                          BusDiscontinuityKind kind) {
         int r;
@@ -48,7 +38,7 @@ static void scheduler_watch(Scheduler *s, size_t index);
 static void scheduler_on_lost(Scheduler *s, size_t index, int error) {
         log_warning_errno(s->log, error, "domain '%s' is unavailable: %m", core_domain_name(s->core, index));
         scheduler_publish(s);
-        scheduler_emit_domains_changed(s);
+        core_emit_domains_changed(s->core, s->bus_api);
 }
 
 static int scheduler_on_watch(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
@@ -103,7 +93,7 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
                         log_warning_errno(s->log, r, "domain '%s' is unavailable: %m", name);
                 else
                         log_notice(s->log, "domain '%s' is available again", name);
-                scheduler_emit_domains_changed(s);
+                core_emit_domains_changed(s->core, s->bus_api);
         }
         if (r < 0) {
                 log_debug_errno(s->log, r, "domain '%s': burst failed: %m", name);
