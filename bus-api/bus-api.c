@@ -253,16 +253,14 @@ BusApi *bus_api_free(BusApi *a) {
 }
 
 const char *bus_discontinuity_kind_to_string(BusDiscontinuityKind kind) {
-        switch (kind) {
-        case BUS_DISCONTINUITY_STEP:
-                return "step";
-        case BUS_DISCONTINUITY_RATE:
-                return "rate";
-        case BUS_DISCONTINUITY_RESTART:
-                return "restart";
-        default:
-                return NULL;
-        }
+        static const char *const names[] = {
+                [BUS_DISCONTINUITY_STEP] = "step",
+                [BUS_DISCONTINUITY_RATE] = "rate",
+                [BUS_DISCONTINUITY_RESTART] = "restart",
+        };
+
+        /* Unsigned: a value below the enum's range is out of the table too. */
+        return (size_t) kind < ELEMENTSOF(names) ? names[kind] : NULL;
 }
 
 int bus_api_emit_discontinuity(BusApi *a, const char *domain, int64_t monotonic_ns, int64_t step_ns,
