@@ -120,17 +120,11 @@ static inline int conv_record_decode(const ConvRecord *c, int64_t value, int64_t
         case CONV_CODING_PLAIN:
                 *ret_count = value;
                 return 0;
-        case CONV_CODING_WRAP: {
-                uint64_t m = UINT64_C(1) << (c->in_wrap_bits & 63), d;
-                int64_t delta;
-
-                if (__builtin_expect(value < 0 || (uint64_t) value >= m, 0))
+        case CONV_CODING_WRAP:
+                if (__builtin_expect(value < 0 || (uint64_t) value >> (c->in_wrap_bits & 63), 0))
                         return -ERANGE;
-                /* The signed step of smallest magnitude; a tie goes to the later occurrence. */
-                d = ((uint64_t) value - (uint64_t) hint) & (m - 1);
-                delta = d > m / 2 ? -(int64_t) (m - d) : (int64_t) d;
-                return __builtin_add_overflow(hint, delta, ret_count) ? -ERANGE : 0;
-        }
+                return __builtin_add_overflow(hint, unit_wrap_step((uint64_t) value, hint, c->in_wrap_bits), ret_count) ?
+                               -ERANGE : 0;
         case CONV_CODING_X11_US: {
                 int64_t reduced, hint_mod;
 
@@ -138,8 +132,7 @@ static inline int conv_record_decode(const ConvRecord *c, int64_t value, int64_t
                         return -ERANGE;
                 /* An unreduced value (ms part >= 2^32, as mutter sends g_get_monotonic_time()) is
                  * the same X time as its reduced form. */
-                reduced = __builtin_expect(value < CONV_X11_US_WRAP, 1) ? value :
-                          ((value / 1000) & INT64_C(0xffffffff)) * 1000 + value % 1000;
+                reduced = __builtin_expect(value < CONV_X11_US_WRAP, 1) ? value : xtime_us_reduce(value);
                 /* An X server younger than 49.7 days: the hint is its own residue (no division). */
                 hint_mod = __builtin_expect(hint >= 0 && hint < CONV_X11_US_WRAP, 1) ? hint : xtime_us_residue(hint);
                 return __builtin_add_overflow(hint, xtime_us_step(reduced, hint_mod), ret_count) ? -ERANGE : 0;

@@ -40,7 +40,6 @@ const DomainUnit UNIT_US_X11 = {
 };
 
 /* The largest wire value of the X11 µs encoding: ms part 2^32 - 1, then 999 µs. */
-#define X11_US_WRAP (INT64_C(0x100000000) * 1000)
 
 int unit_validate(const DomainUnit *u) {
         uint64_t bits;
@@ -70,70 +69,47 @@ static bool plain_wraps(const DomainUnit *u) {
         return u->wrap_bits > 0 && u->wrap_bits < 64;
 }
 
+/* What every conversion of a unit checks first: an answer to write and a valid unit. */
+static int unit_check(const DomainUnit *u, const int64_t *ret) {
+        return ret ? unit_validate(u) : -EINVAL;
+}
+
 int unit_unwrap(const DomainUnit *u, int64_t raw, int64_t hint, int64_t *ret) {
-        uint64_t m, d;
-        int64_t delta;
         int r;
 
-        if (!ret)
-                return -EINVAL;
-        r = unit_validate(u);
+        r = unit_check(u, ret);
         if (r < 0)
                 return r;
-
         if (u->encoding == UNIT_ENCODING_X11_US) {
                 if (raw < 0)
                         return -ERANGE;
-                /* An unreduced value (ms part >= 2^32: g_get_monotonic_time() µs as mutter sends
-                 * them) is the same X time as its reduced form, as in conv-record.h. */
-                raw = ((raw / 1000) & INT64_C(0xffffffff)) * 1000 + raw % 1000;
-                return xtime_decode_us((uint64_t) raw, hint, ret);
+                /* An unreduced value is the same X time as its reduced form, as in conv-record.h. */
+                return xtime_decode_us((uint64_t) xtime_us_reduce(raw), hint, ret);
         }
-
         if (!plain_wraps(u)) {
                 *ret = raw;
                 return 0;
         }
-
-        m = UINT64_C(1) << u->wrap_bits;
-        if (raw < 0 || (uint64_t) raw >= m)
+        if (raw < 0 || (uint64_t) raw >> u->wrap_bits)
                 return -ERANGE;
-
-        /* (raw - hint) mod m in unsigned arithmetic, then the signed step of smallest magnitude;
-         * a tie (exactly m/2) goes to the later occurrence. */
-        d = ((uint64_t) raw - (uint64_t) hint) & (m - 1);
-        delta = d > m / 2 ? -(int64_t) (m - d) : (int64_t) d;
-
-        return arith_add(hint, delta, ret);
+        return arith_add(hint, unit_wrap_step((uint64_t) raw, hint, u->wrap_bits), ret);
 }
 
 int unit_wrap(const DomainUnit *u, int64_t unwrapped, int64_t *ret) {
-        uint64_t encoded;
         int r;
 
-        if (!ret)
-                return -EINVAL;
-        r = unit_validate(u);
+        r = unit_check(u, ret);
         if (r < 0)
                 return r;
-
-        if (u->encoding == UNIT_ENCODING_X11_US) {
-                /* The floor modulo of the whole wrap: a negative time (an X time before the
-                 * wrap origin, as x11 -> monotonic may answer) encodes too. */
-                int64_t m = unwrapped % X11_US_WRAP;
-
-                (void) encoded;
-                *ret = m < 0 ? m + X11_US_WRAP : m;    /* < 2^42 */
-                return 0;
-        }
-
-        if (!plain_wraps(u)) {
+        if (u->encoding == UNIT_ENCODING_X11_US)
+                /* The floor modulo of the whole wrap: a negative time (an X time before the wrap
+                 * origin, as x11 -> monotonic may answer) encodes too. */
+                *ret = xtime_us_residue(unwrapped);
+        else if (plain_wraps(u))
+                /* Two's complement masking is the positive remainder mod 2^wrap_bits. */
+                *ret = (int64_t) ((uint64_t) unwrapped & ((UINT64_C(1) << u->wrap_bits) - 1));
+        else
                 *ret = unwrapped;
-                return 0;
-        }
-
-        /* Two's complement masking is the positive remainder mod 2^wrap_bits. */
-        *ret = (int64_t) ((uint64_t) unwrapped & ((UINT64_C(1) << u->wrap_bits) - 1));
         return 0;
 }
 
@@ -160,14 +136,9 @@ static int period_bits(double period_ns, uint64_t *ret_m, int *ret_s) {
 /* What unit_to_ns() and unit_from_ns() check first: an answer to write, a valid unit, and its
  * period as m·2^-sh. */
 static int unit_period(const DomainUnit *u, const int64_t *ret, uint64_t *ret_m, int *ret_sh) {
-        int r;
+        int r = unit_check(u, ret);
 
-        if (!ret)
-                return -EINVAL;
-        r = unit_validate(u);
-        if (r < 0)
-                return r;
-        return period_bits(u->period_ns, ret_m, ret_sh);
+        return r < 0 ? r : period_bits(u->period_ns, ret_m, ret_sh);
 }
 
 int unit_to_ns(const DomainUnit *u, int64_t count, int64_t *ret_ns) {

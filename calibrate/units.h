@@ -38,3 +38,13 @@ int unit_to_ns(const DomainUnit *u, int64_t count, int64_t *ret_ns);
 /* ns -> unwrapped count: floor for truncating units (what the clock would have read), else
  * nearest. ret_error_ns (optional) is |count * period - ns|, the rounding error, >= 0. */
 int unit_from_ns(const DomainUnit *u, int64_t ns, int64_t *ret_count, int64_t *ret_error_ns);
+
+/* The signed step of smallest magnitude from hint to the occurrence of raw (a count modulo
+ * 2^bits, 0 < bits < 64, raw already in [0, 2^bits)): (raw - hint) mod 2^bits in unsigned
+ * arithmetic, a tie (exactly half the wrap) going to the later occurrence. Whatever unwraps a
+ * wrapping count unwraps it with this. */
+static inline int64_t unit_wrap_step(uint64_t raw, int64_t hint, unsigned bits) {
+        uint64_t m = UINT64_C(1) << (bits & 63), d = (raw - (uint64_t) hint) & (m - 1);
+
+        return d > m / 2 ? -(int64_t) (m - d) : (int64_t) d;
+}

@@ -19,6 +19,12 @@ int xtime_decode_us(uint64_t encoded, int64_t hint_us, int64_t *ret_us);
 /* 32-bit X ms -> unwrapped ms nearest hint_ms. */
 int64_t xtime_unwrap_ms(uint32_t x_ms, int64_t hint_ms);
 
+/* An unreduced value (us >= 0 whose ms part is >= 2^32, as mutter sends g_get_monotonic_time())
+ * to its reduced form, the same X time. */
+static inline int64_t xtime_us_reduce(int64_t us) {
+        return ((us / 1000) & INT64_C(0xffffffff)) * 1000 + us % 1000;
+}
+
 /* us modulo the wrap of the encoding (2^32 ms), in [0, wrap), negative us too. */
 static inline int64_t xtime_us_residue(int64_t us) {
         int64_t m = us % XTIME_US_WRAP;
