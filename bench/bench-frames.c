@@ -5,7 +5,8 @@
  * and more. The desktop: libtimeconv's frame log of 5,000,000 rows as the probe writes them
  * (timeconv_frame_log_write_record(), every field known, a 60 Hz window and a second one). For
  * each, the floor in the same run is reading the same file and finding its lines; the frames
- * library alone (parse, merge, statistics and report) is timed in this process too. Rows per
+ * library alone (frames_parser_read(), merge, statistics and report) is timed in this process
+ * too. Rows per
  * second of wall time, and of the CLI's CPU time (what the code costs when other work shares the
  * machine; the 1-minute load average says how much did), each the best and the median of five
  * runs, the floor taken right before each. One JSON object.
@@ -18,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -149,28 +149,40 @@ static int64_t cli_ns(const char *timeconv, const char *path, int64_t *ret_cpu_n
         return clock_now_ns(CLOCK_MONOTONIC) - t0;
 }
 
+static ssize_t read_at(void *userdata, void *buf, size_t size, uint64_t offset) {
+        ssize_t k = pread(*(int *) userdata, buf, size, (off_t) offset);
+
+        return k < 0 ? -errno : k;
+}
+
+/* The library as the CLI drives it (frames_parser_read(): the file read where its two threads
+ * need it), the merge, statistics and report, without the process around it. */
 static int64_t lib_ns(const char *path, size_t *ret_frames) {
         struct stat st;
         FramesReport *report = NULL;
+        FramesParser *p = NULL;
         FramesLog *log = NULL;
         FramesError error;
         int64_t t0;
-        char *text;
         int fd = open(path, O_RDONLY | O_CLOEXEC), r;
 
-        if (fd < 0 || fstat(fd, &st) < 0)
+        if (fd < 0 || fstat(fd, &st) < 0) {
+                if (fd >= 0)
+                        close(fd);
                 return -1;
-        text = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-        close(fd);
-        if (text == MAP_FAILED)
-                return -1;
+        }
         t0 = clock_now_ns(CLOCK_MONOTONIC);
         r = frames_log_new(&log);
         if (r >= 0)
-                r = frames_parse_text(log, text, (size_t) st.st_size, &error);
+                r = frames_parser_new(log, &p);
+        if (r >= 0)
+                r = frames_parser_read(p, read_at, &fd, (uint64_t) st.st_size, 0, &error);
+        if (r >= 0)
+                r = frames_parser_finish(p, &error);
         if (r >= 0)
                 r = frames_report_new(log, "bench", 0, FRAMES_NO_WINDOW, &report);
         t0 = clock_now_ns(CLOCK_MONOTONIC) - t0;
+        close(fd);
         if (r >= 0) {
                 size_t frames = 0;
 
@@ -181,8 +193,8 @@ static int64_t lib_ns(const char *path, size_t *ret_frames) {
                 *ret_frames = frames;
         }
         frames_report_free(report);
+        frames_parser_free(p);
         frames_log_free(log);
-        munmap(text, (size_t) st.st_size);
         return r < 0 ? -1 : t0;
 }
 
