@@ -416,22 +416,22 @@ static int record_convert(const ConvRecord *c, int64_t v, int64_t unc, int64_t *
         return r == -ESTALE ? -ERANGE : r;
 }
 
-/* x -> r with the open model's record, or, before the open segment, the history's segment of its
- * time, which only a node with its history has. */
-static int node_inverse(const GraphNode *node, int64_t x_ns, int64_t x_unc_ns, int64_t *ret_r_ns, int64_t *ret_unc_ns) {
-        if (__builtin_expect(x_ns >= node->current_x_begin_ns, 1))
-                return record_convert(&node->current_inverse, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
+/* x -> r (inverse) or r -> x with the open model's record, or, before the open segment, the
+ * history's segment of its time, which only a node with its history has. The hub is the
+ * reference itself. */
+static int node_map(const GraphNode *node, bool inverse, int64_t v_ns, int64_t v_unc_ns, int64_t *ret_ns,
+                    int64_t *ret_unc_ns) {
+        if (node->hub) {
+                *ret_ns = v_ns;
+                *ret_unc_ns = v_unc_ns;
+                return 0;
+        }
+        if (__builtin_expect(v_ns >= (inverse ? node->current_x_begin_ns : node->current_r_begin_ns), 1))
+                return record_convert(inverse ? &node->current_inverse : &node->current_forward, v_ns, v_unc_ns,
+                                      ret_ns, ret_unc_ns);
         if (!node->history)
                 return -ESTALE;
-        return history_inverse(node->history, x_ns, x_unc_ns, ret_r_ns, ret_unc_ns);
-}
-
-static int node_forward(const GraphNode *node, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns) {
-        if (__builtin_expect(r_ns >= node->current_r_begin_ns, 1))
-                return record_convert(&node->current_forward, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
-        if (!node->history)
-                return -ESTALE;
-        return history_forward(node->history, r_ns, r_unc_ns, ret_x_ns, ret_unc_ns);
+        return (inverse ? history_inverse : history_forward)(node->history, v_ns, v_unc_ns, ret_ns, ret_unc_ns);
 }
 
 int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
@@ -486,25 +486,9 @@ int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t v
                 /* x11 and monotonic while X time is the identity: no model between them. */
                 y_ns = x_ns;
                 y_unc_ns = x_unc_ns;
-        } else {
-                if (!src->hub) {
-                        r = node_inverse(src, x_ns, x_unc_ns, &r_ns, &r_unc_ns);
-                        if (r < 0)
-                                return r;
-                } else {
-                        r_ns = x_ns;
-                        r_unc_ns = x_unc_ns;
-                }
-
-                if (!dst->hub) {
-                        r = node_forward(dst, r_ns, r_unc_ns, &y_ns, &y_unc_ns);
-                        if (r < 0)
-                                return r;
-                } else {
-                        y_ns = r_ns;
-                        y_unc_ns = r_unc_ns;
-                }
-        }
+        } else if ((r = node_map(src, true, x_ns, x_unc_ns, &r_ns, &r_unc_ns)) < 0 ||
+                   (r = node_map(dst, false, r_ns, r_unc_ns, &y_ns, &y_unc_ns)) < 0)
+                return r;
 
         if (dst->plain_ns) {
                 *ret_value = y_ns;

@@ -34,22 +34,32 @@ static inline int model_prepare(const Model *m, PreparedModel *ret) {
         return 0;
 }
 
+/* out = out_c + d + round(d·rate) with d = in - in_c: the unit part exact in integers, the
+ * rate's in a double. d as a double for the bound. */
+static inline int prepared_step(int64_t in, int64_t in_c, int64_t out_c, double rate, int64_t *ret_out,
+                                double *ret_d) {
+        int64_t d_ns, out;
+        int r;
+
+        if ((r = arith_sub(in, in_c, &d_ns)) < 0 || (r = arith_add(out_c, d_ns, &out)) < 0 ||
+            (r = arith_add(out, arith_round_bounded((double) d_ns * rate), &out)) < 0)
+                return r;
+        *ret_out = out;
+        *ret_d = (double) d_ns;
+        return 0;
+}
+
 static inline int prepared_forward(const PreparedModel *p, int64_t r_ns, int64_t r_uncertainty_ns,
                                    int64_t *ret_x_ns, int64_t *ret_uncertainty_ns) {
-        int64_t dr_ns, x_ns, unc_ns;
+        int64_t x_ns, unc_ns;
         double dr;
         int r;
 
         if (r_uncertainty_ns < 0)
                 return -EINVAL;
-        /* x = x_c + dr + rate·dr: the unit part stays exact in integers. */
-        if ((r = arith_sub(r_ns, p->m.r_c_ns, &dr_ns)) < 0)
+        /* x = x_c + dr + rate·dr */
+        if ((r = prepared_step(r_ns, p->m.r_c_ns, p->m.x_c_ns, p->m.rate, &x_ns, &dr)) < 0)
                 return r;
-        dr = (double) dr_ns;
-        if ((r = arith_add(p->m.x_c_ns, dr_ns, &x_ns)) < 0 ||
-            (r = arith_add(x_ns, arith_round_bounded(dr * p->m.rate), &x_ns)) < 0)
-                return r;
-
         /* The true r may be anywhere in r ± r_unc: the point estimate moves by (1 + |rate|) per ns
          * of it and the model's bound by rate_half. */
         r = arith_bound_from_double(p->m.half_ns + fabs(dr) * p->m.rate_half +
@@ -64,20 +74,15 @@ static inline int prepared_forward(const PreparedModel *p, int64_t r_ns, int64_t
 
 static inline int prepared_inverse(const PreparedModel *p, int64_t x_ns, int64_t x_uncertainty_ns,
                                    int64_t *ret_r_ns, int64_t *ret_uncertainty_ns) {
-        int64_t dx_ns, r_ns, unc_ns;
+        int64_t r_ns, unc_ns;
         double dx;
         int r;
 
         if (x_uncertainty_ns < 0)
                 return -EINVAL;
         /* r = r_c + dx / (1 + rate) = r_c + dx - dx·rate/(1 + rate). */
-        if ((r = arith_sub(x_ns, p->m.x_c_ns, &dx_ns)) < 0)
+        if ((r = prepared_step(x_ns, p->m.x_c_ns, p->m.r_c_ns, p->inverse_rate, &r_ns, &dx)) < 0)
                 return r;
-        dx = (double) dx_ns;
-        if ((r = arith_add(p->m.r_c_ns, dx_ns, &r_ns)) < 0 ||
-            (r = arith_add(r_ns, arith_round_bounded(dx * p->inverse_rate), &r_ns)) < 0)
-                return r;
-
         /* With r* the truth and d = r* - r: (1 + rate)|d| = |m(r*) - x| <= w(r*) + x_unc
          * <= w(r) + rate_half·|d| + x_unc, so |d| <= (w(r) + x_unc) / (1 + rate - rate_half).
          * |r - r_c| <= |dx|·(1 + |inverse_rate|) + 1/2, folded into rate_half_inverse. */
@@ -91,22 +96,23 @@ static inline int prepared_inverse(const PreparedModel *p, int64_t x_ns, int64_t
         return 0;
 }
 
-static inline int model_forward(const Model *m, int64_t r_ns, int64_t r_uncertainty_ns,
-                                int64_t *ret_x_ns, int64_t *ret_uncertainty_ns) {
+/* model_forward() and model_inverse(): the model prepared, then one way. */
+static inline int model_apply(const Model *m, bool inverse, int64_t v_ns, int64_t v_uncertainty_ns,
+                              int64_t *ret_ns, int64_t *ret_uncertainty_ns) {
         PreparedModel p;
         int r = model_prepare(m, &p);
 
         if (r < 0)
                 return r == -EINVAL ? -ERANGE : r;
-        return prepared_forward(&p, r_ns, r_uncertainty_ns, ret_x_ns, ret_uncertainty_ns);
+        return (inverse ? prepared_inverse : prepared_forward)(&p, v_ns, v_uncertainty_ns, ret_ns, ret_uncertainty_ns);
+}
+
+static inline int model_forward(const Model *m, int64_t r_ns, int64_t r_uncertainty_ns,
+                                int64_t *ret_x_ns, int64_t *ret_uncertainty_ns) {
+        return model_apply(m, false, r_ns, r_uncertainty_ns, ret_x_ns, ret_uncertainty_ns);
 }
 
 static inline int model_inverse(const Model *m, int64_t x_ns, int64_t x_uncertainty_ns,
                                 int64_t *ret_r_ns, int64_t *ret_uncertainty_ns) {
-        PreparedModel p;
-        int r = model_prepare(m, &p);
-
-        if (r < 0)
-                return r == -EINVAL ? -ERANGE : r;
-        return prepared_inverse(&p, x_ns, x_uncertainty_ns, ret_r_ns, ret_uncertainty_ns);
+        return model_apply(m, true, x_ns, x_uncertainty_ns, ret_r_ns, ret_uncertainty_ns);
 }
