@@ -9,14 +9,21 @@
  *     and the reply bucket of bus-clients.h are served, the rest QuotaExceeded; the daemon's
  *     memory stays bounded and another client is answered all the while;
  *   - fairness: a Convert sent after two ConvertMany calls of 10^6 values is answered before the
- *     second ends, since they are worked on a slice at a time.
+ *     second ends, since they are worked on a slice at a time;
+ *   - answers of either kind (copied into the reply, or carried in memfds from
+ *     BUS_JOBS_MEMFD_VALUES_MIN values on) are whole, in order, and agree with Convert; and so
+ *     are large ones when the daemon has no fd left for a memfd.
  * Every property is one that load cannot flip: counts, order, a memory ceiling far above what
  * the limits allow and far below what an unlimited daemon takes. */
 
+#define _GNU_SOURCE
+
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bus-api-jobs.h"
 #include "bus-clients.h"
@@ -238,6 +245,89 @@ static void test_fair(Harness *h, const int64_t *values) {
            ", %" PRIu64 ")", one.order, many[1].order);
 }
 
+/* ConvertMany on both sides of BUS_JOBS_MEMFD_VALUES_MIN and at the limit: as many answers as
+ * values, each one's offset (boottime - monotonic, which only a suspend changes) the one Convert
+ * gives, within the two bounds. */
+static void test_answers(sd_bus *client, const int64_t *values) {
+        static const size_t sizes[] = { BUS_JOBS_MEMFD_VALUES_MIN - 1, BUS_JOBS_MEMFD_VALUES_MIN, MANY_VALUES };
+
+        for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL, *one = NULL;
+                const int64_t *out = NULL;
+                const uint64_t *unc = NULL;
+                size_t n = sizes[k], out_size = 0, unc_size = 0, bad = 0;
+                int64_t one_value = 0;
+                uint64_t one_unc = 0;
+                int r;
+
+                r = sd_bus_message_new_method_call(client, &m, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE,
+                                                   "ConvertMany");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "ss", "monotonic", "boottime");
+                if (r >= 0)
+                        r = sd_bus_message_append_array(m, 'x', values, n * sizeof(int64_t));
+                if (r >= 0)
+                        r = sd_bus_call(client, m, CALL_TIMEOUT_USEC, &e, &reply);
+                if (r >= 0)
+                        r = sd_bus_message_read_array(reply, 'x', (const void **) &out, &out_size);
+                if (r >= 0)
+                        r = sd_bus_message_read_array(reply, 't', (const void **) &unc, &unc_size);
+                if (r >= 0)
+                        r = sd_bus_call_method(client, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "Convert",
+                                               &e, &one, "ssx", "monotonic", "boottime", values[0]);
+                if (r >= 0)
+                        r = sd_bus_message_read(one, "xt", &one_value, &one_unc);
+                for (size_t i = 0; r >= 0 && out_size == n * sizeof(int64_t) && unc_size == out_size && i < n; i++) {
+                        int64_t gap = (out[i] - values[i]) - (one_value - values[0]);
+
+                        if ((uint64_t) (gap < 0 ? -gap : gap) > unc[i] + one_unc)
+                                bad++;
+                }
+                ok(r >= 0 && out_size == n * sizeof(int64_t) && unc_size == out_size && bad == 0,
+                   "ConvertMany of %zu values: %zu answers, each within its bound of Convert's", n,
+                   out_size / sizeof(int64_t));
+                if (r < 0 || bad)
+                        diag("r=%d bad=%zu %s", r, bad, e.message ? e.message : "");
+        }
+}
+
+static int count_fds(pid_t pid) {
+        char path[64];
+        DIR *d;
+        int n = 0;
+
+        (void) snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+        d = opendir(path);
+        if (!d)
+                return -errno;
+        for (struct dirent *de; (de = readdir(d)); )
+                n += de->d_name[0] != '.';
+        closedir(d);
+        return n;
+}
+
+/* With its fd limit at what it has open now, the daemon cannot make a memfd: a large answer
+ * comes from its own memory instead, whole. Last: the daemon keeps the limit. */
+static void test_answers_without_fds(sd_bus *client, pid_t daemon_pid, const int64_t *values) {
+        struct rlimit old, tight;
+        int n = count_fds(daemon_pid);
+
+        if (n < 0 || prlimit(daemon_pid, RLIMIT_NOFILE, NULL, &old) < 0) {
+                skip("the daemon's fd limit cannot be set here");
+                return;
+        }
+        /* One more than it holds: enough for the first memfd, not for the second. */
+        tight = (struct rlimit) { .rlim_cur = (rlim_t) n + 1, .rlim_max = old.rlim_max };
+        if (prlimit(daemon_pid, RLIMIT_NOFILE, &tight, NULL) < 0) {
+                skip("the daemon's fd limit cannot be set here");
+                return;
+        }
+        diag("the daemon's fd limit set to %d", n + 1);
+        test_answers(client, values);
+        (void) prlimit(daemon_pid, RLIMIT_NOFILE, &old, NULL);
+}
+
 int main(int argc, char **argv) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *victim = NULL;
@@ -266,8 +356,10 @@ int main(int argc, char **argv) {
                 values[i] = clock_now_ns(CLOCK_MONOTONIC) - (int64_t) i;
 
         test_tables(h, victim);
+        test_answers(victim, values);
         test_fair(h, values);
         test_unread_many(h, victim, daemon_pid, values);
+        test_answers_without_fds(victim, daemon_pid, values);
 
         return done_testing();
 }
