@@ -19,8 +19,9 @@
  * probe's), small enough that a block and its rows stay in the cache until they join. */
 #define BLOCK_SIZE ((size_t) 1 << 20)
 #define N_WORKERS 2
-/* What a worker reads at once past its block, looking for the end of its last line. */
-#define TAIL_READ_SIZE ((size_t) 64 << 10)
+/* What a worker first reads past its block, looking for the end of its last line (a row is a
+ * few hundred bytes); twice as much each time after that. */
+#define TAIL_READ_SIZE ((size_t) 4 << 10)
 
 typedef struct Text {
         FramesParser *p;
@@ -140,7 +141,7 @@ static int fetch_block(Worker *w, uint64_t k, const char **ret_s, size_t *ret_n,
                                 break;
                         }
                         from = sp.n;
-                        r = extend(w, &sp, sp.n + (max > 0 && max < TAIL_READ_SIZE ? max : TAIL_READ_SIZE));
+                        r = extend(w, &sp, sp.n + (sp.n - probe > TAIL_READ_SIZE ? sp.n - probe : TAIL_READ_SIZE));
                         if (r < 0)
                                 return r;
                 }
