@@ -296,6 +296,84 @@ static void test_jsonl_numbers(void) {
         is_int(wrong, 0, "frame log: 4000 numbers of 1 to 19 digits read back as written");
 }
 
+/* Whether two logs hold the same windows and rows (the wide values field by field: padding). */
+static bool same_logs(const FramesLog *a, const FramesLog *b) {
+        if (a->rows != b->rows || a->n_windows != b->n_windows)
+                return false;
+        for (size_t i = 0; i < a->n_windows; i++) {
+                const FramesWindow *u = &a->windows[i], *v = &b->windows[i];
+
+                if (u->id != v->id || u->n_rows != v->n_rows || u->n_begun != v->n_begun ||
+                    u->first_begin_ns != v->first_begin_ns || u->last_begin_ns != v->last_begin_ns ||
+                    u->n_wide != v->n_wide || memcmp(u->frames, v->frames, u->n_rows * sizeof(Frame)) != 0 ||
+                    memcmp(u->rows, v->rows, u->n_rows * sizeof(FramesWindowRow)) != 0)
+                        return false;
+                for (size_t k = 0; k < u->n_wide; k++)
+                        if (u->wide[k].row != v->wide[k].row || u->wide[k].latency != v->wide[k].latency ||
+                            u->wide[k].value_ns != v->wide[k].value_ns)
+                                return false;
+        }
+        return true;
+}
+
+/* Rows as libtimeconv writes them (every key, in order: the straight-through path), each value
+ * of 1 to 19 digits, negative or null at random, against the same row as jansson reads it (a
+ * blank after the brace): the same rows, or the same error at the same line. */
+static void test_jsonl_canonical(void) {
+        static const char *const names[] = {
+                "window", "counter", "begin_ns", "end_ns", "drawn_x11_us", "presentation_offset_us", "drawn_ns",
+                "drawn_uncertainty_ns", "presented_ns", "presented_uncertainty_ns", "refresh_interval_ns",
+                "frame_delay_us", "drawn_received_ns", "timings_received_ns",
+        };
+        uint64_t state = 0x2545f4914f6cdd1d;
+        int wrong = 0, accepted = 0;
+
+        for (int i = 0; i < 3000; i++) {
+                char line[1024] = "{", blanked[1040];
+                size_t at = 1;
+                FramesLog *a = NULL, *b = NULL;
+                FramesError ea = {}, eb = {};
+                int ra, rb;
+
+                for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+                        int digits, kind;
+
+                        state = state * 6364136223846793005u + 1442695040888963407u;
+                        kind = (int) (state >> 60);
+                        /* Mostly the lengths of times (10 to 16 digits), any length else. */
+                        digits = kind < 10 ? 10 + (int) ((state >> 33) % 7) : 1 + (int) ((state >> 33) % 19);
+                        at += (size_t) snprintf(line + at, sizeof(line) - at, "\"%s\":", names[k]);
+                        if (kind == 15 && k != 1)
+                                at += (size_t) snprintf(line + at, sizeof(line) - at, "null");
+                        else {
+                                if (kind == 14 && k != 1)
+                                        line[at++] = '-';
+                                for (int d = 0; d < digits; d++) {
+                                        state = state * 6364136223846793005u + 1442695040888963407u;
+                                        line[at++] = (char) ('0' + (d == 0 && digits > 1 ? 1 + (state >> 33) % 9 :
+                                                                    (state >> 33) % 10));
+                                }
+                        }
+                        line[at++] = k + 1 < sizeof(names) / sizeof(names[0]) ? ',' : '}';
+                }
+                line[at] = '\0';
+                snprintf(blanked, sizeof(blanked), "{ %s", line + 1);
+                if (frames_log_new(&a) < 0 || frames_log_new(&b) < 0)
+                        abort();
+                ra = frames_parse_text(a, line, strlen(line), &ea);
+                rb = frames_parse_text(b, blanked, strlen(blanked), &eb);
+                accepted += ra == 0;
+                if (!(ra == rb && (ra < 0 ? ea.line == eb.line && strcmp(ea.message, eb.message) == 0 :
+                                   same_logs(a, b))) && wrong++ < 3)
+                        diag("%s: %d (%s) against jansson's %d (%s)", line, ra, ra < 0 ? ea.message : "", rb,
+                             rb < 0 ? eb.message : "");
+                frames_log_free(a);
+                frames_log_free(b);
+        }
+        is_int(wrong, 0, "frame log: 3000 rows as libtimeconv writes them read as jansson reads them");
+        ok(accepted > 1000, "frame log: of them, %d rows accepted (the others refused alike)", accepted);
+}
+
 static void test_text(void) {
         static const char gfx12_head[] = "---PROFILEDATA---\nFlags,IntendedVsync,FrameCompleted,DisplayPresentTime,\n";
 
@@ -357,6 +435,7 @@ int main(int argc, char **argv) {
         test_jsonl();
         test_jsonl_paths();
         test_jsonl_numbers();
+        test_jsonl_canonical();
         test_text();
         return done_testing();
 }
