@@ -25,6 +25,7 @@
  * without a copy: copying 16 MB into a new message when the last slice ended took 40-120 ms of
  * page faults in one go (measured under bench-hostile), a stall for every other client. */
 #define BUS_JOBS_MEMFD_VALUES_MIN 16384
+#define BUS_JOBS_SNDBUF_BYTES (128 << 10)       /* asked of the bus socket; Linux doubles it */
 
 struct BusJob {
         BusJob *next;
