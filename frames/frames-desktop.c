@@ -316,11 +316,10 @@ static size_t drawn_to_presented(const FramesWindow *w, int64_t *values, FramesS
 
 int frames_desktop_stats_compute(const FramesWindow *w, FramesDesktopStats *ret) {
         FramesDesktopStats d = { .n_rows = w->n_rows, .client_fps = NAN };
-        int64_t *values = malloc((w->n_rows ? w->n_rows : 1) * sizeof(int64_t));
+        int64_t *values = frames_array_new(w->n_rows, sizeof(int64_t), false);
 
         if (!values)
                 return -ENOMEM;
-        frames_huge_pages(values, w->n_rows * sizeof(int64_t));
         for (size_t i = 0; i < w->n_rows; i++) {
                 const FramesWindowRow *row = &w->rows[i];
 
@@ -339,7 +338,7 @@ int frames_desktop_stats_compute(const FramesWindow *w, FramesDesktopStats *ret)
         d.n_drawn_message = column(w, values, FRAMES_DRAWN_MESSAGE, &d.drawn_message);
         d.n_timings_message = column(w, values, FRAMES_TIMINGS_MESSAGE, &d.timings_message);
         d.n_clock = column(w, values, FRAMES_CLOCK_OFFSET, &d.clock_offset);
-        free(values);
+        frames_array_free(values, w->n_rows + (w->n_rows == 0), sizeof(int64_t));
         *ret = d;
         return 0;
 }

@@ -28,11 +28,13 @@ static inline void frames_huge_pages(void *p, size_t size) {
 
 /* Arrays that grow by appending (a window's rows, Android's frames) and the arrays sized once
  * for a series. Below FRAMES_MAPPED_MIN bytes they are malloc()'s; from there on each is a
- * mapping of its own, 2 MiB aligned and hinted once. A growing one reserves address space for
+ * mapping of its own, 2 MiB aligned and hinted once. (malloc()'s memory of that size is a
+ * mapping of 4 KiB pages, and on a VM a fault of one costs tens of us: the first 4 MiB of an
+ * array took a thousand of them.) A growing one reserves address space for
  * far more than it holds (pages are only committed when touched), so it never moves again:
  * realloc() moves huge pages with mremap() to an address that is not 2 MiB aligned, where they
  * are split, and every later pass over the array ran ten to thirty times slower. */
-#define FRAMES_MAPPED_MIN ((size_t) 4 << 20)
+#define FRAMES_MAPPED_MIN ((size_t) 256 << 10)
 
 /* What a growing array reserves once it is mapped: 16 M rows of a window, all but what is
  * touched only address space. */
@@ -117,4 +119,19 @@ static inline int frames_array_grow(void **array, size_t *n_allocated, size_t n,
         *array = p;
         *n_allocated = m / size;
         return 0;
+}
+
+/* An array of n elements of size (n 0: one) that is not going to grow, zeroed when zero (a new
+ * mapping is already): frames_array_grow()'s memory, huge pages from FRAMES_MAPPED_MIN bytes on.
+ * Released with frames_array_free(p, n, size), the same n. NULL when out of memory. */
+static inline void *frames_array_new(size_t n, size_t size, bool zero) {
+        size_t allocated = 0;
+        void *p = NULL;
+
+        n += n == 0;
+        if (frames_array_grow(&p, &allocated, n, size, false) < 0)
+                return NULL;
+        if (zero && n * size < FRAMES_MAPPED_MIN)
+                memset(p, 0, n * size);
+        return p;
 }

@@ -249,12 +249,12 @@ static int per_second(const Frame *frames, size_t n, FramesStats *s) {
 
 static int intervals(const Frame *frames, size_t n, int64_t default_refresh_ns, FramesStats *s) {
         size_t m = n - 1;
-        int64_t *d = malloc(m * sizeof(*d));
+        int64_t *d = frames_array_new(m, sizeof(*d), false);
         ChromiumJanks chromium = {};
         int r = -ENOMEM;
 
-        s->marks = calloc(m, sizeof(*s->marks));
-        frames_huge_pages(d, m * sizeof(*d));
+        /* Released by frames_stats_done(), which knows m from n_frames. */
+        s->marks = frames_array_new(m, sizeof(*s->marks), true);
         if (!d || !s->marks)
                 goto finish;
         for (size_t i = 0; i < m; i++)
@@ -271,7 +271,7 @@ static int intervals(const Frame *frames, size_t n, int64_t default_refresh_ns, 
         s->jitter_ms = jitter_ms(d, m, s->interval.mean_ms);
         r = per_second(frames, n, s);
 finish:
-        free(d);
+        frames_array_free(d, m, sizeof(*d));
         return r;
 }
 
@@ -307,7 +307,8 @@ int frames_stats_compute(const Frame *frames, size_t n_frames, int64_t default_r
 
 void frames_stats_done(FramesStats *s) {
         free(s->fps_per_second);
-        free(s->marks);
+        if (s->marks)
+                frames_array_free(s->marks, s->n_frames - 1, sizeof(*s->marks));
         s->fps_per_second = NULL;
         s->marks = NULL;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "frames-internal.h"
+#include "frames-memory.h"
 
 /* Large enough that taking turns costs nothing beside reading a block (~2,600 rows of the
  * probe's), small enough that a block and its rows stay in the cache until they join. */
@@ -69,13 +70,13 @@ static int extend(Worker *w, Span *sp, size_t want) {
                 return 0;
         }
         if (want > w->buf_size) {
-                size_t m = want > 2 * w->buf_size ? want : 2 * w->buf_size;
-                char *buf = realloc(w->buf, m);
+                void *buf = w->buf;
 
-                if (!buf)
+                /* Huge pages from the start (frames-memory.h): 4 KiB faults are dear. */
+                if (frames_array_grow(&buf, &w->buf_size, want > 2 * w->buf_size ? want : 2 * w->buf_size, 1,
+                                      false) < 0)
                         return -ENOMEM;
                 w->buf = buf;
-                w->buf_size = m;
         }
         sp->data = w->buf;
         while (sp->n < want) {
@@ -204,13 +205,13 @@ static int lines_staged(Worker *w, const char *s, size_t n, unsigned *ret_lines,
                 if (size == 0)
                         continue;
                 if (*ret_rows == w->n_staged_allocated) {
-                        size_t m = w->n_staged_allocated ? 2 * w->n_staged_allocated : 1024;
-                        FramesStagedRow *staged = reallocarray(w->staged, m, sizeof(*staged));
+                        void *staged = w->staged;
 
-                        if (!staged)
+                        if (frames_array_grow(&staged, &w->n_staged_allocated,
+                                              w->n_staged_allocated ? 2 * w->n_staged_allocated : 1024,
+                                              sizeof(FramesStagedRow), false) < 0)
                                 return -ENOMEM;
                         w->staged = staged;
-                        w->n_staged_allocated = m;
                 }
                 r = frames_jsonl_row(lines, line, size, &w->staged[*ret_rows], ret_error);
                 if (r < 0)
@@ -321,8 +322,8 @@ static int run(Text *t, unsigned n_workers, FramesError *ret_error) {
                 *ret_error = t->error;
 finish:
         for (size_t i = 0; i < N_WORKERS; i++) {
-                free(w[i].buf);
-                free(w[i].staged);
+                frames_array_free(w[i].buf, w[i].buf_size, 1);
+                frames_array_free(w[i].staged, w[i].n_staged_allocated, sizeof(FramesStagedRow));
         }
         return r;
 }
