@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 
 /* timeconvd on its own private dbus-daemon (the integration harness), measured from outside:
- * the bus floor (org.freedesktop.DBus.GetId round trip) against a Convert round trip, one
- * ConvertMany of 10,000 values, and, over --duration seconds with no client at all (POSIX
+ * the bus floor (org.freedesktop.DBus.GetId round trip) against a Convert round trip; a
+ * ConvertMany of 10,000 values against the same call to a service that only echoes the bytes
+ * (bench-floor.h: what the bus daemon takes to carry 80 KB in and 160 KB out), and, over
+ * --duration seconds with no client at all (POSIX
  * domains only), the daemon's resident memory and CPU share. Then a second daemon with
  * --gpu-software, which also opens whatever Vulkan device the loader finds (lavapipe where there
  * is no GPU): its resident memory and threads, against the first one's, are what a GPU domain
@@ -18,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-floor.h"
 #include "bench-util.h"
 #include "bus-errors.h"
 #include "clock-client.h"
@@ -25,7 +28,8 @@
 #include "harness.h"
 
 #define MANY 10000
-#define MANY_ROUNDS 10
+#define MANY_WARMUP 5           /* the first large messages grow both ends' buffers */
+#define MANY_ROUNDS 30
 #define WARMUP_CALLS 200
 
 typedef struct Usage {
@@ -89,31 +93,56 @@ static int measure_rtts(sd_bus *bus, size_t calls, int64_t *floor_ns, int64_t *c
         return 0;
 }
 
-/* The best and the median of MANY_ROUNDS ConvertMany calls (send, answer, read it all). */
-static int measure_many(sd_bus *bus, int64_t *ret_best_ns, int64_t *ret_median_ns) {
-        int64_t *values = calloc(MANY, sizeof(int64_t)), *out = calloc(MANY, sizeof(int64_t));
-        uint64_t *u = calloc(MANY, sizeof(uint64_t));
-        int64_t round_ns[MANY_ROUNDS], base = clock_now_ns(CLOCK_MONOTONIC);
-        int r = values && out && u ? 0 : -ENOMEM;
+/* One ConvertMany of MANY values to service's object: the round trip, all of the answer read. */
+static int many_once(sd_bus *bus, const char *service, const char *object, const int64_t *values, int64_t *ret_ns) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        const void *out, *unc;
+        size_t out_size = 0, unc_size = 0;
+        int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, service, object, BUS_API_INTERFACE, "ConvertMany");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", "monotonic", "boottime");
+        if (r >= 0)
+                r = sd_bus_message_append_array(m, 'x', values, MANY * sizeof(int64_t));
+        if (r >= 0)
+                r = sd_bus_call(bus, m, 0, NULL, &reply);
+        if (r >= 0)
+                r = sd_bus_message_read_array(reply, 'x', &out, &out_size);
+        if (r >= 0)
+                r = sd_bus_message_read_array(reply, 't', &unc, &unc_size);
+        if (r >= 0 && (out_size != MANY * sizeof(int64_t) || unc_size != out_size))
+                r = -EBADMSG;
+        *ret_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
+        return r;
+}
+
+/* The best and the median of MANY_ROUNDS ConvertMany calls to the daemon and to the echo, in
+ * turns, so that both see the same machine. */
+static int measure_many(sd_bus *bus, int64_t *ret_best_ns, int64_t *ret_median_ns, int64_t *ret_floor_best_ns,
+                        int64_t *ret_floor_median_ns) {
+        _cleanup_free_ int64_t *values = calloc(MANY, sizeof(int64_t));
+        int64_t round_ns[MANY_ROUNDS], floor_ns[MANY_ROUNDS], base = clock_now_ns(CLOCK_MONOTONIC), ns;
+        int r = values ? 0 : -ENOMEM;
 
         for (size_t i = 0; r >= 0 && i < MANY; i++)
                 values[i] = base - (int64_t) (MANY - i) * 100000;
-        for (int k = 0; r >= 0 && k < MANY_ROUNDS; k++) {
-                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
-                size_t n = 0;
-
-                r = clock_convert_many(bus, "monotonic", "boottime", values, MANY, NULL, out, u, &n);
-                round_ns[k] = clock_now_ns(CLOCK_MONOTONIC) - t0;
-                if (r >= 0 && n != MANY)
-                        r = -EBADMSG;
+        for (int k = 0; r >= 0 && k < MANY_WARMUP + MANY_ROUNDS; k++) {
+                r = many_once(bus, BUS_API_SERVICE, BUS_API_OBJECT, values, &ns);
+                if (r >= 0 && k >= MANY_WARMUP)
+                        round_ns[k - MANY_WARMUP] = ns;
+                if (r >= 0)
+                        r = many_once(bus, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_ECHO, values, &ns);
+                if (r >= 0 && k >= MANY_WARMUP)
+                        floor_ns[k - MANY_WARMUP] = ns;
         }
-        free(values);
-        free(out);
-        free(u);
         if (r < 0)
                 return r;
         *ret_median_ns = bench_percentile(round_ns, MANY_ROUNDS, 0.5);
         *ret_best_ns = round_ns[0];     /* sorted by bench_percentile() */
+        *ret_floor_median_ns = bench_percentile(floor_ns, MANY_ROUNDS, 0.5);
+        *ret_floor_best_ns = floor_ns[0];
         return 0;
 }
 
@@ -201,6 +230,8 @@ int main(int argc, char *argv[]) {
         GpuCost gpu = {};
         int64_t threads = -1;
         int64_t *floor_ns, *convert_ns, rss_kib, rss_load_kib = -1, idle_ns, many_best_ns, many_median_ns;
+        int64_t many_floor_best_ns, many_floor_median_ns;
+        pid_t floor_pid = 0;
         int64_t floor_p50, convert_p50, convert_p99;
         double cpu_pct, sched_pct = -1, ratio;
         int r;
@@ -251,7 +282,11 @@ int main(int argc, char *argv[]) {
                 r = measure_rtts(bus, calls, floor_ns, convert_ns);
         if (r < 0)
                 return fail("round trips", r);
-        r = measure_many(bus, &many_best_ns, &many_median_ns);
+        r = bench_floor_start(h, &floor_pid);
+        if (r < 0)
+                return fail("starting the echo service", r);
+        r = measure_many(bus, &many_best_ns, &many_median_ns, &many_floor_best_ns, &many_floor_median_ns);
+        bench_floor_stop(floor_pid);
         if (r < 0)
                 return fail("ConvertMany", r);
         (void) proc_rss_kib(h->daemon_pid, &rss_load_kib);
@@ -278,6 +313,10 @@ int main(int argc, char *argv[]) {
         printf("  \"round_trips\": %zu,\n", calls);
         printf("  \"convert_many_10k_ns\": %" PRIi64 ",\n", many_best_ns);
         printf("  \"convert_many_10k_median_ns\": %" PRIi64 ",\n", many_median_ns);
+        /* The same bytes through the bus daemon to a service that only echoes them. */
+        printf("  \"convert_many_10k_bus_floor_ns\": %" PRIi64 ",\n", many_floor_best_ns);
+        printf("  \"convert_many_10k_bus_floor_median_ns\": %" PRIi64 ",\n", many_floor_median_ns);
+        printf("  \"convert_many_10k_to_bus_floor_ratio\": %.2f,\n", (double) many_best_ns / (double) many_floor_best_ns);
         printf("  \"idle_duration_s\": %.1f,\n", (double) idle_ns / 1e9);
         printf("  \"daemon_rss_kib\": %" PRIi64 ",\n", rss_kib);
         printf("  \"daemon_rss_after_load_kib\": %" PRIi64 ",\n", rss_load_kib);
