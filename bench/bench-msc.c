@@ -15,7 +15,6 @@
 #define _GNU_SOURCE
 
 #include <math.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "graph.h"
 #include "history.h"
 #include "present-client.h"
+#include "present-drive.h"
 #include "present.h"
 #include "xvfb.h"
 
@@ -40,18 +40,6 @@ static int64_t percentile(int64_t *v, size_t n, double p) {
                 return 0;
         qsort(v, n, sizeof(*v), bench_cmp_i64);
         return v[(size_t) floor(p * (double) (n - 1))];
-}
-
-static void dispatch_until(Domain *d, int64_t until_ns) {
-        for (;;) {
-                int64_t left_ns = until_ns - clock_now_ns(CLOCK_MONOTONIC);
-                struct pollfd pfd = { .fd = domain_present_ops.watch_fd(d), .events = POLLIN };
-
-                if (left_ns <= 0)
-                        return;
-                if (poll(pfd.fd >= 0 ? &pfd : NULL, pfd.fd >= 0, (int) (left_ns / 1000000) + 1) > 0)
-                        (void) domain_present_ops.dispatch(d);
-        }
 }
 
 /* Vblank msc as Convert("msc", "monotonic") gives it: through the graph to the raw clock,
@@ -174,7 +162,7 @@ int main(void) {
                         grid_min_us = off_us < grid_min_us ? off_us : grid_min_us;
                         grid_max_us = off_us > grid_max_us ? off_us : grid_max_us;
                 }
-                dispatch_until(d, start + (k + 1) * CADENCE_NS);
+                present_run_until(d, start + (k + 1) * CADENCE_NS);
         }
 
         {
