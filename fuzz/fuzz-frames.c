@@ -2,10 +2,13 @@
 
 /* The frame-dump parsers (SurfaceFlinger --latency, gfxinfo framestats, JSON Lines) on any
  * bytes, then the statistics and the SVG plot of whatever they kept, checking the promises of
- * frames.h and frames-stats.h along the way. */
+ * frames.h and frames-stats.h along the way; and the block reader (two threads, blocks of a few
+ * bytes so that lines straddle them) against the line-by-line parse: the same result, rows and
+ * error line. */
 
 #include <errno.h>
 
+#include "frames-internal.h"
 #include "frames-report.h"
 #include "frames-stats.h"
 #include "frames.h"
@@ -49,6 +52,36 @@ static void check_stats(const FramesLog *log, const FramesStats *s) {
                    "%zu seconds, no counts", s->n_seconds);
 }
 
+/* frames_parser_input() in blocks of block_size on two threads: what frames_parse_text() gave. */
+static void check_blocks(const uint8_t *data, size_t size, size_t block_size, int want_r, const FramesLog *want,
+                         const FramesError *want_error) {
+        FramesError error = { .line = 12345 };
+        FramesParser *p = NULL;
+        FramesLog *log = NULL;
+        int r;
+
+        if (frames_log_new(&log) < 0)
+                return;
+        if (frames_parser_new(log, &p) < 0) {
+                frames_log_free(log);
+                return;
+        }
+        r = frames_parser_input(p, (const char *) data, NULL, NULL, size, 0, block_size, 2, &error);
+        if (r >= 0)
+                r = frames_parser_finish(p, &error);
+        frames_parser_free(p);
+        if (r != -ENOMEM && want_r != -ENOMEM) {
+                fuzz_check(r == want_r, "blocks of %zu: %d, line by line: %d", block_size, r, want_r);
+                fuzz_check(log->rows == want->rows && log->n_frames == want->n_frames,
+                           "blocks of %zu: %llu rows %zu frames, line by line: %llu rows %zu frames", block_size,
+                           (unsigned long long) log->rows, log->n_frames, (unsigned long long) want->rows,
+                           want->n_frames);
+                fuzz_check(r == 0 || error.line == want_error->line, "blocks of %zu: error at line %u, not %u",
+                           block_size, error.line, want_error->line);
+        }
+        frames_log_free(log);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FramesError error = { .line = 12345 };
         FramesStats stats;
@@ -66,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         else
                 fuzz_check(memchr(error.message, 0, sizeof(error.message)), "message not terminated");
         check_log(log);
+        check_blocks(data, size, 7, r, log, &error);
 
         /* What was kept before a refusal is still a series the statistics must take. */
         r = frames_stats_compute(log->frames, log->n_frames, 16666667, &stats);
