@@ -19,6 +19,8 @@
 
 static int window_for(FramesLog *log, int64_t id, FramesWindow **ret) {
         FramesWindow *w;
+        void *p;
+        int r;
 
         if (log->n_windows > 0 && log->windows[log->last_window].id == id) {
                 *ret = &log->windows[log->last_window];
@@ -30,15 +32,11 @@ static int window_for(FramesLog *log, int64_t id, FramesWindow **ret) {
                         *ret = &log->windows[i];
                         return 0;
                 }
-        if (log->n_windows == log->n_windows_allocated) {
-                size_t n = log->n_windows_allocated ? log->n_windows_allocated * 2 : 4;
-                FramesWindow *windows = reallocarray(log->windows, n, sizeof(*windows));
-
-                if (!windows)
-                        return -ENOMEM;
-                log->windows = windows;
-                log->n_windows_allocated = n;
-        }
+        p = log->windows;
+        r = frames_small_grow(&p, &log->n_windows_allocated, log->n_windows, sizeof(FramesWindow), 4);
+        log->windows = p;
+        if (r < 0)
+                return r;
         w = &log->windows[log->n_windows];
         *w = (FramesWindow) { .id = id };
         log->last_window = log->n_windows++;
@@ -232,15 +230,11 @@ int frames_log_add_staged(FramesLog *log, const FramesStagedRow *s) {
         for (size_t l = 0; l < FRAMES_N_LATENCIES; l++) {
                 if (s->row.latency_ns[l] != FRAMES_LATENCY_WIDE)
                         continue;
-                if (w->n_wide == w->n_wide_allocated) {
-                        size_t n = w->n_wide_allocated ? w->n_wide_allocated * 2 : 16;
-                        FramesWide *wide = reallocarray(w->wide, n, sizeof(*wide));
-
-                        if (!wide)
-                                return -ENOMEM;
-                        w->wide = wide;
-                        w->n_wide_allocated = n;
-                }
+                p = w->wide;
+                r = frames_small_grow(&p, &w->n_wide_allocated, w->n_wide, sizeof(FramesWide), 16);
+                w->wide = p;
+                if (r < 0)
+                        return r;
                 w->wide[w->n_wide++] = (FramesWide) { w->n_rows, (FramesLatency) l, s->latency_ns[l] };
         }
         w->frames[w->n_rows] = s->frame;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "frames-internal.h"
+#include "frames-memory.h"
 
 #define PROFILEDATA "---PROFILEDATA---"
 #define GFX_MAX_COLUMNS 64
@@ -100,14 +101,13 @@ static int row(FramesParser *p, const char *line, size_t size, FramesError *ret_
                         return frames_fail(ret_error, p->line, "column %zu: %s", i + 1,
                                            k == -ERANGE ? "number out of range" : "not an integer");
         }
-        if (p->n_rows == p->n_rows_allocated) {
-                size_t m = p->n_rows_allocated ? p->n_rows_allocated * 2 : 128;
-                GfxRow *rows = reallocarray(p->rows, m, sizeof(*rows));
+        {
+                void *rows = p->rows;
+                int g = frames_small_grow(&rows, &p->n_rows_allocated, p->n_rows, sizeof(GfxRow), 128);
 
-                if (!rows)
-                        return -ENOMEM;
                 p->rows = rows;
-                p->n_rows_allocated = m;
+                if (g < 0)
+                        return g;
         }
         r = &p->rows[p->n_rows++];
         *r = (GfxRow) {

@@ -65,6 +65,23 @@ static inline void *frames_map_aligned(size_t size) {
         return start;
 }
 
+/* A small array (windows, a window's wide latencies, a dump's rows) with room for element n:
+ * doubled by realloc, from first. 0 or -ENOMEM (the array as it was). */
+static inline int frames_small_grow(void **array, size_t *n_allocated, size_t n, size_t size, size_t first) {
+        size_t m;
+        void *grown;
+
+        if (n < *n_allocated)
+                return 0;
+        m = *n_allocated ? *n_allocated * 2 : first;
+        grown = reallocarray(*array, m, size);
+        if (!grown)
+                return -ENOMEM;
+        *array = grown;
+        *n_allocated = m;
+        return 0;
+}
+
 /* Releases what frames_array_grow() made (NULL too). */
 static inline void frames_array_free(void *array, size_t n_allocated, size_t size) {
         size_t bytes = n_allocated * size;

@@ -48,6 +48,15 @@ static void text_per_second(FILE *f, const FramesStats *s) {
         fprintf(f, "; per second over %zu s: %" PRIu32 " to %" PRIu32, s->n_seconds, min, max);
 }
 
+/* A spread after its mean: " ms, p50 …, max …". */
+static void text_spread_rest(FILE *f, const FramesSpread *v) {
+        text_ms(f, " ms, p50 ", v->p50_ms);
+        text_ms(f, ", p90 ", v->p90_ms);
+        text_ms(f, ", p99 ", v->p99_ms);
+        text_ms(f, ", min ", v->min_ms);
+        text_ms(f, ", max ", v->max_ms);
+}
+
 static void text_spread(FILE *f, const char *label, const FramesSpread *v, size_t n, const char *why) {
         fputs(label, f);
         if (n == 0) {
@@ -55,11 +64,7 @@ static void text_spread(FILE *f, const char *label, const FramesSpread *v, size_
                 return;
         }
         text_ms(f, "mean ", v->mean_ms);
-        text_ms(f, " ms, p50 ", v->p50_ms);
-        text_ms(f, ", p90 ", v->p90_ms);
-        text_ms(f, ", p99 ", v->p99_ms);
-        text_ms(f, ", min ", v->min_ms);
-        text_ms(f, ", max ", v->max_ms);
+        text_spread_rest(f, v);
         fprintf(f, " (%zu frames)\n", n);
 }
 
@@ -119,11 +124,7 @@ static void text_section(FILE *f, const FramesSection *sec) {
         if (!isnan(s->fps))
                 text_per_second(f, s);
         text_ms(f, "\nframe interval  mean ", s->interval.mean_ms);
-        text_ms(f, " ms, p50 ", s->interval.p50_ms);
-        text_ms(f, ", p90 ", s->interval.p90_ms);
-        text_ms(f, ", p99 ", s->interval.p99_ms);
-        text_ms(f, ", min ", s->interval.min_ms);
-        text_ms(f, ", max ", s->interval.max_ms);
+        text_spread_rest(f, &s->interval);
         text_ms(f, "\njitter          ", s->jitter_ms);
         fputs(" ms (standard deviation of the intervals)\n", f);
         text_ms(f, "present latency mean ", s->latency_mean_ms);
