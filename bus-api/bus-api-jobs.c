@@ -1,15 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 
-#define _GNU_SOURCE
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
-#include <unistd.h>
 
 #include "bus-api-jobs.h"
 #include "time-util.h"
@@ -17,80 +13,18 @@
 #define WQUEUE_PAUSE_NS INT64_C(1000000)
 #define VALUES_PER_CLOCK_READ 256
 
-static void job_unmap(BusJob *j) {
-        if (j->memfd[0] < 0)
-                return;
-        if (j->results)
-                (void) munmap(j->results, j->n * sizeof(int64_t));
-        if (j->uncertainties_ns)
-                (void) munmap(j->uncertainties_ns, j->n * sizeof(uint64_t));
-        j->results = NULL;
-        j->uncertainties_ns = NULL;
-}
-
 static BusJob *job_free(BusJob *j) {
         if (!j)
                 return NULL;
         sd_bus_message_unref(j->call);
-        if (j->memfd[0] >= 0) {
-                job_unmap(j);
-                for (size_t i = 0; i < 2; i++)
-                        if (j->memfd[i] >= 0)
-                                (void) close_nointr(j->memfd[i]);
-        } else {
-                free(j->results);
-                free(j->uncertainties_ns);
-        }
+        free(j->results);
+        free(j->uncertainties_ns);
         free(j);
         return NULL;
 }
 
-/* One array of the answer of a large job, in a memfd of its own (sd-bus seals each one it is
- * given), mapped for the slices to write. */
-static int job_map_one(size_t bytes, int *ret_fd, void **ret_p) {
-        _cleanup_close_ int fd = -EBADF;
-        void *p;
-
-        fd = memfd_create("timeconv-convert-many", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        if (fd < 0)
-                return -errno;
-        if (ftruncate(fd, (off_t) bytes) < 0)
-                return -errno;
-        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED)
-                return -errno;
-        *ret_fd = TAKE_FD(fd);
-        *ret_p = p;
-        return 0;
-}
-
-static int job_map(BusJob *j) {
-        void *p;
-        int r;
-
-        r = job_map_one(j->n * sizeof(int64_t), &j->memfd[0], &p);
-        if (r < 0)
-                return r;
-        j->results = p;
-        r = job_map_one(j->n * sizeof(uint64_t), &j->memfd[1], &p);
-        if (r < 0)
-                return r;
-        j->uncertainties_ns = p;
-        return 0;
-}
-
-/* Where the slices write their answers: for a large job, memfds that the reply carries as they
- * are; else (or when there is no memfd to be had: out of fds) memory of our own, copied into the
- * reply. */
+/* Where the slices write their answers, copied into the reply at the end (256 KiB at most). */
 static int job_alloc(BusJob *j) {
-        if (j->n >= BUS_JOBS_MEMFD_VALUES_MIN && job_map(j) >= 0)
-                return 0;
-        job_unmap(j);
-        for (size_t i = 0; i < 2; i++) {
-                if (j->memfd[i] >= 0)
-                        (void) close_nointr(j->memfd[i]);
-                j->memfd[i] = -EBADF;
-        }
         /* calloc(0) may return NULL: allocate at least one element. */
         j->results = calloc(j->n ? j->n : 1, sizeof(int64_t));
         j->uncertainties_ns = calloc(j->n ? j->n : 1, sizeof(uint64_t));
@@ -176,17 +110,9 @@ static int job_reply(BusJob *j) {
         r = sd_bus_message_new_method_return(j->call, &reply);
         if (r < 0)
                 return r;
-        if (j->memfd[0] >= 0) {
-                /* Sealing (which sd-bus does) wants no writable mapping left. */
-                job_unmap(j);
-                r = sd_bus_message_append_array_memfd(reply, 'x', j->memfd[0], 0, j->n * sizeof(int64_t));
-                if (r >= 0)
-                        r = sd_bus_message_append_array_memfd(reply, 't', j->memfd[1], 0, j->n * sizeof(uint64_t));
-        } else {
-                r = sd_bus_message_append_array(reply, 'x', j->results, j->n * sizeof(int64_t));
-                if (r >= 0)
-                        r = sd_bus_message_append_array(reply, 't', j->uncertainties_ns, j->n * sizeof(uint64_t));
-        }
+        r = sd_bus_message_append_array(reply, 'x', j->results, j->n * sizeof(int64_t));
+        if (r >= 0)
+                r = sd_bus_message_append_array(reply, 't', j->uncertainties_ns, j->n * sizeof(uint64_t));
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
@@ -210,8 +136,8 @@ static int job_slice(BusApi *a, BusJob *j, int64_t deadline_ns) {
                 return 0;
         if (r > 0) {
                 r = job_reply(j);
-                /* An answer that could not be built (no memory, no fd for sd-bus's copy of a
-                 * memfd): say so rather than leave the caller to its timeout. */
+                /* An answer that could not be built (no memory): say so rather than leave the
+                 * caller to its timeout. */
                 if (r < 0 && r != -ENOTCONN && r != -ECONNRESET) {
                         (void) bus_timeconv_error_setf(&error, r, "the answer could not be built: %s", strerror(-r));
                         (void) sd_bus_reply_method_error(j->call, &error);
@@ -269,9 +195,10 @@ static int on_jobs(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* sd-bus asks for an 8 MiB send buffer on its socket: a large reply then went into it in one
- * sendmsg() of up to 8 MiB, 25-46 ms on the event loop under bench-hostile. With a small one, the
- * rest goes out a piece at a time as the bus daemon takes it, between slices. */
+/* sd-bus asks for an 8 MiB send buffer on its socket: 32 replies at the limit would sit in it,
+ * unseen by the pause of on_jobs(), ahead of every small answer. With about one reply's worth,
+ * the rest waits in sd-bus's queue, where on_jobs() counts it, and goes out as the bus daemon
+ * takes it. */
 static void bus_sndbuf_shrink(sd_bus *bus) {
         int fd = sd_bus_get_fd(bus), bytes = BUS_JOBS_SNDBUF_BYTES;
 
@@ -337,7 +264,6 @@ int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPa
                 .pair = *pair,
                 .values = values,
                 .n = n,
-                .memfd = { -EBADF, -EBADF },
         };
         r = job_alloc(j);
         if (r < 0) {

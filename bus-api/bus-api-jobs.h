@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* ConvertMany, cut into slices so that one client's million values never make the others wait:
- * a call becomes a job in its client's queue; the event loop runs one slice (BUS_JOBS_SLICE_NS
- * of work) at a time, taking the clients with work in turn, and the bus's own messages in
- * between (the jobs' event source has the bus's priority), so a Convert waits about one slice.
- * While the daemon's send queue is long (a bus daemon that does not read), slices pause. On a
- * bus with no event loop (tests that drive it by hand), or for a peer of our own without a bus
- * (cl NULL), a job runs whole at once. */
+/* ConvertMany, cut into slices so that one client's values (milliseconds of work at the limit)
+ * never make the others wait: a call becomes a job in its client's queue; the event loop runs
+ * one slice (BUS_JOBS_SLICE_NS of work) at a time, taking the clients with work in turn, and the
+ * bus's own messages in between (the jobs' event source has the bus's priority), so a Convert
+ * waits about one slice. While the daemon's send queue is long (a bus daemon that does not
+ * read), slices pause. On a bus with no event loop (tests that drive it by hand), or for a peer
+ * of our own without a bus (cl NULL), a job runs whole at once. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,10 +21,6 @@
 #define BUS_JOBS_SLICE_NS INT64_C(100000)
 #define BUS_JOBS_VALUES_MAX 2000000             /* queued, over all clients; more: QuotaExceeded */
 #define BUS_JOBS_WQUEUE_MAX 64                  /* messages queued to the bus: pause beyond */
-/* From this many values on, the slices write the answers into memfds that the reply carries
- * without a copy: copying 16 MB into a new message when the last slice ended took 40-120 ms of
- * page faults in one go (measured under bench-hostile), a stall for every other client. */
-#define BUS_JOBS_MEMFD_VALUES_MIN 16384
 #define BUS_JOBS_SNDBUF_BYTES (128 << 10)       /* asked of the bus socket; Linux doubles it */
 
 struct BusJob {
@@ -35,7 +31,6 @@ struct BusJob {
         size_t n, done;
         int64_t *results;
         uint64_t *uncertainties_ns;
-        int memfd[2];                   /* a large job's results and uncertainties; else -EBADF */
 };
 
 /* Ends the jobs' event source (the jobs themselves go with their clients). */

@@ -26,8 +26,8 @@
 #define BUS_CLIENT_TABLES_BURST 8
 #define BUS_CLIENT_TABLES_PER_S 1
 /* A large reply is one message: the bus daemon reads it whole before the small replies behind
- * it on our connection, so its bytes are everyone's wait. Per client, two replies of 10^6
- * values at once, one a second after; over all clients, three at once, two a second. */
+ * it on our connection, so its bytes are everyone's wait. Per client, 128 ConvertMany replies at
+ * the limit (256 KiB) at once, 64 a second after; over all clients, 192 at once, 128 a second. */
 #define BUS_CLIENT_REPLY_BURST_BYTES (32u << 20)
 #define BUS_CLIENT_REPLY_BYTES_PER_S (16u << 20)
 #define BUS_CLIENTS_REPLY_BURST_BYTES (48u << 20)

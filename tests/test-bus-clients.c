@@ -7,6 +7,7 @@
 #include <inttypes.h>
 
 #include "bus-clients.h"
+#include "bus-errors.h"
 #include "tap.h"
 #include "time-util.h"
 
@@ -47,14 +48,17 @@ static void test_bucket(void) {
            BUS_CLIENT_REPLY_BYTES_PER_S / 2, "a refused take takes nothing");
 }
 
-/* What a client that never reads its replies gets of ConvertMany calls of 10^6 values (16 MB
- * each), sent as fast as it likes for 10 s: the burst, then the rate. */
+/* What a client that never reads its replies gets of ConvertMany calls at the limit (16 bytes a
+ * value: 256 KiB each), sent as fast as it likes (1000 a second) for 10 s: the burst, then the
+ * rate. */
 static void test_reply_budget_over_time(void) {
         BusBucket client = { BUS_CLIENT_REPLY_BURST_BYTES, T0 }, all = { BUS_CLIENTS_REPLY_BURST_BYTES, T0 };
-        const uint64_t reply = UINT64_C(16000000);
+        const uint64_t reply = UINT64_C(16) * BUS_API_CONVERT_MANY_MAX;
+        const unsigned burst = (unsigned) (BUS_CLIENT_REPLY_BURST_BYTES / reply);
+        const unsigned per_s = (unsigned) (BUS_CLIENT_REPLY_BYTES_PER_S / reply);
         unsigned served = 0, asked = 0;
 
-        for (int64_t t = T0; t <= T0 + 10 * NSEC_PER_SEC; t += NSEC_PER_SEC / 100, asked++)
+        for (int64_t t = T0; t <= T0 + 10 * NSEC_PER_SEC; t += NSEC_PER_SEC / 1000, asked++)
                 if (bus_bucket_peek(&client, t, BUS_CLIENT_REPLY_BURST_BYTES, BUS_CLIENT_REPLY_BYTES_PER_S) >= reply &&
                     bus_bucket_peek(&all, t, BUS_CLIENTS_REPLY_BURST_BYTES, BUS_CLIENTS_REPLY_BYTES_PER_S) >= reply) {
                         client.tokens -= reply;
@@ -62,8 +66,10 @@ static void test_reply_budget_over_time(void) {
                         served++;
                 }
         diag("%u of %u calls served in 10 s", served, asked);
-        /* 32 MiB at once, then 16 MiB/s: 2 + 10 * 1.048 = 12 replies of 16 MB. */
-        ok(served >= 11 && served <= 13, "a client asking 100 times a second for 10 s gets %u replies of 16 MB", served);
+        /* 32 MiB at once, then 16 MiB/s: 128 + 10 * 64 = 768 replies of 256 KiB. */
+        ok(served >= burst + 10 * per_s - 1 && served <= burst + 10 * per_s + 1,
+           "a client asking 1000 times a second for 10 s gets %u replies of 256 KiB (%u + 10 * %u)", served, burst,
+           per_s);
 }
 
 int main(void) {

@@ -21,7 +21,7 @@
 
 #define VALID_NAME_CHARS "abcdefghijklmnopqrstuvwxyz0123456789_.:-"
 #define HUGE_EVERY 40           /* one oversized ConvertMany in this many calls */
-#define AT_LIMIT_CALLS 2        /* ConvertMany of exactly the maximum: heavy, so twice per run */
+#define AT_LIMIT_CALLS 2        /* ConvertMany of exactly the maximum, twice per run */
 
 static const struct {
         const char *member, *signature;
@@ -112,9 +112,9 @@ static void convert_many_sized(Garbage *g, size_t n) {
         /* Waited for as long as the test may run, not sd-bus's 25 s: on a machine loaded by other
          * jobs the answer may take that long, and a call given up on checks nothing. */
         r = sd_bus_call(g->bus, m, UINT64_C(100) * 1000000, &e, &reply);
-        /* 8 MB in and 16 MB out through the bus daemon, worked a slice at a time between the
-         * other clients' calls: on a loaded machine it may take longer than a call should, and
-         * its own deadline is five times theirs. */
+        /* 128 KiB in and 256 KiB out through the bus daemon, worked a slice at a time between
+         * the other clients' calls: on a loaded machine it may take longer than a call should,
+         * and its own deadline is five times theirs. */
         load_stats_latency(g->stats, clock_now_ns(CLOCK_MONOTONIC) - t0, 5 * g->deadline_ns);
         g->stats->bus_calls++;
         if (r >= 0)
@@ -146,7 +146,7 @@ static void one_call(Garbage *g, unsigned i) {
 
         if (i % HUGE_EVERY == HUGE_EVERY - 1) {
                 /* Twice a run, the first at the first turn (a loaded machine may leave time for
-                 * few turns): exactly the limit, 8 MB in and 16 MB out. */
+                 * few turns): exactly the limit, 128 KiB in and 256 KiB out. */
                 if ((i / HUGE_EVERY == 0 || i / HUGE_EVERY == 5) && g->at_limit_done < AT_LIMIT_CALLS) {
                         g->at_limit_done++;
                         convert_many_sized(g, BUS_API_CONVERT_MANY_MAX);
