@@ -5,9 +5,10 @@
  * Convert(monotonic -> boottime) all the time and checks every answer against a bracket of the
  * two clocks; the main thread runs each attack in turn:
  *   1. forged NameOwnerChanged signals against another client's application domain;
- *   2. ConvertMany calls of 10^6 values whose replies are never read;
+ *   2. ConvertMany calls at the limit (BUS_API_CONVERT_MANY_MAX values) whose replies are never
+ *      read, one in UNREAD_OVERSIZE_EVERY a value beyond it (refused, but the bus carries it);
  *   3. 3,000 GetSharedTable calls whose replies are never read;
- *   4. legal ConvertMany calls of 10^6 values from msc, read one after the other;
+ *   4. a stream of legal ConvertMany calls at the limit from msc, read one after the other;
  *   5. the X server grabbed (GrabServer) for 2 s, then stopped (SIGSTOP) for 2 s.
  * For each: the victim's p99 against its p99 with no attack (measured first, in the same run), and
  * the bus daemon's own round trip (GetId), which it also calls between its Converts; the daemon's
@@ -53,10 +54,14 @@
 #define FLOOR_OBJECT_ECHO "/floor/echo"
 #define LATENCIES_MAX 200000
 #define BASELINE_NS (2 * NSEC_PER_SEC)
-#define MANY_VALUES 1000000
-#define UNREAD_MANY_CALLS 24
+#define MANY_VALUES BUS_API_CONVERT_MANY_MAX
+/* About the values (25 M) of the 24 unread calls of 10^6 values a client could send before the
+ * limit came down to BUS_API_CONVERT_MANY_MAX. */
+#define UNREAD_MANY_CALLS 1536
+#define UNREAD_OVERSIZE_EVERY 8
+#define RSS_EVERY 16                    /* calls between two reads of the daemon's memory */
 #define TABLE_CALLS 3000
-#define MSC_MANY_CALLS 4
+#define MSC_MANY_CALLS 256               /* 4.2 M values, as the 4 calls of 10^6 before */
 #define X_HOLD_NS (2 * NSEC_PER_SEC)
 #define CALL_USEC (30 * USEC_PER_SEC)
 
@@ -290,11 +295,11 @@ static unsigned attack_forged(const Harness *h) {
 }
 
 /* 2 and 4: n ConvertMany calls of MANY_VALUES from `from` to run's service; read: one after the
- * other. */
+ * other; else none is read, and one in UNREAD_OVERSIZE_EVERY has a value too many. */
 static void attack_many(const Harness *h, const Run *run, const char *from, unsigned n, bool read, pid_t pid,
                         int64_t *peak_kib) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_free_ int64_t *values = malloc(MANY_VALUES * sizeof(int64_t));
+        _cleanup_free_ int64_t *values = malloc((MANY_VALUES + 1) * sizeof(int64_t));
         unsigned sent = 0;
 
         if (!values || harness_connect(h, &bus) < 0)
@@ -308,25 +313,30 @@ static void attack_many(const Harness *h, const Run *run, const char *from, unsi
                 if (sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "Now", NULL,
                                        &reply, "s", "msc") < 0 || sd_bus_message_read(reply, "xt", &msc, &unc) < 0)
                         return;
-                for (size_t i = 0; i < MANY_VALUES; i++)
+                for (size_t i = 0; i <= MANY_VALUES; i++)
                         values[i] = msc + (int64_t) (i % 120) - 60;
         } else
-                for (size_t i = 0; i < MANY_VALUES; i++)
+                for (size_t i = 0; i <= MANY_VALUES; i++)
                         values[i] = clock_now_ns(CLOCK_MONOTONIC);
         for (unsigned i = 0; i < n; i++) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
                 _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+                size_t n_values = !read && i % UNREAD_OVERSIZE_EVERY == UNREAD_OVERSIZE_EVERY - 1 ? MANY_VALUES + 1
+                                                                                              : MANY_VALUES;
                 int64_t kib;
 
                 if (sd_bus_message_new_method_call(bus, &m, run->service, run->object, BUS_API_INTERFACE,
                                                    "ConvertMany") < 0 ||
                     sd_bus_message_append(m, "ss", from, "monotonic") < 0 ||
-                    sd_bus_message_append_array(m, 'x', values, MANY_VALUES * sizeof(int64_t)) < 0)
+                    sd_bus_message_append_array(m, 'x', values, n_values * sizeof(int64_t)) < 0)
                         return;
                 if (read)
                         (void) sd_bus_call(bus, m, CALL_USEC, &e, &reply);
                 else if (call_async_counted(bus, m, &sent) < 0 || sd_bus_flush(bus) < 0)
                         return;
+                /* Not after every call: reading the daemon's memory takes longer than one. */
+                if (i % RSS_EVERY != RSS_EVERY - 1 && i != n - 1)
+                        continue;
                 kib = rss_kib(pid);
                 if (kib > *peak_kib)
                         *peak_kib = kib;
