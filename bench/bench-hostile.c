@@ -30,11 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <xcb/xcb.h>
 
+#include "bench-floor.h"
 #include "bench-util.h"
 #include "bus-errors.h"
 #include "harness-proc.h"
@@ -49,9 +48,6 @@
 #define RUNS (PHASES + FLOOR_RUNS)
 /* The victim's samples: for each run, a quiet window just before it (2 * run), then the run. */
 #define SLOTS (2 * RUNS)
-#define FLOOR_SERVICE "org.timeconv.BenchFloor"
-#define FLOOR_OBJECT_EMPTY "/floor/empty"
-#define FLOOR_OBJECT_ECHO "/floor/echo"
 #define LATENCIES_MAX 200000
 #define BASELINE_NS (2 * NSEC_PER_SEC)
 #define MANY_VALUES BUS_API_CONVERT_MANY_MAX
@@ -97,8 +93,8 @@ static const Run runs[RUNS] = {
         { 0, BUS_API_SERVICE, BUS_API_OBJECT }, { 1, BUS_API_SERVICE, BUS_API_OBJECT },
         { 2, BUS_API_SERVICE, BUS_API_OBJECT }, { 3, BUS_API_SERVICE, BUS_API_OBJECT },
         { 4, BUS_API_SERVICE, BUS_API_OBJECT }, { 5, BUS_API_SERVICE, BUS_API_OBJECT },
-        { 2, FLOOR_SERVICE, FLOOR_OBJECT_EMPTY }, { 4, FLOOR_SERVICE, FLOOR_OBJECT_EMPTY },
-        { 4, FLOOR_SERVICE, FLOOR_OBJECT_ECHO },
+        { 2, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY }, { 4, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY },
+        { 4, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_ECHO },
 };
 enum { RUN_FLOOR_UNREAD = PHASES, RUN_FLOOR_MSC_EMPTY, RUN_FLOOR_MSC_ECHO };
 
@@ -154,98 +150,6 @@ static void *victim_run(void *userdata) {
                         v->getid_ns[slot][v->n_getid[slot]++] = clock_now_ns(CLOCK_MONOTONIC) - latency_ns;
         }
         return NULL;
-}
-
-/* The floor: a service that converts nothing. Convert answers the value; ConvertMany reads its
- * values and answers empty arrays (FLOOR_OBJECT_EMPTY: what the attacker's own bytes cost the
- * others through the bus daemon) or arrays of the size the daemon's would have
- * (FLOOR_OBJECT_ECHO: the bytes of a legal answer as well). */
-static int floor_convert(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        const char *from, *to;
-        int64_t value;
-        int r;
-
-        r = sd_bus_message_read(m, "ssx", &from, &to, &value);
-        if (r < 0)
-                return r;
-        return sd_bus_reply_method_return(m, "xt", value, UINT64_C(0));
-}
-
-static int floor_convert_many(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const bool *echo = userdata;
-        const char *from, *to;
-        const void *values;
-        size_t size;
-        int r;
-
-        r = sd_bus_message_read(m, "ss", &from, &to);
-        if (r >= 0)
-                r = sd_bus_message_read_array(m, 'x', &values, &size);
-        if (r < 0)
-                return r;
-        if (!*echo)
-                return sd_bus_reply_method_return(m, "axat", 0, 0);
-        r = sd_bus_message_new_method_return(m, &reply);
-        if (r >= 0)
-                r = sd_bus_message_append_array(reply, 'x', values, size);
-        if (r >= 0)
-                r = sd_bus_message_append_array(reply, 't', values, size);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
-}
-
-static const sd_bus_vtable floor_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_METHOD("Convert", "ssx", "xt", floor_convert, 0),
-        SD_BUS_METHOD("ConvertMany", "ssax", "axat", floor_convert_many, 0),
-        SD_BUS_VTABLE_END,
-};
-
-/* Runs the floor service in a child until the parent goes; the pid, once it owns its name. */
-static int floor_start(const Harness *h, pid_t *ret_pid) {
-        static const bool empty = false, echo = true;
-        int ready[2];
-        pid_t pid;
-        char c;
-
-        if (pipe(ready) < 0)
-                return -errno;
-        pid = fork();
-        if (pid < 0)
-                return -errno;
-        if (pid == 0) {
-                sd_bus *bus = NULL;
-
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                close(ready[0]);
-                if (harness_connect(h, &bus) < 0 ||
-                    sd_bus_add_object_vtable(bus, NULL, FLOOR_OBJECT_EMPTY, BUS_API_INTERFACE, floor_vtable,
-                                             (void *) &empty) < 0 ||
-                    sd_bus_add_object_vtable(bus, NULL, FLOOR_OBJECT_ECHO, BUS_API_INTERFACE, floor_vtable,
-                                             (void *) &echo) < 0 ||
-                    sd_bus_add_object_vtable(bus, NULL, BUS_API_OBJECT, BUS_API_INTERFACE, floor_vtable,
-                                             (void *) &empty) < 0 ||
-                    sd_bus_request_name(bus, FLOOR_SERVICE, 0) < 0 || write(ready[1], "", 1) != 1)
-                        _exit(1);
-                for (;;) {
-                        int r = sd_bus_process(bus, NULL);
-
-                        if (r < 0)
-                                _exit(0);
-                        if (r == 0)
-                                (void) sd_bus_wait(bus, UINT64_MAX);
-                }
-        }
-        close(ready[1]);
-        if (read(ready[0], &c, 1) != 1) {
-                close(ready[0]);
-                return -EIO;
-        }
-        close(ready[0]);
-        *ret_pid = pid;
-        return 0;
 }
 
 /* What the daemon holds (anonymous and shmem): file pages come and go with the code that runs. */
@@ -473,7 +377,7 @@ int main(int argc, char **argv) {
                 return 1;
         }
         /* Before any thread: the child only serves the bus. */
-        if (floor_start(h, &floor_pid) < 0) {
+        if (bench_floor_start(h, &floor_pid) < 0) {
                 fprintf(stderr, "bench-hostile: the floor service did not start\n");
                 return 1;
         }
@@ -539,8 +443,7 @@ int main(int argc, char **argv) {
         atomic_store(&v.slot, -1);
         pthread_join(thread, NULL);
         wrong += v.wrong;
-        (void) kill(floor_pid, SIGTERM);
-        (void) waitpid(floor_pid, NULL, 0);
+        bench_floor_stop(floor_pid);
 
         for (int i = 0; i < RUNS; i++) {
                 percentiles(v.latencies_ns[2 * i + 1], v.n[2 * i + 1], &phases[i]);
