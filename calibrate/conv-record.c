@@ -481,7 +481,9 @@ static bool answer_fits(const ConvRecord *c, int64_t count) {
 int conv_hot_init(const ConvRecord *c, ConvHot *ret) {
         int64_t hint_mod = 0;
 
-        if (c->status != 0 || conv_record_validate(c) < 0 || c->out_coding != CONV_CODING_PLAIN ||
+        /* A record whose source wraps within hours unwraps near the caller's now: not here. */
+        if (c->status != 0 || conv_record_validate(c) < 0 || (c->flags & CONV_RECORD_HINT_NOW) ||
+            c->out_coding != CONV_CODING_PLAIN ||
             c->out_period_q32 != 0 || c->slope <= 0 || c->slope_neg <= 0 ||
             (c->in_coding != CONV_CODING_PLAIN && c->in_coding != CONV_CODING_X11_US))
                 return -EOPNOTSUPP;

@@ -226,7 +226,8 @@ static inline int conv_record_convert(const ConvRecord *c, int64_t value, int64_
 /* ---- the hot form: one record converted again and again ---- */
 
 /* A record with its branches taken once: a plain or x11_us source, a plain target with no
- * residual term (an ns target), status 0, and answers that fit over the whole range, so that
+ * residual term (an ns target), status 0, no CONV_RECORD_HINT_NOW (it unwraps near the record's
+ * own hint), and answers that fit over the whole range, so that
  * applying it needs no overflow check. conv_hot_convert() gives exactly conv_record_convert()'s
  * answer and bound for every value it takes, and -ESTALE for the others (a value outside the
  * range, an x11_us value that is negative or unreduced), which the record itself then answers.

@@ -83,11 +83,17 @@ static void node_records(GraphNode *node) {
         segment_records(&node->current.m, node->current.m.r_c_ns, &node->current_forward, &node->current_inverse);
 }
 
+/* The record of a -> b and its hot form. */
+static void pair_set(ClockGraph *g, size_t a, size_t b) {
+        pair_build(g, a, b, &g->pairs[a][b]);
+        g->hot[a][b].ok = conv_hot_init(&g->pairs[a][b], &g->hot[a][b].h) >= 0;
+}
+
 /* Node index changed: its row and its column. */
 static void pairs_rebuild_node(ClockGraph *g, size_t index) {
         for (size_t j = 0; j < g->n_nodes; j++) {
-                pair_build(g, index, j, &g->pairs[index][j]);
-                pair_build(g, j, index, &g->pairs[j][index]);
+                pair_set(g, index, j);
+                pair_set(g, j, index);
         }
 }
 
@@ -96,7 +102,7 @@ void graph_rebuild(ClockGraph *g) {
                 node_records(&g->nodes[i]);
         for (size_t i = 0; i < g->n_nodes; i++)
                 for (size_t j = 0; j < g->n_nodes; j++)
-                        pair_build(g, i, j, &g->pairs[i][j]);
+                        pair_set(g, i, j);
 }
 
 int graph_hint(const ClockGraph *g, size_t index, int64_t r_ns, int64_t *ret_count) {
@@ -135,7 +141,7 @@ int graph_init(ClockGraph *g, const char *hub_name) {
         node_records(hub);
         g->n_nodes = 1;
         g->hub = 0;
-        conv_record_identity(&g->pairs[0][0]);
+        pair_set(g, 0, 0);
         return 0;
 }
 

@@ -58,12 +58,19 @@ typedef struct GraphNode {
         ConvRecord current_forward, current_inverse;
 } GraphNode;
 
+typedef struct GraphHot {
+        ConvHot h;
+        bool ok;
+} GraphHot;
+
 typedef struct ClockGraph {
         GraphNode nodes[GRAPH_NODES_MAX];
         size_t n_nodes;
         size_t hub;
         /* pairs[from][to]: the record of from -> to, for from, to < n_nodes */
         ConvRecord pairs[GRAPH_NODES_MAX][GRAPH_NODES_MAX];
+        /* hot[from][to]: its hot form (conv_hot_init()), where it has one: the same answers */
+        GraphHot hot[GRAPH_NODES_MAX][GRAPH_NODES_MAX];
 } ClockGraph;
 
 /* Creates the graph with its hub node (name, unit ns). */
@@ -140,6 +147,15 @@ static inline int graph_convert(const ClockGraph *g, size_t from, size_t to, int
 
         if (__builtin_expect(from >= g->n_nodes || to >= g->n_nodes, 0))
                 goto general;
+        /* An ns target of a plain or x11_us source: the record's hot form, when it takes value. */
+        if (__builtin_expect(g->hot[from][to].ok, 1)) {
+                int64_t count;
+
+                if (__builtin_expect(conv_hot_takes(&g->hot[from][to].h, value, &count), 1)) {
+                        conv_hot_apply(&g->hot[from][to].h, count, ret_value, ret_uncertainty_ns);
+                        return 0;
+                }
+        }
         rec = &g->pairs[from][to];
         hint = rec->in_hint;
         /* A short wrap (GPU ticks of minutes) unwraps near the caller's now, not near the latest

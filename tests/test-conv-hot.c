@@ -44,7 +44,8 @@ static void random_model(uint64_t *s, int64_t r_c, Model *ret) {
 
 /* Whether the record should have a hot form, from what conv_hot_init() promises. */
 static bool hot_expected(const ConvRecord *c) {
-        return c->status == 0 && c->out_coding == CONV_CODING_PLAIN && c->out_period_q32 == 0 &&
+        return c->status == 0 && !(c->flags & CONV_RECORD_HINT_NOW) && c->out_coding == CONV_CODING_PLAIN &&
+               c->out_period_q32 == 0 &&
                (c->in_coding == CONV_CODING_PLAIN || c->in_coding == CONV_CODING_X11_US);
 }
 
