@@ -63,7 +63,7 @@ static inline __attribute__((always_inline)) void nearest_record(const Pair *p, 
 
         *ret = (ConvRecord) {
                 .in_lo = k == 0 ? clamp_add(src[0], -SPAN_Q62) : src[k],
-                .in_hi = k + 1 == p->n ? clamp_add(src[k], SPAN_Q62) : src[k + 1] - 1,
+                .in_hi = k + 1 == p->n ? clamp_add(src[k], SPAN_Q62) : clamp_add(src[k + 1], -1),
                 .in_c = src[k], .out_c = dst[k],
                 .slope = SPAN_Q62, .slope_neg = SPAN_Q62, .shift = 62,
                 .bound_c_ns = slack_ns + p->unc_ns[k], .bound_slope = NEAREST_BOUND_Q62, .bound_shift = 62,
@@ -76,7 +76,7 @@ static void hop_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, 
                        ConvRecord *ret) {
         const int64_t *src = p->ns[side], *dst = p->ns[!side];
         int64_t lo = k == 0 ? clamp_add(src[0], -SPAN_Q62) : src[k];
-        int64_t hi = k + 1 == p->n ? clamp_add(src[k], SPAN_Q62) : src[k + 1] - 1;
+        int64_t hi = k + 1 == p->n ? clamp_add(src[k], SPAN_Q62) : clamp_add(src[k + 1], -1);
         int64_t slope = p->slope_q62[side][k < p->n - 1 ? k : 0];
 
         *ret = (ConvRecord) {
