@@ -112,8 +112,8 @@ static void check_now(struct timeconv *tc, const char *label) {
 
 static void check_many(struct timeconv *tc, int64_t start_ns) {
         int64_t *values = calloc(MANY, sizeof(int64_t)), *out = calloc(MANY, sizeof(int64_t));
-        int64_t *u = calloc(MANY, sizeof(int64_t)), end_ns, off_lo, off_hi, v1, u1;
-        int outside = 0, r;
+        int64_t *u = calloc(MANY, sizeof(int64_t)), end_ns, off_lo, off_hi, v1, v2, u1;
+        int outside = 0, r, r2;
         Bracket b;
 
         if (!values || !out || !u)
@@ -130,12 +130,18 @@ static void check_many(struct timeconv *tc, int64_t start_ns) {
         for (int i = 0; r >= 0 && i < MANY; i++)
                 outside += !bracket_holds(out[i], (uint64_t) u[i], values[i] + off_lo, values[i] + off_hi);
         ok(r >= 0 && outside == 0, "each within its bound of the kernel's boottime (%d outside)", outside);
+        /* The daemon may publish new records between two calls (it recalibrates as it likes):
+         * the same answer is the one convert() gives just before or just after. */
         r = timeconv_convert(tc, "monotonic", "boottime", values[MANY / 2], &v1, &u1);
-        ok(r >= 0 && v1 == out[MANY / 2], "convert_many() and convert() give the same answer");
+        r2 = timeconv_convert(tc, "monotonic", "boottime", values[MANY / 2], &v2, &u1);
+        ok(r >= 0 && r2 >= 0 && (v1 == out[MANY / 2] || v2 == out[MANY / 2]),
+           "convert_many() and convert() give the same answer");
 
         memcpy(out, values, MANY * sizeof(int64_t));
         r = timeconv_convert_many(tc, "monotonic", "boottime", out, MANY, out, NULL);
-        ok(r >= 0 && out[MANY / 2] == v1, "convert_many() in place, without uncertainties");
+        r2 = timeconv_convert(tc, "monotonic", "boottime", values[MANY / 2], &v1, &u1);
+        ok(r >= 0 && r2 >= 0 && (out[MANY / 2] == v2 || out[MANY / 2] == v1),
+           "convert_many() in place, without uncertainties");
         is_int(timeconv_convert_many(tc, "monotonic", "boottime", NULL, 0, NULL, NULL), 0,
                "convert_many() of nothing is fine");
         is_int(timeconv_convert_many(tc, "monotonic", "nope", values, 3, out, u), -ENOENT,
