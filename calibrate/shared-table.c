@@ -186,10 +186,19 @@ void shared_table_heartbeat(void *mem, int64_t now_ns, int64_t max_gap_ns) {
 void shared_table_retire(void *mem) {
         SharedTableHeader *h = header(mem);
 
+        uint32_t n = h->n_nodes;
+
         /* n_nodes 0 sends every read to its error path, which sees the magic. */
         __atomic_store_n(&h->magic, SHARED_TABLE_MAGIC_RETIRED, __ATOMIC_RELAXED);
         __atomic_store_n(&h->n_nodes, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&h->heartbeat_ns, 0, __ATOMIC_RELEASE);
+        /* Every counter moved by 2 (the same copy, unchanged): no kept copy stays current. */
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < n; j++) {
+                        SharedTableEntry *e = entry(mem, i, j);
+
+                        __atomic_store_n(&e->seq, e->seq + 2, __ATOMIC_RELEASE);
+                }
 }
 
 /* ---- reader ---- */

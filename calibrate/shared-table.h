@@ -37,7 +37,9 @@
 #define SHARED_TABLE_MAGIC UINT64_C(0x31454c4241544354)         /* "TCTABLE1" little-endian */
 #define SHARED_TABLE_MAGIC_RETIRED UINT64_C(0x44455249544552ff) /* the writer is gone */
 /* Bump on any change of the structs below; ConvRecord has its own CONV_RECORD_WIRE_VERSION. */
-#define SHARED_TABLE_LAYOUT_VERSION 3
+/* 4: a retired table has moved every pair's counter, so that a kept copy is current on its
+ * counter alone (shared_table_copy_current()). */
+#define SHARED_TABLE_LAYOUT_VERSION 4
 #define SHARED_TABLE_CAPACITY_MAX GRAPH_NODES_MAX
 #define SHARED_TABLE_NAME_MAX GRAPH_NAME_MAX
 /* Tries of a copy before -EAGAIN: each failed try means the writer finished half an update
@@ -233,13 +235,10 @@ static inline int shared_table_read_pair(const void *mem, size_t size, size_t fr
 
 /* Whether a copy taken at counter seq of the latch is still the record: the writer moves the
  * counter on every change, and rewrites nothing unchanged, so an equal counter is an equal record.
- * Lets a reader keep a copy of a pair it converts often and pay one load per conversion; the
- * count is checked too, as read_pair() does, so that a retired table answers nothing. */
-static inline bool shared_table_copy_current(const void *mem, const uint64_t *latch, uint64_t seq, size_t max_index) {
-        const SharedTableHeader *h = mem;
-
-        return __atomic_load_n(latch, __ATOMIC_ACQUIRE) == seq &&
-               __atomic_load_n(&h->n_nodes, __ATOMIC_RELAXED) > max_index;
+ * Lets a reader keep a copy of a pair it converts often and pay one load per conversion. Retiring
+ * a table moves every counter, so that a kept copy of a retired table is not current either. */
+static inline bool shared_table_copy_current(const uint64_t *latch, uint64_t seq) {
+        return __atomic_load_n(latch, __ATOMIC_ACQUIRE) == seq;
 }
 
 static inline int shared_table_convert(const void *mem, size_t size, size_t from, size_t to, int64_t value,

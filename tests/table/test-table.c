@@ -207,7 +207,6 @@ static void test_publish(Fixture *f) {
         const uint64_t *latch = NULL;
         ConvRecord kept = {};
         uint64_t kept_seq = 0;
-        size_t kept_max = f->mono > f->boot ? f->mono : f->boot;
 
         shared_table_publish(mem, size, &f->g);
         seq_mono = entry_seq(mem, f->mono);
@@ -215,18 +214,18 @@ static void test_publish(Fixture *f) {
         is_int(shared_table_read_pair_latched(mem, size, f->mono, f->boot, &kept, &kept_seq, &latch), 0,
                "a copy with its latch counter");
         ok(latch && *latch == kept_seq && kept_seq % 2 == 0, "the counter the copy was taken at");
-        ok(shared_table_copy_current(mem, latch, kept_seq, kept_max), "a kept copy is current while nothing changed");
+        ok(shared_table_copy_current(latch, kept_seq), "a kept copy is current while nothing changed");
         ok(seq_mono % 2 == 0 && seq_mono > 0, "a written entry's counter is even and moved");
         is_int(shared_table_publish(mem, size, &f->g), 0, "publish the same graph again");
         ok(entry_seq(mem, f->mono) == seq_mono && shared_table_generation(mem) == 2,
            "an unchanged node is not rewritten, the generation stays");
-        ok(shared_table_copy_current(mem, latch, kept_seq, kept_max), "a kept copy is current after a same publish");
+        ok(shared_table_copy_current(latch, kept_seq), "a kept copy is current after a same publish");
 
         graph_set_available(&f->g, f->boot, false);
         shared_table_publish(mem, size, &f->g);
         is_int(entry_seq(mem, f->boot), seq_boot + 2, "a changed node is rewritten once");
         ok(entry_seq(mem, f->mono) == seq_mono, "the others are not");
-        ok(!shared_table_copy_current(mem, latch, kept_seq, kept_max), "a kept copy of a changed pair is not current");
+        ok(!shared_table_copy_current(latch, kept_seq), "a kept copy of a changed pair is not current");
         is_int(shared_table_read_pair_latched(mem, size, f->mono, f->boot, &kept, &kept_seq, &latch), 0,
                "a new copy");
         {
@@ -268,7 +267,7 @@ static void test_publish(Fixture *f) {
                 int64_t v, unc;
 
                 ok(!shared_table_alive(mem, 1200000), "a retired table is not alive");
-                ok(!shared_table_copy_current(mem, latch, kept_seq, kept_max), "a kept copy of a retired table is not current");
+                ok(!shared_table_copy_current(latch, kept_seq), "a kept copy of a retired table is not current");
                 is_int(shared_table_convert(mem, size, f->mono, f->boot, 5, 5, &v, &unc), -ESTALE, "convert: -ESTALE");
                 is_int(shared_table_from_hub(mem, size, f->mono, 5, &v, &unc), -ESTALE, "from_hub: -ESTALE");
                 is_int(shared_table_read_node(mem, size, 0, &node), -ESTALE, "read_node: -ESTALE");
