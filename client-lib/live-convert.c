@@ -39,19 +39,19 @@ static void pair_remember(struct timeconv *tc, unsigned from, unsigned to, size_
         *p = (LivePair) {
                 .latch = latch,
                 .seq = seq,
-                .max_index = src > dst ? src : dst,
                 .from = from,
                 .to = to,
                 .rec = rec,
         };
-        p->hot = conv_hot_init(&rec, &p->hot_rec) >= 0;
+        if (conv_hot_init(&rec, &p->hot_rec) >= 0)
+                p->hot_from = from + 1;
 }
 
 /* The kept record applied: its hot form where it has one (the same answer, fewer branches),
  * the record for what the hot form leaves to it. */
 static inline __attribute__((always_inline)) int pair_convert(const LivePair *p, int64_t value, int64_t *ret_value,
                                                              int64_t *ret_uncertainty_ns) {
-        if (__builtin_expect(p->hot, 1) &&
+        if (__builtin_expect(p->hot_from != 0, 1) &&
             __builtin_expect(conv_hot_convert(&p->hot_rec, value, ret_value, ret_uncertainty_ns) >= 0, 1))
                 return 0;
         return conv_record_convert(&p->rec, value, ret_value, ret_uncertainty_ns);
@@ -62,7 +62,7 @@ static inline const LivePair *pair_kept(const struct timeconv *tc, unsigned from
         const LivePair *p = &tc->pairs[live_pair_slot(from, to)];
 
         if (__builtin_expect(!p->latch || p->from != from || p->to != to ||
-                             !shared_table_copy_current(tc->table.mem, p->latch, p->seq, p->max_index), 0))
+                             !shared_table_copy_current(p->latch, p->seq), 0))
                 return NULL;
         return p;
 }
@@ -140,8 +140,9 @@ static inline __attribute__((always_inline)) int convert_id(struct timeconv *tc,
         /* from LIVE_IDS_MAX names the hub's pairs in the cache: only now() may find them. */
         if (__builtin_expect(!tc || !ret_value || tc->checks_left <= 1 || (!now && from >= LIVE_IDS_MAX), 0))
                 goto slow;
-        p = pair_kept(tc, from, to);
-        if (__builtin_expect(!p || !p->hot, 0))
+        /* An empty slot, or one without a hot form, has hot_from 0: never from + 1. */
+        p = &tc->pairs[live_pair_slot(from, to)];
+        if (__builtin_expect(p->hot_from != from + 1 || p->to != to || !shared_table_copy_current(p->latch, p->seq), 0))
                 goto slow;
         if (now)
                 value = clock_now_ns(CLOCK_MONOTONIC_RAW);

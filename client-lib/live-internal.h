@@ -35,12 +35,12 @@ typedef struct LiveId {
 typedef struct LivePair {
         const uint64_t *latch;          /* NULL: empty */
         uint64_t seq;
-        size_t max_index;               /* the larger table index of the two */
         unsigned from, to;              /* ids */
-        bool hot;                       /* rec has a hot form: the common loop runs that */
+        unsigned hot_from;              /* from + 1 when rec has a hot form (the common loop runs
+                                         * that), else 0: one compare says both */
         ConvHot hot_rec;
         ConvRecord rec;
-} LivePair;
+} __attribute__((aligned(64))) LivePair;
 
 static inline unsigned live_pair_slot(unsigned from, unsigned to) {
         return ((from << 3) ^ to) & (LIVE_PAIR_SLOTS - 1);

@@ -39,7 +39,7 @@ static int check_sealed(int fd) {
 
 void live_pairs_clear(struct timeconv *tc) {
         for (unsigned i = 0; i < LIVE_PAIR_SLOTS; i++)
-                tc->pairs[i].latch = NULL;
+                tc->pairs[i] = (LivePair) {};
 }
 
 void live_table_drop(struct timeconv *tc) {
