@@ -127,7 +127,7 @@ static void test_truth(void) {
                         long double x_read = x_true - (long double) (lag_from ? (double) (rng_next(&s) % lag_from) : 0.0);
                         int64_t u = reading(uf, x_read);
                         long double y_true = truth_x(has_b ? &tb : NULL, r_true);
-                        int64_t v, unc, back;
+                        int64_t v = 0, unc = 0, back;
                         long double got_ns, err;
 
                         int rc = conv_record_convert(&rec, wire(uf, u), &v, &unc);

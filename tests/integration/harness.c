@@ -286,7 +286,7 @@ int harness_start_daemon(Harness *h, const char *daemon_path, const char *const 
         const char *argv[64] = { daemon_path };
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         size_t n_args = 1;
-        int notify_fd, log_fd, r;
+        int notify_fd, log_fd = -1, r;
 
         /* A daemon that ended (stopped, or killed by the test) may be replaced by the next one. */
         if (harness_daemon_alive(h))

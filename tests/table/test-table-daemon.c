@@ -86,7 +86,7 @@ static void check_pair(sd_bus *bus, const void *mem, size_t size, const char *fr
                 return;
         }
         for (int k = 0; k < CALLS; k++) {
-                int64_t v_t, u_t, v_b;
+                int64_t v_t = 0, u_t = 0, v_b;
                 uint64_t u_b;
                 Bracket b;
 
@@ -122,7 +122,7 @@ static void check_now(const void *mem, size_t size) {
                 return;
         }
         for (int k = 0; k < CALLS; k++) {
-                int64_t lo = clock_now_ns(CLOCK_MONOTONIC), v, u, hi;
+                int64_t lo = clock_now_ns(CLOCK_MONOTONIC), v = 0, u = 0, hi;
 
                 if (shared_table_from_hub(mem, size, mono, clock_now_ns(CLOCK_MONOTONIC_RAW), &v, &u) < 0) {
                         failed++;

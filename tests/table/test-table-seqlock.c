@@ -134,7 +134,7 @@ static void reader_main(Shared *s, ReaderResult *res) {
              i++) {
                 ConvRecord rec, raw;
                 uint64_t k, lo, hi;
-                int64_t value = 1000000 + (int64_t) (i % 4096) * 1000, v, unc;
+                int64_t value = 1000000 + (int64_t) (i % 4096) * 1000, v = 0, unc = 0;
                 int r;
 
                 res->reads++;
