@@ -65,6 +65,7 @@ int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
         struct timeconv *tc = NULL;
         Seen seen = {};
+        unsigned mono, boot;
         int64_t v, u;
         int r;
 
@@ -78,10 +79,21 @@ int main(int argc, char *argv[]) {
                 return done_testing();
         timeconv_set_event_handler(tc, on_event, &seen);
         convert_now(tc, "first daemon");
+        /* The pair is kept in the handle now; a daemon that stops retires its table, which moves
+         * every latch: the kept copy must not answer for a daemon that is gone, even before the
+         * handle hears of it (nothing here reads the bus). */
+        is_int(timeconv_domain_id(tc, "monotonic", &mono), 0, "monotonic's id");
+        is_int(timeconv_domain_id(tc, "boottime", &boot), 0, "boottime's id");
+        timeconv_set_paths(tc, TIMECONV_PATH_TABLE);
+        is_int(timeconv_convert_id(tc, mono, boot, clock_now_ns(CLOCK_MONOTONIC), &v, &u), 0,
+               "the table answers by id");
 
         /* 1: stopped, noticed, then a new one. */
         r = harness_stop_daemon(h, HARNESS_STOP_TIMEOUT_MS, NULL, NULL);
         is_int(r, 0, "the daemon stops");
+        r = timeconv_convert_id(tc, mono, boot, clock_now_ns(CLOCK_MONOTONIC), &v, &u);
+        ok(r < 0, "the kept pair of its retired table does not answer (%d, %s)", r, timeconv_strerror(r));
+        timeconv_set_paths(tc, TIMECONV_PATH_ANY);
         is_int(live_wait(tc, &seen.stopped, 1, WAIT_MS), 0, "the handle reports the daemon gone (DAEMON_CHANGED)");
         r = timeconv_convert(tc, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), &v, &u);
         is_int(r, -EHOSTDOWN, "without a daemon a conversion fails with -EHOSTDOWN");

@@ -260,6 +260,9 @@ static void test_publish(Fixture *f) {
         ok(!shared_table_alive(mem, 1600000), "dead beyond it");
         ok(!shared_table_alive(mem, 900000), "not alive for a beat from the future");
 
+        is_int(shared_table_read_pair_latched(mem, size, f->mono, f->boot, &kept, &kept_seq, &latch), 0,
+               "a fresh copy before the table retires");
+        ok(shared_table_copy_current(latch, kept_seq), "  current");
         shared_table_retire(mem);
         {
                 SharedTableNode node;
