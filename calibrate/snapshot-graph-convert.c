@@ -1,24 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 
-/* Converting along the paths finalize found. Each hop is a conversion record (conv-record.h) of
- * the interval the value falls in, built here in integers: NEAREST, Perfetto's offset from the
- * latest snapshot at or before the value (slope 1, the bound growing by 1000 ppm of the distance);
- * DRIFT, where the rate is plausible, the line through the interval's two snapshots (two records,
- * one per half, each bounded from its own end: the bound of snapshot-graph.h). The interval each
- * hop used last is cached per (from, to): a record answers only inside its interval, so a value
- * in the same intervals (sequential values, the common case in a trace) skips the searches. No
- * allocation, no floating point. */
+/* Converting along the paths finalize found. Each hop is the conversion record of the interval
+ * the value falls in (snapshot-interval.h). The interval each hop used last is cached per (from,
+ * to): a record answers only inside its interval, so a value in the same intervals (sequential
+ * values, the common case in a trace) skips the searches, and in NEAREST mode takes the record's
+ * 64-bit shortcut. No allocation, no floating point. */
 
 #include <errno.h>
 
 #include "conv-record.h"
 #include "snapshot-graph-internal.h"
-
-/* Q62 of 1/1000 and 2/1000, rounded down: with CONV_RECORD_BOUND_CEIL the bound is exactly
- * ceil(|d| / 1000) (and / 500) for |d| < 2^50. */
-#define NEAREST_BOUND_Q62 (INT64_C(4611686018427387904) / RATE_DIVISOR)
-#define DRIFT_BOUND_Q62 (INT64_C(4611686018427387904) / (RATE_DIVISOR / 2))
-#define SPAN_Q62 (INT64_C(1) << 62)
+#include "snapshot-interval.h"
 
 /* Largest k with ts[k] <= v, else 0: Perfetto's upper_bound() - 1, clamped to the first. */
 static size_t floor_index(const int64_t *ts, size_t n, int64_t v) {
@@ -49,64 +41,27 @@ static size_t pair_search(const Pair *p, size_t side, int64_t v) {
         return lo + floor_index(ts + lo, hi - lo + 1, v);
 }
 
-static int64_t clamp_add(int64_t a, int64_t b) {
-        int64_t r;
+/* The record of interval k applied to *ns: NEAREST's shortcut where it takes the value, else the
+ * record itself. -ESTALE when ns is outside the interval. */
+static int interval_map(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t slack_ns, int64_t *ns,
+                        uint64_t *unc) {
+        int64_t out, bound;
+        uint64_t fast_bound;
+        ConvRecord rec;
+        int r;
 
-        return __builtin_add_overflow(a, b, &r) ? (b < 0 ? INT64_MIN : INT64_MAX) : r;
-}
-
-/* NEAREST's record of interval k: every field but four a constant, so that conv_record_map()
- * inlined on it folds to an add and a multiply for the bound. */
-static inline __attribute__((always_inline)) void nearest_record(const Pair *p, size_t side, size_t k,
-                                                                 int64_t slack_ns, ConvRecord *ret) {
-        const int64_t *src = p->ns[side], *dst = p->ns[!side];
-
-        *ret = (ConvRecord) {
-                .in_lo = k == 0 ? clamp_add(src[0], -SPAN_Q62) : src[k],
-                .in_hi = k + 1 == p->n ? clamp_add(src[k], SPAN_Q62) : clamp_add(src[k + 1], -1),
-                .in_c = src[k], .out_c = dst[k],
-                .slope = SPAN_Q62, .slope_neg = SPAN_Q62, .shift = 62,
-                .bound_c_ns = slack_ns + p->unc_ns[k], .bound_slope = NEAREST_BOUND_Q62, .bound_shift = 62,
-                .flags = CONV_RECORD_BOUND_CEIL,
-        };
-}
-
-/* The record of interval k of src -> dst for value ns (DRIFT picks the half ns is in). */
-static void hop_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t slack_ns,
-                       ConvRecord *ret) {
-        const int64_t *src = p->ns[side], *dst = p->ns[!side];
-        int64_t lo = k == 0 ? clamp_add(src[0], -SPAN_Q62) : src[k];
-        int64_t hi = k + 1 == p->n ? clamp_add(src[k], SPAN_Q62) : clamp_add(src[k + 1], -1);
-        int64_t slope = p->slope_q62[side][k < p->n - 1 ? k : 0];
-
-        *ret = (ConvRecord) {
-                .in_lo = lo, .in_hi = hi, .in_c = src[k], .out_c = dst[k],
-                .slope = SPAN_Q62, .slope_neg = SPAN_Q62, .shift = 62,
-                .bound_c_ns = slack_ns + p->unc_ns[k], .bound_slope = NEAREST_BOUND_Q62, .bound_shift = 62,
-                .flags = CONV_RECORD_BOUND_CEIL,
-        };
-        if (mode != SNAPSHOT_MODE_DRIFT || k + 1 >= p->n || slope == 0 || ns <= src[k] || ns >= src[k + 1])
-                return;
-        /* DRIFT: the interval's line, rounded to nearest (+1/2), bounded from the nearer end. */
-        {
-                uint64_t dx = (uint64_t) src[k + 1] - (uint64_t) src[k], half = dx / 2;
-
-                ret->slope = slope + 1;
-                ret->slope_neg = slope;
-                ret->out_frac = INT64_C(1) << 61;
-                /* between two snapshots the line's error is at most the larger of theirs */
-                ret->bound_c_ns = slack_ns + 1 + (p->unc_ns[k] > p->unc_ns[k + 1] ? p->unc_ns[k] : p->unc_ns[k + 1]);
-                ret->bound_slope = DRIFT_BOUND_Q62;
-                if ((uint64_t) ns - (uint64_t) src[k] <= half) {
-                        ret->in_lo = src[k] + 1;
-                        ret->in_hi = (int64_t) ((uint64_t) src[k] + half);
-                } else {
-                        ret->in_c = src[k + 1];
-                        ret->out_c = dst[k + 1];
-                        ret->in_lo = (int64_t) ((uint64_t) src[k] + half + 1);
-                        ret->in_hi = src[k + 1] - 1;
-                }
+        if (mode == SNAPSHOT_MODE_NEAREST && snapshot_nearest_fast(p, side, k, slack_ns, *ns, &out, &fast_bound)) {
+                *ns = out;
+                *unc += fast_bound;
+                return 0;
         }
+        snapshot_interval_record(p, side, k, mode, *ns, slack_ns, &rec);
+        r = conv_record_map(&rec, *ns, &out, &bound);
+        if (r < 0)
+                return r;
+        *ns = out;
+        *unc += (uint64_t) bound;
+        return 0;
 }
 
 /* One hop from cur; adds its bound, with both readings' rounding, to *unc. */
@@ -115,35 +70,32 @@ static int hop_convert(const SnapshotGraph *g, size_t cur, SnapshotMode mode, si
         const Hop *h = &g->hops[cur * g->n_domains + to];
         const Pair *p = &g->pairs[h->pair];
         size_t side = cur > h->next;
-        int64_t slack_ns = g->domains[cur].slack_ns + g->domains[h->next].slack_ns, out, bound;
-        size_t k = __atomic_load_n(cache, __ATOMIC_RELAXED);
-        ConvRecord rec;
+        int64_t slack_ns = g->domains[cur].slack_ns + g->domains[h->next].slack_ns;
+        size_t k = __atomic_load_n(cache, __ATOMIC_RELAXED), found;
         int r;
 
-        /* The cached interval answers when the value is inside it; else Perfetto's search. */
-        if (mode == SNAPSHOT_MODE_NEAREST && __builtin_expect(k < p->n, 1)) {
-                nearest_record(p, side, k, slack_ns, &rec);
-                r = conv_record_map(&rec, *ns, &out, &bound);
-                if (__builtin_expect(r != -ESTALE, 1))
-                        goto done;
-        } else if (k < p->n) {
-                hop_record(p, side, k, mode, *ns, slack_ns, &rec);
-                r = conv_record_map(&rec, *ns, &out, &bound);
-                if (__builtin_expect(r != -ESTALE, 1))
-                        goto done;
+        /* The cached interval answers when the value is inside it; else Perfetto's search. In
+         * NEAREST, a value the shortcut declines on the cached interval but the record takes
+         * has that interval as its search result too (the source's readings never decrease):
+         * the search answers it. */
+        if (__builtin_expect(k < p->n, 1)) {
+                if (mode == SNAPSHOT_MODE_NEAREST) {
+                        int64_t out;
+                        uint64_t fast_bound;
+
+                        if (snapshot_nearest_fast(p, side, k, slack_ns, *ns, &out, &fast_bound)) {
+                                *ns = out;
+                                *unc += fast_bound;
+                                return 0;
+                        }
+                } else if ((r = interval_map(p, side, k, mode, slack_ns, ns, unc)) != -ESTALE)
+                        return r;
         }
-        k = pair_search(p, side, *ns);
-        __atomic_store_n(cache, (uint32_t) k, __ATOMIC_RELAXED);
-        hop_record(p, side, k, mode, *ns, slack_ns, &rec);
-        r = conv_record_map(&rec, *ns, &out, &bound);
-        if (r == -ESTALE)
-                return -ERANGE;         /* further than 2^62 ns from the snapshots */
-done:
-        if (r < 0)
-                return r;
-        *ns = out;
-        *unc += (uint64_t) bound;
-        return 0;
+        found = pair_search(p, side, *ns);
+        if (found != k)         /* a store only on a change: threads share the line */
+                __atomic_store_n(cache, (uint32_t) found, __ATOMIC_RELAXED);
+        r = interval_map(p, side, found, mode, slack_ns, ns, unc);
+        return r == -ESTALE ? -ERANGE : r;      /* further than 2^62 ns from the snapshots */
 }
 
 int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t from, size_t to,

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The record of one interval of a pair's series (snapshot-interval.h), in integers: no
+ * allocation, no floating point. */
+
+#include "snapshot-interval.h"
+
+void snapshot_interval_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t slack_ns,
+                              ConvRecord *ret) {
+        const int64_t *src = p->ns[side], *dst = p->ns[!side];
+        int64_t slope = p->slope_q62[side][k < p->n - 1 ? k : 0];
+
+        snapshot_nearest_record(p, side, k, slack_ns, ret);
+        if (mode != SNAPSHOT_MODE_DRIFT || k + 1 >= p->n || slope == 0 || ns <= src[k] || ns >= src[k + 1])
+                return;
+        /* DRIFT: the interval's line, rounded to nearest (+1/2), bounded from the nearer end. */
+        {
+                uint64_t dx = (uint64_t) src[k + 1] - (uint64_t) src[k], half = dx / 2;
+
+                ret->slope = slope + 1;
+                ret->slope_neg = slope;
+                ret->out_frac = INT64_C(1) << 61;
+                /* between two snapshots the line's error is at most the larger of theirs */
+                ret->bound_c_ns = slack_ns + 1 + (p->unc_ns[k] > p->unc_ns[k + 1] ? p->unc_ns[k] : p->unc_ns[k + 1]);
+                ret->bound_slope = DRIFT_BOUND_Q62;
+                if ((uint64_t) ns - (uint64_t) src[k] <= half) {
+                        ret->in_lo = src[k] + 1;
+                        ret->in_hi = (int64_t) ((uint64_t) src[k] + half);
+                } else {
+                        ret->in_c = src[k + 1];
+                        ret->out_c = dst[k + 1];
+                        ret->in_lo = (int64_t) ((uint64_t) src[k] + half + 1);
+                        ret->in_hi = src[k + 1] - 1;
+                }
+        }
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* One interval of a pair's series as the conversion record (conv-record.h) of a hop: k, the
+ * latest snapshot at or before the value (else the first), and the record that answers for the
+ * values of that interval. NEAREST's record, Perfetto's offset from snapshot k, has slope 1 and
+ * a bound growing by 1000 ppm of the distance; DRIFT's, where the rate is plausible, is the line
+ * through the interval's two snapshots (one record per half, each bounded from its own end).
+ *
+ * snapshot_nearest_fast() is NEAREST's record applied without building it, for the values where
+ * conv_record_map() reduces to 64-bit integer operations; it gives that record's answer and
+ * bound to the bit (the proof is beside it, tests/test-snapshot-interval.c checks it) and
+ * declines every other value, which the record itself then answers: still one engine. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conv-record.h"
+#include "snapshot-graph-internal.h"
+
+/* Q62 of 1/1000 and 2/1000, rounded down: with CONV_RECORD_BOUND_CEIL the bound is exactly
+ * ceil(|d| / 1000) (and / 500) for |d| < 2^50. */
+#define NEAREST_BOUND_Q62 (INT64_C(4611686018427387904) / RATE_DIVISOR)
+#define DRIFT_BOUND_Q62 (INT64_C(4611686018427387904) / (RATE_DIVISOR / 2))
+#define SPAN_Q62 (INT64_C(1) << 62)
+/* Below this distance from the snapshot, NEAREST's bound term is ceil(|d| / 1000): see above. */
+#define NEAREST_FAST_MAX_NS (INT64_C(1) << 50)
+
+static inline int64_t snapshot_clamp_add(int64_t a, int64_t b) {
+        int64_t r;
+
+        return __builtin_add_overflow(a, b, &r) ? (b < 0 ? INT64_MIN : INT64_MAX) : r;
+}
+
+/* NEAREST's record of interval k (< p->n) of side -> !side: answers from src[k] (from 2^62 below
+ * the first snapshot for k = 0) to just before src[k + 1] (2^62 past the last for the last). */
+static inline __attribute__((always_inline)) void snapshot_nearest_record(const Pair *p, size_t side, size_t k,
+                                                                          int64_t slack_ns, ConvRecord *ret) {
+        const int64_t *src = p->ns[side], *dst = p->ns[!side];
+
+        *ret = (ConvRecord) {
+                .in_lo = k == 0 ? snapshot_clamp_add(src[0], -SPAN_Q62) : src[k],
+                .in_hi = k + 1 == p->n ? snapshot_clamp_add(src[k], SPAN_Q62) : snapshot_clamp_add(src[k + 1], -1),
+                .in_c = src[k], .out_c = dst[k],
+                .slope = SPAN_Q62, .slope_neg = SPAN_Q62, .shift = 62,
+                .bound_c_ns = slack_ns + p->unc_ns[k], .bound_slope = NEAREST_BOUND_Q62, .bound_shift = 62,
+                .flags = CONV_RECORD_BOUND_CEIL,
+        };
+}
+
+/* The record of interval k (< p->n) for the value ns: NEAREST's, or in DRIFT the half of the
+ * interval ns is in where the rate is plausible (NEAREST's record elsewhere). */
+void snapshot_interval_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t slack_ns,
+                              ConvRecord *ret);
+
+/* conv_record_map() of snapshot_nearest_record(p, side, k, slack_ns) at ns, for k < p->n, when ns
+ * is within 2^50 ns of src[k] and inside the record's range; false (nothing written) otherwise.
+ *
+ * Why it is the record's answer, to the bit. Taken, |ns - src[k]| < 2^50 and ns is in [in_lo,
+ * in_hi]: above, ns >= src[k] = in_lo, or k = 0 and in_lo = max(src[0] - 2^62, INT64_MIN) <
+ * ns; below, ns < src[k + 1] so ns <= src[k + 1] - 1 = in_hi (no clamp: src[k + 1] > INT64_MIN),
+ * or k is the last and ns < src[k] + 2^50 <= in_hi. There, the record's d = ns - in_c is the
+ * exact difference (|d| < 2^50, no wrap). Its answer: p = d·2^62 + 0 and p >> 62 = d, so
+ * out_c + d, with the same overflow (declined here, -ERANGE there). Its bound: bound_c_ns +
+ * floor((|d|·Q + 2^62 - 1) / 2^62) with Q = floor(2^62 / 1000) = 2^62/1000 - e, 0 <= e < 1,
+ * is ceil(|d|/1000 - |d|·e/2^62) where |d|·e/2^62 < 2^-12: for |d| = 1000m that is m, and for
+ * |d| = 1000m + r, 0 < r < 1000, the fraction r/1000 >= 1/1000 > 2^-12 keeps it above m, so
+ * m + 1: ceil(|d| / 1000) either way. No residual term (out_period_q32 = 0). */
+static inline __attribute__((always_inline)) bool snapshot_nearest_fast(const Pair *p, size_t side, size_t k,
+                                                                        int64_t slack_ns, int64_t ns,
+                                                                        int64_t *ret_ns, uint64_t *ret_bound_ns) {
+        const int64_t *src = p->ns[side];
+        int64_t c = src[k], d, out;
+        bool below = ns < c;
+        /* |ns - c| exactly: the difference of two int64 in the right order fits a uint64 */
+        uint64_t ad = below ? (uint64_t) c - (uint64_t) ns : (uint64_t) ns - (uint64_t) c;
+
+        if (__builtin_expect(ad >= (uint64_t) NEAREST_FAST_MAX_NS || (below && k != 0) ||
+                             (k + 1 < p->n && ns >= src[k + 1]), 0))
+                return false;
+        d = (int64_t) ((uint64_t) ns - (uint64_t) c);
+        if (__builtin_expect(__builtin_add_overflow(p->ns[!side][k], d, &out), 0))
+                return false;
+        *ret_ns = out;
+        *ret_bound_ns = (uint64_t) (slack_ns + p->unc_ns[k]) + (ad + (RATE_DIVISOR - 1)) / RATE_DIVISOR;
+        return true;
+}
