@@ -41,68 +41,95 @@ static size_t pair_search(const Pair *p, size_t side, int64_t v) {
         return lo + floor_index(ts + lo, hi - lo + 1, v);
 }
 
-/* The record of interval k applied to *ns: NEAREST's shortcut where it takes the value, else the
+/* The record of interval k applied to ns: NEAREST's shortcut where it takes the value, else the
  * record itself. -ESTALE when ns is outside the interval. */
-static int interval_map(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t slack_ns, int64_t *ns,
-                        uint64_t *unc) {
+static int interval_map(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t *ret_ns,
+                        uint64_t *ret_bound_ns) {
         int64_t out, bound;
-        uint64_t fast_bound;
         ConvRecord rec;
         int r;
 
-        if (mode == SNAPSHOT_MODE_NEAREST && snapshot_nearest_fast(p, side, k, slack_ns, *ns, &out, &fast_bound)) {
-                *ns = out;
-                *unc += fast_bound;
+        if (mode == SNAPSHOT_MODE_NEAREST && snapshot_nearest_fast(p->nearest[side], k, ns, ret_ns, ret_bound_ns))
                 return 0;
-        }
-        snapshot_interval_record(p, side, k, mode, *ns, slack_ns, &rec);
-        r = conv_record_map(&rec, *ns, &out, &bound);
+        snapshot_interval_record(p, side, k, mode, ns, p->slack_ns, &rec);
+        r = conv_record_map(&rec, ns, &out, &bound);
         if (r < 0)
                 return r;
-        *ns = out;
-        *unc += (uint64_t) bound;
+        *ret_ns = out;
+        *ret_bound_ns = (uint64_t) bound;
         return 0;
 }
 
-/* One hop from cur; adds its bound, with both readings' rounding, to *unc. */
-static int hop_convert(const SnapshotGraph *g, size_t cur, SnapshotMode mode, size_t to, uint32_t *cache,
-                       int64_t *ns, uint64_t *unc) {
-        const Hop *h = &g->hops[cur * g->n_domains + to];
-        const Pair *p = &g->pairs[h->pair];
-        size_t side = cur > h->next;
-        int64_t slack_ns = g->domains[cur].slack_ns + g->domains[h->next].slack_ns;
-        size_t k = __atomic_load_n(cache, __ATOMIC_RELAXED), found;
+/* Hop i by Perfetto's search and the record found, given that the cached interval k did not
+ * answer; adds the hop's bound, with both readings' rounding, to *unc. */
+static int hop_search(const SnapshotGraph *g, Route *rt, size_t i, SnapshotMode mode, size_t k, int64_t *ns,
+                      uint64_t *unc) {
+        const Pair *p = &g->pairs[rt->edge[i] >> 1];
+        size_t side = rt->edge[i] & 1, found = pair_search(p, side, *ns);
+        int64_t out;
+        uint64_t bound;
         int r;
 
-        /* The cached interval answers when the value is inside it; else Perfetto's search. In
-         * NEAREST, a value the shortcut declines on the cached interval but the record takes
-         * has that interval as its search result too (the source's readings never decrease):
-         * the search answers it. */
-        if (__builtin_expect(k < p->n, 1)) {
-                if (mode == SNAPSHOT_MODE_NEAREST) {
-                        int64_t out;
-                        uint64_t fast_bound;
-
-                        if (snapshot_nearest_fast(p, side, k, slack_ns, *ns, &out, &fast_bound)) {
-                                *ns = out;
-                                *unc += fast_bound;
-                                return 0;
-                        }
-                } else if ((r = interval_map(p, side, k, mode, slack_ns, ns, unc)) != -ESTALE)
-                        return r;
-        }
-        found = pair_search(p, side, *ns);
         if (found != k)         /* a store only on a change: threads share the line */
-                __atomic_store_n(cache, (uint32_t) found, __ATOMIC_RELAXED);
-        r = interval_map(p, side, found, mode, slack_ns, ns, unc);
-        return r == -ESTALE ? -ERANGE : r;      /* further than 2^62 ns from the snapshots */
+                __atomic_store_n(&rt->k[i], (uint32_t) found, __ATOMIC_RELAXED);
+        r = interval_map(p, side, found, mode, *ns, &out, &bound);
+        if (r < 0)
+                return r == -ESTALE ? -ERANGE : r;      /* further than 2^62 ns from the snapshots */
+        *ns = out;
+        *unc += bound;
+        return 0;
 }
 
-int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t from, size_t to,
-                           int64_t value, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+/* Hop i: the cached interval's record, else the search. In NEAREST, a value the shortcut
+ * declines on the cached interval but the record takes has that interval as its search result
+ * too (the source's readings never decrease), so the search answers it. */
+static int hop_convert(const SnapshotGraph *g, Route *rt, size_t i, SnapshotMode mode, int64_t *ns, uint64_t *unc) {
+        const Pair *p = &g->pairs[rt->edge[i] >> 1];
+        size_t side = rt->edge[i] & 1, k = __atomic_load_n(&rt->k[i], __ATOMIC_RELAXED);
+        int64_t out;
+        uint64_t bound;
+        int r;
+
+        if (k < p->n) {
+                if (mode == SNAPSHOT_MODE_NEAREST)
+                        r = snapshot_nearest_fast(p->nearest[side], k, *ns, &out, &bound) ? 0 : -ESTALE;
+                else
+                        r = interval_map(p, side, k, mode, *ns, &out, &bound);
+                if (r == 0) {
+                        *ns = out;
+                        *unc += bound;
+                }
+                if (r != -ESTALE)
+                        return r;
+        }
+        return hop_search(g, rt, i, mode, k, ns, unc);
+}
+
+/* The rest of a NEAREST conversion between ns domains from hop i, whose cached interval the
+ * shortcut declined. Seven arguments, as many as snapshot_graph_convert() has: a tail call. */
+static __attribute__((noinline)) int route_finish(const SnapshotGraph *g, Route *rt, size_t i, int64_t ns,
+                                                  uint64_t unc, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        int r = hop_search(g, rt, i, SNAPSHOT_MODE_NEAREST, __atomic_load_n(&rt->k[i], __ATOMIC_RELAXED), &ns, &unc);
+
+        for (i++; r >= 0 && i < rt->n_hops; i++)
+                r = hop_convert(g, rt, i, SNAPSHOT_MODE_NEAREST, &ns, &unc);
+        if (r < 0)
+                return r;
+        if (unc > INT64_MAX)
+                return -ERANGE;
+        *ret_value = ns;
+        if (ret_uncertainty_ns)
+                *ret_uncertainty_ns = (int64_t) unc;
+        return 0;
+}
+
+/* Any conversion, every check made. */
+static __attribute__((noinline)) int convert_general(const SnapshotGraph *g, SnapshotMode mode, size_t from,
+                                                     size_t to, int64_t value, int64_t *ret_value,
+                                                     int64_t *ret_uncertainty_ns) {
         int64_t ns, out, error_ns;
-        uint32_t *cache;
         uint64_t unc;
+        Route *rt;
         int r;
 
         if (!g || !g->finalized || !ret_value ||
@@ -116,7 +143,8 @@ int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t fro
                         *ret_uncertainty_ns = 0;
                 return 0;
         }
-        if (g->hops[from * g->n_domains + to].next == NO_HOP)
+        rt = &g->routes[from * g->n_domains + to];
+        if (rt->n_hops == 0)
                 return -ENOLINK;
 
         if (g->domains[from].plain_ns)
@@ -124,9 +152,8 @@ int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t fro
         else if ((r = unit_to_ns(&g->domains[from].unit, value, &ns)) < 0)
                 return r;
         unc = (uint64_t) g->domains[from].slack_ns;
-        cache = &g->cache[(from * g->n_domains + to) * SNAPSHOT_MAX_HOPS];
-        for (size_t cur = from; cur != to; cur = g->hops[cur * g->n_domains + to].next) {
-                r = hop_convert(g, cur, mode, to, cache++, &ns, &unc);
+        for (size_t i = 0; i < rt->n_hops; i++) {
+                r = hop_convert(g, rt, i, mode, &ns, &unc);
                 if (r < 0)
                         return r;
         }
@@ -142,4 +169,44 @@ int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t fro
         if (ret_uncertainty_ns)
                 *ret_uncertainty_ns = (int64_t) unc;
         return 0;
+}
+
+/* The common case in a trace, short enough to stay in registers: NEAREST between ns domains,
+ * every hop's value in its cached interval, where the shortcut takes it. A hop it declines goes
+ * on in route_finish(); any other conversion goes to convert_general(). */
+int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t from, size_t to,
+                           int64_t value, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        Route *rt;
+        int64_t ns = value;
+        uint64_t unc;
+        size_t i;
+
+        if (__builtin_expect(!g || !g->finalized || !ret_value || mode != SNAPSHOT_MODE_NEAREST ||
+                             from >= g->n_domains || to >= g->n_domains, 0))
+                goto general;
+        rt = &g->routes[from * g->n_domains + to];
+        if (__builtin_expect(rt->plain_hops == 0, 0))
+                goto general;
+        unc = rt->from_slack_ns;
+        /* unrolled: no loop counter, and each hop's fields at fixed offsets */
+#pragma GCC unroll 4
+        for (i = 0; i < SNAPSHOT_MAX_HOPS; i++) {
+                size_t k = __atomic_load_n(&rt->k[i], __ATOMIC_RELAXED);
+                uint64_t bound;
+
+                /* k < the pair's n: only the search writes it */
+                if (__builtin_expect(!snapshot_nearest_fast(g->nearest[rt->edge[i]], k, ns, &ns, &bound), 0))
+                        return route_finish(g, rt, i, ns, unc, ret_value, ret_uncertainty_ns);
+                unc += bound;
+                if (i + 1 == rt->plain_hops)
+                        break;
+        }
+        if (__builtin_expect(unc > INT64_MAX, 0))
+                return -ERANGE;
+        *ret_value = ns;
+        if (ret_uncertainty_ns)
+                *ret_uncertainty_ns = (int64_t) unc;
+        return 0;
+general:
+        return convert_general(g, mode, from, to, value, ret_value, ret_uncertainty_ns);
 }

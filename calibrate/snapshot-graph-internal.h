@@ -33,6 +33,13 @@ typedef struct Reading {        /* one clock of one snapshot, as added */
         uint16_t domain;
 } Reading;
 
+/* Snapshot k of a pair seen from one side, what NEAREST's record of interval k needs in one place:
+ * the fields of snapshot_nearest_record() that are not constants. */
+typedef struct NearestStep {
+        int64_t src_ns, dst_ns;         /* the side's reading and the other's */
+        int64_t bound_c_ns;             /* the record's bound_c_ns: Pair.slack_ns + Pair.unc_ns[k] */
+} NearestStep;
+
 typedef struct Pair {
         uint16_t domain[2];     /* domain[0] < domain[1] */
         size_t n;
@@ -46,12 +53,35 @@ typedef struct Pair {
          * of a value in bucket b is one of first[b] .. first[b + 1] (pair_bucket_search()). */
         uint32_t *first[2];
         uint64_t mult[2];
+        int64_t slack_ns;       /* both domains' Domain.slack_ns: what every hop on the pair adds */
+        /* per side, n + 1 steps: step n's src_ns is INT64_MAX, the end of the last interval. A
+         * copy of ns[] and unc_ns[], so that a hop reads one or two cache lines, not four. */
+        NearestStep *nearest[2];
 } Pair;
 
 typedef struct Hop {            /* first step of the path from one domain to another */
         uint32_t next;
         uint32_t pair;
 } Hop;
+
+/* The whole path from one domain to another, in the 32 bytes of half a cache line, so that a
+ * conversion finds every hop's pair and cached interval at once instead of following the hops. */
+typedef struct Route {
+        /* The interval each hop used last, so that the next value (in a trace, the next
+         * timestamp) skips the search. Relaxed atomics: threads share it, and any index below
+         * the hop's pair's n is a valid guess. */
+        uint32_t k[SNAPSHOT_MAX_HOPS];
+        uint16_t edge[SNAPSHOT_MAX_HOPS];       /* pair << 1 | side: the side of the hop's source */
+        uint8_t n_hops;                         /* 0: no path, or from == to */
+        /* n_hops when from and to are both Domain.plain_ns, else 0: the hops of the shortcut loop
+         * of snapshot_graph_convert(), which converts no unit */
+        uint8_t plain_hops;
+        uint8_t from_slack_ns;                  /* from's Domain.slack_ns where plain_hops > 0 (0 or 1) */
+        uint8_t unused[5];
+} Route;
+
+_Static_assert(sizeof(Route) == 32, "a route is half a cache line");
+_Static_assert(SNAPSHOT_MAX_DOMAINS * (SNAPSHOT_MAX_DOMAINS - 1) <= UINT16_MAX, "pair << 1 | side fits Route.edge");
 
 struct SnapshotGraph {
         Domain domains[SNAPSHOT_MAX_DOMAINS];
@@ -62,11 +92,10 @@ struct SnapshotGraph {
         size_t n_pairs;
         void *series;           /* every pair's ns[] and slope[] */
         uint32_t *buckets;      /* every pair's first[] */
-        Hop *hops;              /* [from * n_domains + to] */
-        /* [(from * n_domains + to) * SNAPSHOT_MAX_HOPS + hop]: the interval each hop of the path
-         * used last, so that the next value (in a trace, the next timestamp) skips the search.
-         * Relaxed atomics: threads share it, and any index in it is a valid guess. */
-        uint32_t *cache;
+        NearestStep *steps;     /* every pair's nearest[] */
+        NearestStep **nearest;  /* [pair << 1 | side] (a Route.edge): Pair.nearest[side] */
+        Hop *hops;              /* [from * n_domains + to], while finalize finds the paths */
+        Route *routes;          /* [from * n_domains + to], 64-byte aligned */
         bool finalized;
 };
 

@@ -10,6 +10,7 @@
 
 #include "clock-id.h"
 #include "snapshot-graph-internal.h"
+#include "snapshot-interval.h"
 
 static size_t pair_key(size_t a, size_t b) {
         return a < b ? a * SNAPSHOT_MAX_DOMAINS + b : b * SNAPSHOT_MAX_DOMAINS + a;
@@ -35,9 +36,11 @@ SnapshotGraph *snapshot_graph_free(SnapshotGraph *g) {
         free(g->pairs);
         free(g->series);
         free(g->buckets);
+        free(g->steps);
+        free(g->nearest);
         free(g->readings);
         free(g->hops);
-        free(g->cache);
+        free(g->routes);
         free(g);
         return NULL;
 }
@@ -160,15 +163,20 @@ static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
         int64_t *next;
 
         uint32_t *next_bucket;
+        NearestStep *next_step;
 
         free(g->pairs);         /* from an earlier attempt that ran out of memory */
         free(g->series);
         free(g->buckets);
+        free(g->steps);
+        free(g->nearest);
         g->pairs = calloc(g->n_pairs + 1, sizeof(Pair));
         g->series = next = malloc(5 * total * sizeof(int64_t) + 1);
         g->buckets = next_bucket = malloc((2 * total + 2 * g->n_pairs + 1) * sizeof(uint32_t));
+        g->steps = next_step = malloc((2 * total + 2 * g->n_pairs + 1) * sizeof(NearestStep));
+        g->nearest = malloc((2 * g->n_pairs + 1) * sizeof(NearestStep *));
         g->n_pairs = 0;
-        if (!g->pairs || !next || !next_bucket)
+        if (!g->pairs || !next || !next_bucket || !next_step || !g->nearest)
                 return -ENOMEM;
         for (size_t key = 0; key < SNAPSHOT_MAX_DOMAINS * SNAPSHOT_MAX_DOMAINS; key++) {
                 Pair *p = &g->pairs[g->n_pairs];
@@ -182,9 +190,13 @@ static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
                         .slope_q62 = { next + 2 * n, next + 3 * n },
                         .unc_ns = next + 4 * n,
                         .first = { next_bucket, next_bucket + n + 1 },
+                        .nearest = { next_step, next_step + n + 1 },
                 };
+                g->nearest[2 * g->n_pairs] = p->nearest[0];
+                g->nearest[2 * g->n_pairs + 1] = p->nearest[1];
                 next += 5 * n;
                 next_bucket += 2 * (n + 1);
+                next_step += 2 * (n + 1);
                 pair_of[key] = ++g->n_pairs;
         }
         return 0;
@@ -217,6 +229,7 @@ static void pair_buckets(Pair *p, size_t s) {
 /* Binary search needs a non-decreasing source (Perfetto drops every outgoing edge of a clock
  * seen going backwards); DRIFT needs each interval's rate, if plausible, as an integer slope. */
 static void pair_finalize(SnapshotGraph *g, Pair *p) {
+        p->slack_ns = g->domains[p->domain[0]].slack_ns + g->domains[p->domain[1]].slack_ns;
         for (size_t s = 0; s < 2; s++)
                 for (size_t k = 0; k + 1 < p->n; k++) {
                         __int128 dx = (__int128) p->ns[s][k + 1] - p->ns[s][k];
@@ -228,8 +241,10 @@ static void pair_finalize(SnapshotGraph *g, Pair *p) {
                         p->slope_q62[s][k] = dx > 0 && abs_drift * RATE_DIVISOR <= dx && dx < ((__int128) 1 << 64) ?
                                              (int64_t) ((dy << 62) / dx) : 0;
                 }
-        for (size_t s = 0; s < 2; s++)
+        for (size_t s = 0; s < 2; s++) {
                 pair_buckets(p, s);
+                snapshot_nearest_steps(p, s, p->nearest[s]);
+        }
 }
 
 static bool edge_exists(const SnapshotGraph *g, const size_t *pair_of, size_t u, size_t v) {
@@ -268,8 +283,33 @@ static void hops_to(SnapshotGraph *g, const size_t *pair_of, size_t t) {
         }
 }
 
+/* Each path as its hops' pairs, from the first steps hops_to() found. */
+static void routes_fill(SnapshotGraph *g) {
+        size_t n = g->n_domains;
+
+        for (size_t from = 0; from < n; from++)
+                for (size_t to = 0; to < n; to++) {
+                        Route *rt = &g->routes[from * n + to];
+
+                        *rt = (Route) { .n_hops = 0 };
+                        if (from == to || g->hops[from * n + to].next == NO_HOP)
+                                continue;
+                        /* breadth-first within SNAPSHOT_MAX_HOPS: the path has no more */
+                        for (size_t cur = from; cur != to; cur = g->hops[cur * n + to].next) {
+                                const Hop *h = &g->hops[cur * n + to];
+
+                                rt->edge[rt->n_hops++] = (uint16_t) (h->pair << 1 | (cur > h->next));
+                        }
+                        /* a plain ns domain's slack is 0, or 1 if it truncates */
+                        if (g->domains[from].plain_ns && g->domains[to].plain_ns && g->domains[from].slack_ns <= 1) {
+                                rt->plain_hops = rt->n_hops;
+                                rt->from_slack_ns = (uint8_t) g->domains[from].slack_ns;
+                        }
+                }
+}
+
 int snapshot_graph_finalize(SnapshotGraph *g) {
-        size_t n = g ? g->n_domains : 0, *pair_of;
+        size_t n = g ? g->n_domains : 0, *pair_of, routes_size;
         int r;
 
         if (!g)
@@ -278,9 +318,11 @@ int snapshot_graph_finalize(SnapshotGraph *g) {
         free(g->hops);
         pair_of = calloc(SNAPSHOT_MAX_DOMAINS * SNAPSHOT_MAX_DOMAINS, sizeof(*pair_of));
         g->hops = malloc((n * n + 1) * sizeof(*g->hops));
-        free(g->cache);
-        g->cache = calloc(n * n * SNAPSHOT_MAX_HOPS + 1, sizeof(*g->cache));
-        r = pair_of && g->hops && g->cache ? 0 : -ENOMEM;
+        free(g->routes);
+        /* aligned: a route never straddles two cache lines */
+        routes_size = ((n * n + 1) * sizeof(Route) + 63) / 64 * 64;
+        g->routes = aligned_alloc(64, routes_size);
+        r = pair_of && g->hops && g->routes ? 0 : -ENOMEM;
         if (r >= 0)
                 r = pairs_alloc(g, pair_of, visit_pairs(g, pair_of, false));
         if (r >= 0) {
@@ -289,8 +331,11 @@ int snapshot_graph_finalize(SnapshotGraph *g) {
                         pair_finalize(g, &g->pairs[i]);
                 for (size_t t = 0; t < n; t++)
                         hops_to(g, pair_of, t);
+                routes_fill(g);
                 g->finalized = true;
         }
+        free(g->hops);          /* the routes hold the paths now */
+        g->hops = NULL;
         free(pair_of);
         return r;
 }

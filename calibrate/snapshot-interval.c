@@ -5,6 +5,16 @@
 
 #include "snapshot-interval.h"
 
+void snapshot_nearest_steps(const Pair *p, size_t side, NearestStep *ret) {
+        for (size_t k = 0; k < p->n; k++)
+                ret[k] = (NearestStep) {
+                        .src_ns = p->ns[side][k],
+                        .dst_ns = p->ns[!side][k],
+                        .bound_c_ns = p->slack_ns + p->unc_ns[k],
+                };
+        ret[p->n] = (NearestStep) { .src_ns = INT64_MAX };
+}
+
 void snapshot_interval_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t slack_ns,
                               ConvRecord *ret) {
         const int64_t *src = p->ns[side], *dst = p->ns[!side];

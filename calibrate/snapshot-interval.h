@@ -25,7 +25,15 @@
 #define DRIFT_BOUND_Q62 (INT64_C(4611686018427387904) / (RATE_DIVISOR / 2))
 #define SPAN_Q62 (INT64_C(1) << 62)
 /* Below this distance from the snapshot, NEAREST's bound term is ceil(|d| / 1000): see above. */
-#define NEAREST_FAST_MAX_NS (INT64_C(1) << 50)
+#define NEAREST_FAST_MAX_BITS 50
+#define NEAREST_FAST_MAX_NS (INT64_C(1) << NEAREST_FAST_MAX_BITS)
+
+/* ceil(x / 1000) for x < 2^50 in one multiply: floor((x + 999)·M / 2^64) with M = ceil(2^64 /
+ * 1000) = 2^64/1000 + e, 0 < e < 1. For y = x + 999 = 1000q + r (r <= 999, y < 2^51) it is
+ * floor(q + r/1000 + y·e/2^64), and r/1000 + y·e/2^64 < 999/1000 + 2^-13 < 1: q, floor(y / 1000). */
+#define NEAREST_CEIL_M UINT64_C(18446744073709552)
+#define NEAREST_CEIL_DIV(x) ((uint64_t) (((unsigned __int128) ((x) + (RATE_DIVISOR - 1)) * NEAREST_CEIL_M) >> 64))
+_Static_assert(RATE_DIVISOR == 1000, "NEAREST_CEIL_M is ceil(2^64 / RATE_DIVISOR)");
 
 static inline int64_t snapshot_clamp_add(int64_t a, int64_t b) {
         int64_t r;
@@ -54,35 +62,43 @@ static inline __attribute__((always_inline)) void snapshot_nearest_record(const 
 void snapshot_interval_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t slack_ns,
                               ConvRecord *ret);
 
-/* conv_record_map() of snapshot_nearest_record(p, side, k, slack_ns) at ns, for k < p->n, when ns
- * is within 2^50 ns of src[k] and inside the record's range; false (nothing written) otherwise.
+/* The NEAREST steps of side (n + 1, snapshot_nearest_fast()'s input) of a pair whose slack_ns is
+ * set, as snapshot_nearest_record() with p->slack_ns reads them. */
+void snapshot_nearest_steps(const Pair *p, size_t side, NearestStep *ret);
+
+/* conv_record_map() of snapshot_nearest_record(p, side, k, p->slack_ns) at ns, given that pair's
+ * steps of side and k < p->n, when ns is within 2^50 ns of src[k] and inside the record's range
+ * (short of INT64_MAX on the last interval: the end of the steps); false (nothing written)
+ * otherwise.
  *
  * Why it is the record's answer, to the bit. Taken, |ns - src[k]| < 2^50 and ns is in [in_lo,
  * in_hi]: above, ns >= src[k] = in_lo, or k = 0 and in_lo = max(src[0] - 2^62, INT64_MIN) <
  * ns; below, ns < src[k + 1] so ns <= src[k + 1] - 1 = in_hi (no clamp: src[k + 1] > INT64_MIN),
- * or k is the last and ns < src[k] + 2^50 <= in_hi. There, the record's d = ns - in_c is the
- * exact difference (|d| < 2^50, no wrap). Its answer: p = d·2^62 + 0 and p >> 62 = d, so
- * out_c + d, with the same overflow (declined here, -ERANGE there). Its bound: bound_c_ns +
- * floor((|d|·Q + 2^62 - 1) / 2^62) with Q = floor(2^62 / 1000) = 2^62/1000 - e, 0 <= e < 1,
- * is ceil(|d|/1000 - |d|·e/2^62) where |d|·e/2^62 < 2^-12: for |d| = 1000m that is m, and for
- * |d| = 1000m + r, 0 < r < 1000, the fraction r/1000 >= 1/1000 > 2^-12 keeps it above m, so
- * m + 1: ceil(|d| / 1000) either way. No residual term (out_period_q32 = 0). */
-static inline __attribute__((always_inline)) bool snapshot_nearest_fast(const Pair *p, size_t side, size_t k,
-                                                                        int64_t slack_ns, int64_t ns,
+ * or k is the last (step k + 1's src_ns is INT64_MAX) and ns < src[k] + 2^50 <= in_hi. There,
+ * the record's d = ns - in_c is the exact difference (|d| < 2^50, no wrap). Its answer: p =
+ * d·2^62 + 0 and p >> 62 = d, so out_c + d, with the same overflow (declined here, -ERANGE
+ * there). Its bound: bound_c_ns + floor((|d|·Q + 2^62 - 1) / 2^62) with Q = floor(2^62 / 1000) =
+ * 2^62/1000 - e, 0 <= e < 1, is ceil(|d|/1000 - |d|·e/2^62) where |d|·e/2^62 < 2^-12: for |d| =
+ * 1000m that is m, and for |d| = 1000m + r, 0 < r < 1000, the fraction r/1000 >= 1/1000 > 2^-12
+ * keeps it above m, so m + 1: ceil(|d| / 1000) either way. No residual term (out_period_q32 = 0). */
+static inline __attribute__((always_inline)) bool snapshot_nearest_fast(const NearestStep *steps, size_t k, int64_t ns,
                                                                         int64_t *ret_ns, uint64_t *ret_bound_ns) {
-        const int64_t *src = p->ns[side];
-        int64_t c = src[k], d, out;
-        bool below = ns < c;
-        /* |ns - c| exactly: the difference of two int64 in the right order fits a uint64 */
-        uint64_t ad = below ? (uint64_t) c - (uint64_t) ns : (uint64_t) ns - (uint64_t) c;
+        const NearestStep *s = &steps[k];
+        int64_t d = (int64_t) ((uint64_t) ns - (uint64_t) s->src_ns), out;
+        uint64_t ad;
 
-        if (__builtin_expect(ad >= (uint64_t) NEAREST_FAST_MAX_NS || (below && k != 0) ||
-                             (k + 1 < p->n && ns >= src[k + 1]), 0))
+        /* |ns - src| exactly: the difference of two int64 in the right order fits a uint64 */
+        if (__builtin_expect(ns >= s->src_ns, 1))
+                ad = (uint64_t) d;
+        else if (k == 0)
+                ad = (uint64_t) s->src_ns - (uint64_t) ns;
+        else
                 return false;
-        d = (int64_t) ((uint64_t) ns - (uint64_t) c);
-        if (__builtin_expect(__builtin_add_overflow(p->ns[!side][k], d, &out), 0))
+        if (__builtin_expect((ad >> NEAREST_FAST_MAX_BITS) != 0 || ns >= s[1].src_ns, 0))
+                return false;
+        if (__builtin_expect(__builtin_add_overflow(s->dst_ns, d, &out), 0))
                 return false;
         *ret_ns = out;
-        *ret_bound_ns = (uint64_t) (slack_ns + p->unc_ns[k]) + (ad + (RATE_DIVISOR - 1)) / RATE_DIVISOR;
+        *ret_bound_ns = (uint64_t) s->bound_c_ns + NEAREST_CEIL_DIV(ad);
         return true;
 }

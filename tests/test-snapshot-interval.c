@@ -35,13 +35,19 @@ static uint64_t rng_next(uint64_t *s) {
         return *s;
 }
 
-static Pair pair_of(const Series *s, int64_t *slopes) {
-        return (Pair) {
+/* The pair of s, with its NEAREST steps of side 0 in steps[] (MAX_N + 1). */
+static Pair pair_of(const Series *s, int64_t *slopes, NearestStep *steps) {
+        Pair p = {
                 .domain = { 0, 1 }, .n = s->n,
                 .ns = { (int64_t *) s->src, (int64_t *) s->dst },
                 .unc_ns = (int64_t *) s->unc_ns,
                 .slope_q62 = { slopes, slopes },
+                .slack_ns = s->slack_ns,
+                .nearest = { steps, NULL },
         };
+
+        snapshot_nearest_steps(&p, 0, steps);
+        return p;
 }
 
 static bool add_overflows(int64_t a, int64_t b) {
@@ -60,10 +66,10 @@ static void compare_at(const Series *s, const Pair *p, size_t k, int64_t v, Tall
 
         snapshot_nearest_record(p, 0, k, s->slack_ns, &rec);
         r = conv_record_map(&rec, v, &rec_out, &rec_bound);
-        taken = snapshot_nearest_fast(p, 0, k, s->slack_ns, v, &fast_out, &fast_bound);
+        taken = snapshot_nearest_fast(p->nearest[0], k, v, &fast_out, &fast_bound);
         /* What the shortcut promises to take: within 2^50 of snapshot k, above it (or below the
-         * first), before the next one, with an answer that fits. */
-        promised = ad < (uint64_t) TWO50 && (v >= c || k == 0) && (k + 1 == s->n || v < s->src[k + 1]) &&
+         * first), before the next one (before INT64_MAX after the last), with an answer that fits. */
+        promised = ad < (uint64_t) TWO50 && (v >= c || k == 0) && v < (k + 1 == s->n ? INT64_MAX : s->src[k + 1]) &&
                    !add_overflows(s->dst[k], (int64_t) ((uint64_t) v - (uint64_t) c));
         t->compared++;
         if (taken != promised || (taken && (r != 0 || fast_out != rec_out || fast_bound != (uint64_t) rec_bound))) {
@@ -84,7 +90,8 @@ static void compare_at(const Series *s, const Pair *p, size_t k, int64_t v, Tall
 /* Values around every edge the record or the shortcut has, then random ones, on every k. */
 static void compare_series(const Series *s, uint64_t *seed, Tally *t) {
         int64_t slopes[MAX_N] = { 0 };
-        Pair p = pair_of(s, slopes);
+        NearestStep steps[MAX_N + 1];
+        Pair p = pair_of(s, slopes, steps);
 
         for (size_t k = 0; k < s->n; k++) {
                 int64_t c = s->src[k], next = k + 1 < s->n ? s->src[k + 1] : c;
@@ -161,12 +168,13 @@ static void test_known_answers(void) {
                 { 2, 5000 + TWO50, false, 0, 0 },               /* the record's, from here */
         };
         int64_t slopes[MAX_N] = { 0 };
-        Pair p = pair_of(&s, slopes);
+        NearestStep steps[MAX_N + 1];
+        Pair p = pair_of(&s, slopes, steps);
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 int64_t out = -1;
                 uint64_t bound = UINT64_MAX;
-                bool taken = snapshot_nearest_fast(&p, 0, cases[i].k, s.slack_ns, cases[i].value, &out, &bound);
+                bool taken = snapshot_nearest_fast(p.nearest[0], cases[i].k, cases[i].value, &out, &bound);
 
                 ok(taken == cases[i].taken && (!taken || (out == cases[i].want && bound == cases[i].want_bound)),
                    "interval %zu, value %" PRId64 ": %s %" PRId64 " bound %" PRIu64, cases[i].k, cases[i].value,
@@ -181,6 +189,7 @@ static void test_known_answers(void) {
 #define SNAPS 40
 
 typedef struct Chain {          /* a-b and b-c, read in alternate snapshots: a -> c is two hops */
+        int64_t a_slack_ns;     /* 1 when a's readings truncate to whole ns, else 0 */
         int64_t ab[2][SNAPS], bc[2][SNAPS], ab_unc[SNAPS], bc_unc[SNAPS];
         int64_t slopes[2][2][SNAPS];
         Pair pab, pbc;
@@ -208,13 +217,13 @@ static void slopes_fill(Pair *p) {
                 }
 }
 
-static int reference_hop(const Pair *p, SnapshotMode mode, int64_t *ns, uint64_t *unc) {
+static int reference_hop(const Pair *p, SnapshotMode mode, int64_t slack_ns, int64_t *ns, uint64_t *unc) {
         size_t k = floor_linear(p->ns[0], p->n, *ns);
         int64_t out, bound;
         ConvRecord rec;
         int r;
 
-        snapshot_interval_record(p, 0, k, mode, *ns, 0, &rec);
+        snapshot_interval_record(p, 0, k, mode, *ns, slack_ns, &rec);
         r = conv_record_map(&rec, *ns, &out, &bound);
         if (r < 0)
                 return r == -ESTALE ? -ERANGE : r;
@@ -224,11 +233,11 @@ static int reference_hop(const Pair *p, SnapshotMode mode, int64_t *ns, uint64_t
 }
 
 static int reference_convert(const Chain *ch, SnapshotMode mode, int64_t v, int64_t *ret, int64_t *ret_unc) {
-        uint64_t unc = 0;
-        int r = reference_hop(&ch->pab, mode, &v, &unc);
+        uint64_t unc = (uint64_t) ch->a_slack_ns;      /* a's reading, and the same on the hop a-b */
+        int r = reference_hop(&ch->pab, mode, ch->a_slack_ns, &v, &unc);
 
         if (r >= 0)
-                r = reference_hop(&ch->pbc, mode, &v, &unc);
+                r = reference_hop(&ch->pbc, mode, 0, &v, &unc);
         if (r < 0)
                 return r;
         *ret = v;
@@ -236,10 +245,15 @@ static int reference_convert(const Chain *ch, SnapshotMode mode, int64_t v, int6
         return 0;
 }
 
-static SnapshotGraph *chain_build(Chain *ch, uint64_t *seed) {
+static SnapshotGraph *chain_build(Chain *ch, bool a_truncates, uint64_t *seed) {
+        static const DomainUnit ns_truncated = { .period_ns = 1.0, .truncates = true };
         SnapshotGraph *g = NULL;
         int64_t t = 1000000000, drift_ppm = 0;
         int r = snapshot_graph_new(&g);
+
+        ch->a_slack_ns = a_truncates;
+        if (r >= 0 && a_truncates)
+                r = snapshot_graph_declare(g, "a", &ns_truncated);
 
         for (size_t i = 0; r >= 0 && i < SNAPS; i++) {
                 /* irregular steps, rates that drift, a jump of b at 20, equal readings at 30 */
@@ -262,7 +276,7 @@ static SnapshotGraph *chain_build(Chain *ch, uint64_t *seed) {
         }
         if (r >= 0)
                 r = snapshot_graph_finalize(g);
-        ok(r == 0, "built the a-b-c chain");
+        ok(r == 0, "built the a-b-c chain, a %s", a_truncates ? "truncated to ns" : "in ns");
         ch->pab = (Pair) { .domain = { 0, 1 }, .n = SNAPS, .ns = { ch->ab[0], ch->ab[1] }, .unc_ns = ch->ab_unc,
                            .slope_q62 = { ch->slopes[0][0], ch->slopes[0][1] } };
         ch->pbc = (Pair) { .domain = { 1, 2 }, .n = SNAPS, .ns = { ch->bc[0], ch->bc[1] }, .unc_ns = ch->bc_unc,
@@ -287,10 +301,10 @@ static void compare_convert(const SnapshotGraph *g, const Chain *ch, SnapshotMod
         }
 }
 
-static void test_whole_conversion(void) {
+static void test_whole_conversion(bool a_truncates) {
         static Chain ch;
         uint64_t seed = 0x2545f4914f6cdd1du;
-        SnapshotGraph *g = chain_build(&ch, &seed);
+        SnapshotGraph *g = chain_build(&ch, a_truncates, &seed);
         size_t a = SIZE_MAX, c = SIZE_MAX;
         int64_t first = ch.ab[0][0], last = ch.ab[0][SNAPS - 1];
 
@@ -323,6 +337,7 @@ static void test_whole_conversion(void) {
 int main(void) {
         test_known_answers();
         test_against_record();
-        test_whole_conversion();
+        test_whole_conversion(false);
+        test_whole_conversion(true);
         return done_testing();
 }
