@@ -49,7 +49,7 @@ static int interval_map(const Pair *p, size_t side, size_t k, SnapshotMode mode,
         ConvRecord rec;
         int r;
 
-        if (mode == SNAPSHOT_MODE_NEAREST && snapshot_nearest_fast(p->nearest[side], k, ns, ret_ns, ret_bound_ns))
+        if (mode == SNAPSHOT_MODE_NEAREST && snapshot_nearest_fast(&p->nearest[side][k], ns, ret_ns, ret_bound_ns))
                 return 0;
         snapshot_interval_record(p, side, k, mode, ns, p->slack_ns, &rec);
         r = conv_record_map(&rec, ns, &out, &bound);
@@ -60,18 +60,18 @@ static int interval_map(const Pair *p, size_t side, size_t k, SnapshotMode mode,
         return 0;
 }
 
-/* Hop i by Perfetto's search and the record found, given that the cached interval k did not
- * answer; adds the hop's bound, with both readings' rounding, to *unc. */
-static int hop_search(const SnapshotGraph *g, Route *rt, size_t i, SnapshotMode mode, size_t k, int64_t *ns,
-                      uint64_t *unc) {
+/* Hop i by Perfetto's search and the record found, given that the cached step did not answer;
+ * adds the hop's bound, with both readings' rounding, to *unc. */
+static int hop_search(const SnapshotGraph *g, Route *rt, size_t i, SnapshotMode mode, const NearestStep *cached,
+                      int64_t *ns, uint64_t *unc) {
         const Pair *p = &g->pairs[rt->edge[i] >> 1];
         size_t side = rt->edge[i] & 1, found = pair_search(p, side, *ns);
         int64_t out;
         uint64_t bound;
         int r;
 
-        if (found != k)         /* a store only on a change: threads share the line */
-                __atomic_store_n(&rt->k[i], (uint32_t) found, __ATOMIC_RELAXED);
+        if (&p->nearest[side][found] != cached)        /* a store only on a change: threads share the line */
+                __atomic_store_n(&rt->step[i], &p->nearest[side][found], __ATOMIC_RELAXED);
         r = interval_map(p, side, found, mode, *ns, &out, &bound);
         if (r < 0)
                 return r == -ESTALE ? -ERANGE : r;      /* further than 2^62 ns from the snapshots */
@@ -85,31 +85,31 @@ static int hop_search(const SnapshotGraph *g, Route *rt, size_t i, SnapshotMode 
  * too (the source's readings never decrease), so the search answers it. */
 static int hop_convert(const SnapshotGraph *g, Route *rt, size_t i, SnapshotMode mode, int64_t *ns, uint64_t *unc) {
         const Pair *p = &g->pairs[rt->edge[i] >> 1];
-        size_t side = rt->edge[i] & 1, k = __atomic_load_n(&rt->k[i], __ATOMIC_RELAXED);
+        size_t side = rt->edge[i] & 1;
+        const NearestStep *cached = __atomic_load_n(&rt->step[i], __ATOMIC_RELAXED);
         int64_t out;
         uint64_t bound;
         int r;
 
-        if (k < p->n) {
-                if (mode == SNAPSHOT_MODE_NEAREST)
-                        r = snapshot_nearest_fast(p->nearest[side], k, *ns, &out, &bound) ? 0 : -ESTALE;
-                else
-                        r = interval_map(p, side, k, mode, *ns, &out, &bound);
-                if (r == 0) {
-                        *ns = out;
-                        *unc += bound;
-                }
-                if (r != -ESTALE)
-                        return r;
+        if (mode == SNAPSHOT_MODE_NEAREST)
+                r = snapshot_nearest_fast(cached, *ns, &out, &bound) ? 0 : -ESTALE;
+        else
+                r = interval_map(p, side, (size_t) (cached - p->nearest[side]), mode, *ns, &out, &bound);
+        if (r == 0) {
+                *ns = out;
+                *unc += bound;
         }
-        return hop_search(g, rt, i, mode, k, ns, unc);
+        if (r != -ESTALE)
+                return r;
+        return hop_search(g, rt, i, mode, cached, ns, unc);
 }
 
-/* The rest of a NEAREST conversion between ns domains from hop i, whose cached interval the
+/* The rest of a NEAREST conversion between ns domains from hop i, whose cached step the
  * shortcut declined. Seven arguments, as many as snapshot_graph_convert() has: a tail call. */
 static __attribute__((noinline)) int route_finish(const SnapshotGraph *g, Route *rt, size_t i, int64_t ns,
                                                   uint64_t unc, int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        int r = hop_search(g, rt, i, SNAPSHOT_MODE_NEAREST, __atomic_load_n(&rt->k[i], __ATOMIC_RELAXED), &ns, &unc);
+        int r = hop_search(g, rt, i, SNAPSHOT_MODE_NEAREST, __atomic_load_n(&rt->step[i], __ATOMIC_RELAXED), &ns,
+                           &unc);
 
         for (i++; r >= 0 && i < rt->n_hops; i++)
                 r = hop_convert(g, rt, i, SNAPSHOT_MODE_NEAREST, &ns, &unc);
@@ -191,11 +191,10 @@ int snapshot_graph_convert(const SnapshotGraph *g, SnapshotMode mode, size_t fro
         /* unrolled: no loop counter, and each hop's fields at fixed offsets */
 #pragma GCC unroll 4
         for (i = 0; i < SNAPSHOT_MAX_HOPS; i++) {
-                size_t k = __atomic_load_n(&rt->k[i], __ATOMIC_RELAXED);
                 uint64_t bound;
 
-                /* k < the pair's n: only the search writes it */
-                if (__builtin_expect(!snapshot_nearest_fast(g->nearest[rt->edge[i]], k, ns, &ns, &bound), 0))
+                if (__builtin_expect(!snapshot_nearest_fast(__atomic_load_n(&rt->step[i], __ATOMIC_RELAXED), ns, &ns,
+                                                            &bound), 0))
                         return route_finish(g, rt, i, ns, unc, ret_value, ret_uncertainty_ns);
                 unc += bound;
                 if (i + 1 == rt->plain_hops)

@@ -33,11 +33,16 @@ typedef struct Reading {        /* one clock of one snapshot, as added */
         uint16_t domain;
 } Reading;
 
-/* Snapshot k of a pair seen from one side, what NEAREST's record of interval k needs in one place:
- * the fields of snapshot_nearest_record() that are not constants. */
+/* Interval k of a pair seen from one side, what NEAREST's record of it needs in one place: the
+ * fields of snapshot_nearest_record() that are not constants, and the values its shortcut takes
+ * (snapshot_nearest_fast()). */
 typedef struct NearestStep {
-        int64_t src_ns, dst_ns;         /* the side's reading and the other's */
+        int64_t src_ns, dst_ns;         /* snapshot k: the side's reading and the other's */
         int64_t bound_c_ns;             /* the record's bound_c_ns: Pair.slack_ns + Pair.unc_ns[k] */
+        /* The shortcut takes lo_ns <= ns < lo_ns + width_ns: from src_ns (from 2^50 - 1 below it
+         * for k = 0) to before the next snapshot and before src_ns + 2^50. */
+        int64_t lo_ns;
+        uint64_t width_ns;
 } NearestStep;
 
 typedef struct Pair {
@@ -54,8 +59,8 @@ typedef struct Pair {
         uint32_t *first[2];
         uint64_t mult[2];
         int64_t slack_ns;       /* both domains' Domain.slack_ns: what every hop on the pair adds */
-        /* per side, n + 1 steps: step n's src_ns is INT64_MAX, the end of the last interval. A
-         * copy of ns[] and unc_ns[], so that a hop reads one or two cache lines, not four. */
+        /* per side, n steps: a copy of ns[] and unc_ns[], so that a hop reads one or two cache
+         * lines, not four */
         NearestStep *nearest[2];
 } Pair;
 
@@ -64,23 +69,23 @@ typedef struct Hop {            /* first step of the path from one domain to ano
         uint32_t pair;
 } Hop;
 
-/* The whole path from one domain to another, in the 32 bytes of half a cache line, so that a
- * conversion finds every hop's pair and cached interval at once instead of following the hops. */
+/* The whole path from one domain to another in a cache line, so that a conversion finds every
+ * hop's pair and cached interval at once instead of following the hops. */
 typedef struct Route {
-        /* The interval each hop used last, so that the next value (in a trace, the next
-         * timestamp) skips the search. Relaxed atomics: threads share it, and any index below
-         * the hop's pair's n is a valid guess. */
-        uint32_t k[SNAPSHOT_MAX_HOPS];
+        /* The interval each hop used last, as its step (&Pair.nearest[side][k]), so that the next
+         * value (in a trace, the next timestamp) skips the search and the step's address. Relaxed
+         * atomics: threads share it, and any step of the hop's pair side is a valid guess. */
+        const NearestStep *step[SNAPSHOT_MAX_HOPS];
         uint16_t edge[SNAPSHOT_MAX_HOPS];       /* pair << 1 | side: the side of the hop's source */
         uint8_t n_hops;                         /* 0: no path, or from == to */
         /* n_hops when from and to are both Domain.plain_ns, else 0: the hops of the shortcut loop
          * of snapshot_graph_convert(), which converts no unit */
         uint8_t plain_hops;
         uint8_t from_slack_ns;                  /* from's Domain.slack_ns where plain_hops > 0 (0 or 1) */
-        uint8_t unused[5];
+        uint8_t unused[64 - 8 * SNAPSHOT_MAX_HOPS - 2 * SNAPSHOT_MAX_HOPS - 3];
 } Route;
 
-_Static_assert(sizeof(Route) == 32, "a route is half a cache line");
+_Static_assert(sizeof(Route) == 64, "a route is a cache line");
 _Static_assert(SNAPSHOT_MAX_DOMAINS * (SNAPSHOT_MAX_DOMAINS - 1) <= UINT16_MAX, "pair << 1 | side fits Route.edge");
 
 struct SnapshotGraph {
@@ -93,7 +98,6 @@ struct SnapshotGraph {
         void *series;           /* every pair's ns[] and slope[] */
         uint32_t *buckets;      /* every pair's first[] */
         NearestStep *steps;     /* every pair's nearest[] */
-        NearestStep **nearest;  /* [pair << 1 | side] (a Route.edge): Pair.nearest[side] */
         Hop *hops;              /* [from * n_domains + to], while finalize finds the paths */
         Route *routes;          /* [from * n_domains + to], 64-byte aligned */
         bool finalized;

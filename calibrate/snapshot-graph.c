@@ -37,7 +37,6 @@ SnapshotGraph *snapshot_graph_free(SnapshotGraph *g) {
         free(g->series);
         free(g->buckets);
         free(g->steps);
-        free(g->nearest);
         free(g->readings);
         free(g->hops);
         free(g->routes);
@@ -169,14 +168,12 @@ static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
         free(g->series);
         free(g->buckets);
         free(g->steps);
-        free(g->nearest);
         g->pairs = calloc(g->n_pairs + 1, sizeof(Pair));
         g->series = next = malloc(5 * total * sizeof(int64_t) + 1);
         g->buckets = next_bucket = malloc((2 * total + 2 * g->n_pairs + 1) * sizeof(uint32_t));
-        g->steps = next_step = malloc((2 * total + 2 * g->n_pairs + 1) * sizeof(NearestStep));
-        g->nearest = malloc((2 * g->n_pairs + 1) * sizeof(NearestStep *));
+        g->steps = next_step = malloc((2 * total + 1) * sizeof(NearestStep));
         g->n_pairs = 0;
-        if (!g->pairs || !next || !next_bucket || !next_step || !g->nearest)
+        if (!g->pairs || !next || !next_bucket || !next_step)
                 return -ENOMEM;
         for (size_t key = 0; key < SNAPSHOT_MAX_DOMAINS * SNAPSHOT_MAX_DOMAINS; key++) {
                 Pair *p = &g->pairs[g->n_pairs];
@@ -190,13 +187,11 @@ static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
                         .slope_q62 = { next + 2 * n, next + 3 * n },
                         .unc_ns = next + 4 * n,
                         .first = { next_bucket, next_bucket + n + 1 },
-                        .nearest = { next_step, next_step + n + 1 },
+                        .nearest = { next_step, next_step + n },
                 };
-                g->nearest[2 * g->n_pairs] = p->nearest[0];
-                g->nearest[2 * g->n_pairs + 1] = p->nearest[1];
                 next += 5 * n;
                 next_bucket += 2 * (n + 1);
-                next_step += 2 * (n + 1);
+                next_step += 2 * n;
                 pair_of[key] = ++g->n_pairs;
         }
         return 0;
@@ -298,7 +293,10 @@ static void routes_fill(SnapshotGraph *g) {
                         for (size_t cur = from; cur != to; cur = g->hops[cur * n + to].next) {
                                 const Hop *h = &g->hops[cur * n + to];
 
-                                rt->edge[rt->n_hops++] = (uint16_t) (h->pair << 1 | (cur > h->next));
+                                size_t side = cur > h->next;
+
+                                rt->step[rt->n_hops] = g->pairs[h->pair].nearest[side];
+                                rt->edge[rt->n_hops++] = (uint16_t) (h->pair << 1 | side);
                         }
                         /* a plain ns domain's slack is 0, or 1 if it truncates */
                         if (g->domains[from].plain_ns && g->domains[to].plain_ns && g->domains[from].slack_ns <= 1) {

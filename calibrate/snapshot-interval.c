@@ -6,13 +6,28 @@
 #include "snapshot-interval.h"
 
 void snapshot_nearest_steps(const Pair *p, size_t side, NearestStep *ret) {
-        for (size_t k = 0; k < p->n; k++)
+        const int64_t *src = p->ns[side];
+
+        for (size_t k = 0; k < p->n; k++) {
+                /* the shortcut's values: [lo, end), in 128 bits where the ends may pass int64's */
+                __int128 lo = k == 0 ? (__int128) src[0] - (NEAREST_FAST_MAX_NS - 1) : src[k];
+                __int128 end = (__int128) src[k] + NEAREST_FAST_MAX_NS;
+
+                if (lo < INT64_MIN)
+                        lo = INT64_MIN;
+                if (k + 1 < p->n && end > src[k + 1])
+                        end = src[k + 1];
+                /* so that the shortcut's unsigned ns - lo < width means lo <= ns < end, no wrap */
+                if (end > (__int128) INT64_MAX + 1)
+                        end = (__int128) INT64_MAX + 1;
                 ret[k] = (NearestStep) {
-                        .src_ns = p->ns[side][k],
+                        .src_ns = src[k],
                         .dst_ns = p->ns[!side][k],
                         .bound_c_ns = p->slack_ns + p->unc_ns[k],
+                        .lo_ns = (int64_t) lo,
+                        .width_ns = end > lo ? (uint64_t) (end - lo) : 0,     /* < 2^51 */
                 };
-        ret[p->n] = (NearestStep) { .src_ns = INT64_MAX };
+        }
 }
 
 void snapshot_interval_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t slack_ns,

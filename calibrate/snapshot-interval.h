@@ -25,8 +25,7 @@
 #define DRIFT_BOUND_Q62 (INT64_C(4611686018427387904) / (RATE_DIVISOR / 2))
 #define SPAN_Q62 (INT64_C(1) << 62)
 /* Below this distance from the snapshot, NEAREST's bound term is ceil(|d| / 1000): see above. */
-#define NEAREST_FAST_MAX_BITS 50
-#define NEAREST_FAST_MAX_NS (INT64_C(1) << NEAREST_FAST_MAX_BITS)
+#define NEAREST_FAST_MAX_NS (INT64_C(1) << 50)
 
 /* ceil(x / 1000) for x < 2^50 in one multiply: floor((x + 999)·M / 2^64) with M = ceil(2^64 /
  * 1000) = 2^64/1000 + e, 0 < e < 1. For y = x + 999 = 1000q + r (r <= 999, y < 2^51) it is
@@ -62,42 +61,37 @@ static inline __attribute__((always_inline)) void snapshot_nearest_record(const 
 void snapshot_interval_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t slack_ns,
                               ConvRecord *ret);
 
-/* The NEAREST steps of side (n + 1, snapshot_nearest_fast()'s input) of a pair whose slack_ns is
- * set, as snapshot_nearest_record() with p->slack_ns reads them. */
+/* The NEAREST steps of side (n, snapshot_nearest_fast()'s input) of a pair whose slack_ns is set,
+ * as snapshot_nearest_record() with p->slack_ns reads them. */
 void snapshot_nearest_steps(const Pair *p, size_t side, NearestStep *ret);
 
-/* conv_record_map() of snapshot_nearest_record(p, side, k, p->slack_ns) at ns, given that pair's
- * steps of side and k < p->n, when ns is within 2^50 ns of src[k] and inside the record's range
- * (short of INT64_MAX on the last interval: the end of the steps); false (nothing written)
- * otherwise.
+/* conv_record_map() of snapshot_nearest_record(p, side, k, p->slack_ns) at ns, given step k of
+ * that pair side, when ns is within 2^50 ns of src[k] and inside the record's range; false
+ * (nothing written) otherwise.
  *
- * Why it is the record's answer, to the bit. Taken, |ns - src[k]| < 2^50 and ns is in [in_lo,
- * in_hi]: above, ns >= src[k] = in_lo, or k = 0 and in_lo = max(src[0] - 2^62, INT64_MIN) <
- * ns; below, ns < src[k + 1] so ns <= src[k + 1] - 1 = in_hi (no clamp: src[k + 1] > INT64_MIN),
- * or k is the last (step k + 1's src_ns is INT64_MAX) and ns < src[k] + 2^50 <= in_hi. There,
- * the record's d = ns - in_c is the exact difference (|d| < 2^50, no wrap). Its answer: p =
- * d·2^62 + 0 and p >> 62 = d, so out_c + d, with the same overflow (declined here, -ERANGE
- * there). Its bound: bound_c_ns + floor((|d|·Q + 2^62 - 1) / 2^62) with Q = floor(2^62 / 1000) =
- * 2^62/1000 - e, 0 <= e < 1, is ceil(|d|/1000 - |d|·e/2^62) where |d|·e/2^62 < 2^-12: for |d| =
- * 1000m that is m, and for |d| = 1000m + r, 0 < r < 1000, the fraction r/1000 >= 1/1000 > 2^-12
- * keeps it above m, so m + 1: ceil(|d| / 1000) either way. No residual term (out_period_q32 = 0). */
-static inline __attribute__((always_inline)) bool snapshot_nearest_fast(const NearestStep *steps, size_t k, int64_t ns,
+ * Why it is the record's answer, to the bit. Taken, lo_ns <= ns < lo_ns + width_ns, that is
+ * (snapshot_nearest_steps()): ns >= src[k], or k = 0 and ns > src[0] - 2^50; ns < src[k] +
+ * 2^50; and ns < src[k + 1] unless k is the last. So |ns - src[k]| < 2^50, and ns is in [in_lo,
+ * in_hi]. Above: in_lo = src[k], or for k = 0 in_lo = max(src[0] - 2^62, INT64_MIN), below both
+ * src[0] - 2^50 and ns. Below: ns <= src[k + 1] - 1 = in_hi (no clamp: src[k + 1] > ns), or for
+ * the last ns < src[k] + 2^50, so ns <= in_hi = min(src[k] + 2^62, INT64_MAX). There the
+ * record's d = ns - in_c is the exact difference (no wrap). Its answer: p = d·2^62 + 0 and p >> 62
+ * = d, so out_c + d, with the same overflow (declined here, -ERANGE there). Its bound:
+ * bound_c_ns + floor((|d|·Q + 2^62 - 1) / 2^62) with Q = floor(2^62 / 1000) = 2^62/1000 - e,
+ * 0 <= e < 1, is ceil(|d|/1000 - |d|·e/2^62) where |d|·e/2^62 < 2^-12: for |d| = 1000m that is
+ * m, and for |d| = 1000m + r, 0 < r < 1000, the fraction r/1000 >= 1/1000 > 2^-12 keeps it
+ * above m, so m + 1: ceil(|d| / 1000) either way. No residual term (out_period_q32 = 0). */
+static inline __attribute__((always_inline)) bool snapshot_nearest_fast(const NearestStep *s, int64_t ns,
                                                                         int64_t *ret_ns, uint64_t *ret_bound_ns) {
-        const NearestStep *s = &steps[k];
-        int64_t d = (int64_t) ((uint64_t) ns - (uint64_t) s->src_ns), out;
+        int64_t d, out;
         uint64_t ad;
 
-        /* |ns - src| exactly: the difference of two int64 in the right order fits a uint64 */
-        if (__builtin_expect(ns >= s->src_ns, 1))
-                ad = (uint64_t) d;
-        else if (k == 0)
-                ad = (uint64_t) s->src_ns - (uint64_t) ns;
-        else
+        if (__builtin_expect((uint64_t) ns - (uint64_t) s->lo_ns >= s->width_ns, 0))
                 return false;
-        if (__builtin_expect((ad >> NEAREST_FAST_MAX_BITS) != 0 || ns >= s[1].src_ns, 0))
-                return false;
+        d = (int64_t) ((uint64_t) ns - (uint64_t) s->src_ns);        /* |d| < 2^50: no wrap */
         if (__builtin_expect(__builtin_add_overflow(s->dst_ns, d, &out), 0))
                 return false;
+        ad = d < 0 ? -(uint64_t) d : (uint64_t) d;
         *ret_ns = out;
         *ret_bound_ns = (uint64_t) s->bound_c_ns + NEAREST_CEIL_DIV(ad);
         return true;

@@ -35,7 +35,7 @@ static uint64_t rng_next(uint64_t *s) {
         return *s;
 }
 
-/* The pair of s, with its NEAREST steps of side 0 in steps[] (MAX_N + 1). */
+/* The pair of s, with its NEAREST steps of side 0 in steps[] (MAX_N). */
 static Pair pair_of(const Series *s, int64_t *slopes, NearestStep *steps) {
         Pair p = {
                 .domain = { 0, 1 }, .n = s->n,
@@ -66,10 +66,10 @@ static void compare_at(const Series *s, const Pair *p, size_t k, int64_t v, Tall
 
         snapshot_nearest_record(p, 0, k, s->slack_ns, &rec);
         r = conv_record_map(&rec, v, &rec_out, &rec_bound);
-        taken = snapshot_nearest_fast(p->nearest[0], k, v, &fast_out, &fast_bound);
+        taken = snapshot_nearest_fast(&p->nearest[0][k], v, &fast_out, &fast_bound);
         /* What the shortcut promises to take: within 2^50 of snapshot k, above it (or below the
-         * first), before the next one (before INT64_MAX after the last), with an answer that fits. */
-        promised = ad < (uint64_t) TWO50 && (v >= c || k == 0) && v < (k + 1 == s->n ? INT64_MAX : s->src[k + 1]) &&
+         * first), before the next one, with an answer that fits. */
+        promised = ad < (uint64_t) TWO50 && (v >= c || k == 0) && (k + 1 == s->n || v < s->src[k + 1]) &&
                    !add_overflows(s->dst[k], (int64_t) ((uint64_t) v - (uint64_t) c));
         t->compared++;
         if (taken != promised || (taken && (r != 0 || fast_out != rec_out || fast_bound != (uint64_t) rec_bound))) {
@@ -90,13 +90,15 @@ static void compare_at(const Series *s, const Pair *p, size_t k, int64_t v, Tall
 /* Values around every edge the record or the shortcut has, then random ones, on every k. */
 static void compare_series(const Series *s, uint64_t *seed, Tally *t) {
         int64_t slopes[MAX_N] = { 0 };
-        NearestStep steps[MAX_N + 1];
+        NearestStep steps[MAX_N];
         Pair p = pair_of(s, slopes, steps);
 
         for (size_t k = 0; k < s->n; k++) {
                 int64_t c = s->src[k], next = k + 1 < s->n ? s->src[k + 1] : c;
-                int64_t marks[] = { c, next, c - TWO50, c + TWO50, c - SPAN_Q62, c + SPAN_Q62,
-                                    INT64_MIN, INT64_MAX, 0 };
+                /* wrapping sums: near int64's ends the marks wrap, which probes wrapping too */
+                uint64_t uc = (uint64_t) c;
+                int64_t marks[] = { c, next, (int64_t) (uc - TWO50), (int64_t) (uc + TWO50), (int64_t) (uc - SPAN_Q62),
+                                    (int64_t) (uc + SPAN_Q62), INT64_MIN, INT64_MAX, 0 };
 
                 for (size_t m = 0; m < sizeof(marks) / sizeof(marks[0]); m++)
                         for (int64_t delta = -3; delta <= 3; delta++)
@@ -113,7 +115,8 @@ static void compare_series(const Series *s, uint64_t *seed, Tally *t) {
                                 v = (int64_t) ((uint64_t) c + (x % (UINT64_C(1) << 52)) - (UINT64_C(1) << 51));
                                 break;
                         default:        /* near it, or inside the interval */
-                                v = (int64_t) ((uint64_t) c + x % (next > c ? (uint64_t) next - (uint64_t) c + 2000 : 4000)) - 1000;
+                                x %= next > c ? (uint64_t) next - (uint64_t) c + 2000 : 4000;
+                                v = (int64_t) ((uint64_t) c + x - 1000);
                                 break;
                         }
                         compare_at(s, &p, k, v, t);
@@ -126,8 +129,13 @@ static void test_against_record(void) {
                 { "steady", 4, { 1000, 2000, 3000, 4000 }, { 1500, 2600, 3400, 4000 }, { 0, 3, 7, 1 }, 2 },
                 { "one snapshot", 1, { 5000 }, { -7000 }, { 11 }, 0 },
                 { "equal readings", 4, { 10, 10, 20, 20 }, { 100, 110, 120, 130 }, { 0, 0, 5, 5 }, 1 },
-                { "wide gaps", 3, { 0, INT64_C(1) << 51, INT64_C(1) << 52 }, { 7, -3, INT64_C(1) << 40 }, { 0, 2, 4 }, 3 },
-                { "answers that overflow", 3, { -100, 0, 100 }, { INT64_MAX - 50, INT64_MIN + 50, INT64_MAX }, { 0, 0, 0 }, 0 },
+                { "wide gaps", 3, { 0, INT64_C(1) << 51, INT64_C(1) << 52 }, { 7, -3, INT64_C(1) << 40 },
+                  { 0, 2, 4 }, 3 },
+                /* gaps of 2^50 - 2, 2^50 - 1, 2^50, 2^50 + 1 */
+                { "gaps near 2^50", 5, { 0, TWO50 - 2, 2 * TWO50 - 3, 3 * TWO50 - 3, 4 * TWO50 - 2 }, { 1, 2, 3, 4, 5 },
+                  { 0, 0, 0, 0, 0 }, 0 },
+                { "answers that overflow", 3, { -100, 0, 100 }, { INT64_MAX - 50, INT64_MIN + 50, INT64_MAX },
+                  { 0, 0, 0 }, 0 },
                 { "int64 ends", 4, { INT64_MIN, INT64_MIN + 10, 0, INT64_MAX - 10 },
                   { INT64_MIN + 3, 5, -5, INT64_MAX - 3 }, { 1, 2, 3, INT64_MAX / 2 }, 1 },
                 { "near the ends", 2, { INT64_MIN + 100, INT64_MAX - 100 }, { 0, 1 }, { 0, 0 }, 0 },
@@ -168,13 +176,13 @@ static void test_known_answers(void) {
                 { 2, 5000 + TWO50, false, 0, 0 },               /* the record's, from here */
         };
         int64_t slopes[MAX_N] = { 0 };
-        NearestStep steps[MAX_N + 1];
+        NearestStep steps[MAX_N];
         Pair p = pair_of(&s, slopes, steps);
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 int64_t out = -1;
                 uint64_t bound = UINT64_MAX;
-                bool taken = snapshot_nearest_fast(p.nearest[0], cases[i].k, cases[i].value, &out, &bound);
+                bool taken = snapshot_nearest_fast(&p.nearest[0][cases[i].k], cases[i].value, &out, &bound);
 
                 ok(taken == cases[i].taken && (!taken || (out == cases[i].want && bound == cases[i].want_bound)),
                    "interval %zu, value %" PRId64 ": %s %" PRId64 " bound %" PRIu64, cases[i].k, cases[i].value,
