@@ -3,9 +3,11 @@
 /* snapshot_nearest_fast() against the record it stands for (snapshot_nearest_record() and
  * conv_record_map()): every value it takes must get the record's answer and bound to the bit,
  * and it must take the values it promises to (else it is no shortcut). Then the whole offline
- * conversion, both modes, against a reference that searches every hop and maps its record. */
+ * conversion, both modes, against a reference that searches every hop and maps its record, also
+ * from threads that share one graph and its caches. */
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -342,10 +344,59 @@ static void test_whole_conversion(bool a_truncates) {
         snapshot_graph_free(g);
 }
 
+typedef struct Worker {
+        const SnapshotGraph *g;
+        const Chain *ch;
+        size_t a, c;
+        int64_t start, step;
+        long compared, mismatched;
+} Worker;
+
+static void *worker_run(void *arg) {
+        Worker *w = arg;
+
+        for (int i = 0; i < 200000; i++)
+                compare_convert(w->g, w->ch, SNAPSHOT_MODE_NEAREST, w->a, w->c, w->start + i * w->step,
+                                &w->compared, &w->mismatched);
+        return NULL;
+}
+
+/* One graph, four threads converting sequences of their own through the same routes: every
+ * answer the single-threaded reference's, whatever the others left in the caches. */
+static void test_threads(void) {
+        static Chain ch;
+        uint64_t seed = 0x5851f42d4c957f2du;
+        SnapshotGraph *g = chain_build(&ch, false, &seed);
+        int64_t first = ch.ab[0][0], span = ch.ab[0][SNAPS - 1] - first;
+        Worker w[4];
+        pthread_t t[4];
+        long compared = 0, mismatched = 0;
+        bool started[4], all = true;
+
+        for (size_t i = 0; i < 4; i++) {
+                w[i] = (Worker) { .g = g, .ch = &ch, .start = first - 1000000 + (int64_t) i * span / 4,
+                                  .step = 97 + 13 * (int64_t) i };
+                (void) snapshot_graph_find(g, "a", &w[i].a);
+                (void) snapshot_graph_find(g, "c", &w[i].c);
+                started[i] = pthread_create(&t[i], NULL, worker_run, &w[i]) == 0;
+                all &= started[i];
+        }
+        for (size_t i = 0; i < 4; i++) {
+                if (started[i])
+                        pthread_join(t[i], NULL);
+                compared += w[i].compared;
+                mismatched += w[i].mismatched;
+        }
+        ok(all && mismatched == 0, "4 threads, one graph: every answer and bound the records' (%ld values, "
+           "%ld mismatched)", compared, mismatched);
+        snapshot_graph_free(g);
+}
+
 int main(void) {
         test_known_answers();
         test_against_record();
         test_whole_conversion(false);
         test_whole_conversion(true);
+        test_threads();
         return done_testing();
 }
