@@ -43,8 +43,8 @@ static size_t pair_search(const Pair *p, size_t side, int64_t v) {
 
 /* The record of interval k applied to ns: NEAREST's shortcut where it takes the value, else the
  * record itself. -ESTALE when ns is outside the interval. */
-static int interval_map(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t *ret_ns,
-                        uint64_t *ret_bound_ns) {
+static inline __attribute__((always_inline)) int interval_map(const Pair *p, size_t side, size_t k, SnapshotMode mode,
+                                                             int64_t ns, int64_t *ret_ns, uint64_t *ret_bound_ns) {
         int64_t out, bound;
         ConvRecord rec;
         int r;
@@ -93,8 +93,17 @@ static int hop_convert(const SnapshotGraph *g, Route *rt, size_t i, SnapshotMode
 
         if (mode == SNAPSHOT_MODE_NEAREST)
                 r = snapshot_nearest_fast(cached, *ns, &out, &bound) ? 0 : -ESTALE;
-        else
-                r = interval_map(p, side, (size_t) (cached - p->nearest[side]), mode, *ns, &out, &bound);
+        else {
+                size_t k = (size_t) (cached - p->nearest[side]);
+                const int64_t *src = p->ns[side];
+
+                /* Outside NEAREST's range of interval k, which holds DRIFT's halves, the record
+                 * declines: no need to build it. */
+                if ((k > 0 && *ns < src[k]) || (k + 1 < p->n && *ns >= src[k + 1]))
+                        r = -ESTALE;
+                else
+                        r = interval_map(p, side, k, mode, *ns, &out, &bound);
+        }
         if (r == 0) {
                 *ns = out;
                 *unc += bound;
