@@ -40,7 +40,8 @@ typedef struct NearestStep {
         int64_t src_ns, dst_ns;         /* snapshot k: the side's reading and the other's */
         int64_t bound_c_ns;             /* the record's bound_c_ns: Pair.slack_ns + Pair.unc_ns[k] */
         /* The shortcut takes lo_ns <= ns < lo_ns + width_ns: from src_ns (from 2^50 - 1 below it
-         * for k = 0) to before the next snapshot and before src_ns + 2^50. */
+         * for k = 0) to before the next snapshot and before src_ns + 2^50, where the answer
+         * fits an int64. */
         int64_t lo_ns;
         uint64_t width_ns;
 } NearestStep;

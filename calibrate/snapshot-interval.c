@@ -12,9 +12,16 @@ void snapshot_nearest_steps(const Pair *p, size_t side, NearestStep *ret) {
                 /* the shortcut's values: [lo, end), in 128 bits where the ends may pass int64's */
                 __int128 lo = k == 0 ? (__int128) src[0] - (NEAREST_FAST_MAX_NS - 1) : src[k];
                 __int128 end = (__int128) src[k] + NEAREST_FAST_MAX_NS;
+                /* where the answer dst + (ns - src) fits an int64: the shortcut checks no overflow */
+                __int128 fit_lo = (__int128) src[k] - p->ns[!side][k] + INT64_MIN;
+                __int128 fit_end = (__int128) src[k] - p->ns[!side][k] + INT64_MAX + 1;
 
+                if (lo < fit_lo)
+                        lo = fit_lo;
                 if (lo < INT64_MIN)
                         lo = INT64_MIN;
+                if (end > fit_end)
+                        end = fit_end;
                 if (k + 1 < p->n && end > src[k + 1])
                         end = src[k + 1];
                 /* so that the shortcut's unsigned ns - lo < width means lo <= ns < end, no wrap */
@@ -24,7 +31,7 @@ void snapshot_nearest_steps(const Pair *p, size_t side, NearestStep *ret) {
                         .src_ns = src[k],
                         .dst_ns = p->ns[!side][k],
                         .bound_c_ns = p->slack_ns + p->unc_ns[k],
-                        .lo_ns = (int64_t) lo,
+                        .lo_ns = end > lo ? (int64_t) lo : 0,
                         .width_ns = end > lo ? (uint64_t) (end - lo) : 0,     /* < 2^51 */
                 };
         }

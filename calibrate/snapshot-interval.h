@@ -71,28 +71,27 @@ void snapshot_nearest_steps(const Pair *p, size_t side, NearestStep *ret);
  *
  * Why it is the record's answer, to the bit. Taken, lo_ns <= ns < lo_ns + width_ns, that is
  * (snapshot_nearest_steps()): ns >= src[k], or k = 0 and ns > src[0] - 2^50; ns < src[k] +
- * 2^50; and ns < src[k + 1] unless k is the last. So |ns - src[k]| < 2^50, and ns is in [in_lo,
- * in_hi]. Above: in_lo = src[k], or for k = 0 in_lo = max(src[0] - 2^62, INT64_MIN), below both
- * src[0] - 2^50 and ns. Below: ns <= src[k + 1] - 1 = in_hi (no clamp: src[k + 1] > ns), or for
- * the last ns < src[k] + 2^50, so ns <= in_hi = min(src[k] + 2^62, INT64_MAX). There the
- * record's d = ns - in_c is the exact difference (no wrap). Its answer: p = d·2^62 + 0 and p >> 62
- * = d, so out_c + d, with the same overflow (declined here, -ERANGE there). Its bound:
- * bound_c_ns + floor((|d|·Q + 2^62 - 1) / 2^62) with Q = floor(2^62 / 1000) = 2^62/1000 - e,
- * 0 <= e < 1, is ceil(|d|/1000 - |d|·e/2^62) where |d|·e/2^62 < 2^-12: for |d| = 1000m that is
- * m, and for |d| = 1000m + r, 0 < r < 1000, the fraction r/1000 >= 1/1000 > 2^-12 keeps it
- * above m, so m + 1: ceil(|d| / 1000) either way. No residual term (out_period_q32 = 0). */
+ * 2^50; ns < src[k + 1] unless k is the last; and dst[k] + ns - src[k] fits an int64 (for the
+ * others the record answers -ERANGE). So |ns - src[k]| < 2^50, and ns is in [in_lo, in_hi].
+ * Above: in_lo = src[k], or for k = 0 in_lo = max(src[0] - 2^62, INT64_MIN), below both src[0]
+ * - 2^50 and ns. Below: ns <= src[k + 1] - 1 = in_hi (no clamp: src[k + 1] > ns), or for the
+ * last ns < src[k] + 2^50, so ns <= in_hi = min(src[k] + 2^62, INT64_MAX). There the record's
+ * d = ns - in_c is the exact difference (no wrap). Its answer: p = d·2^62 + 0 and p >> 62 = d,
+ * so out_c + d, which fits. Its bound: bound_c_ns + floor((|d|·Q + 2^62 - 1) / 2^62) with Q =
+ * floor(2^62 / 1000) = 2^62/1000 - e, 0 <= e < 1, is ceil(|d|/1000 - |d|·e/2^62) where
+ * |d|·e/2^62 < 2^-12: for |d| = 1000m that is m, and for |d| = 1000m + r, 0 < r < 1000, the
+ * fraction r/1000 >= 1/1000 > 2^-12 keeps it above m, so m + 1: ceil(|d| / 1000) either way.
+ * No residual term (out_period_q32 = 0). */
 static inline __attribute__((always_inline)) bool snapshot_nearest_fast(const NearestStep *s, int64_t ns,
                                                                         int64_t *ret_ns, uint64_t *ret_bound_ns) {
-        int64_t d, out;
+        int64_t d;
         uint64_t ad;
 
         if (__builtin_expect((uint64_t) ns - (uint64_t) s->lo_ns >= s->width_ns, 0))
                 return false;
         d = (int64_t) ((uint64_t) ns - (uint64_t) s->src_ns);        /* |d| < 2^50: no wrap */
-        if (__builtin_expect(__builtin_add_overflow(s->dst_ns, d, &out), 0))
-                return false;
         ad = d < 0 ? -(uint64_t) d : (uint64_t) d;
-        *ret_ns = out;
+        *ret_ns = (int64_t) ((uint64_t) s->dst_ns + (uint64_t) d);   /* fits: the step's range */
         *ret_bound_ns = (uint64_t) s->bound_c_ns + NEAREST_CEIL_DIV(ad);
         return true;
 }

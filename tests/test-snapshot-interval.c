@@ -138,6 +138,7 @@ static void test_against_record(void) {
                   { 0, 0, 0, 0, 0 }, 0 },
                 { "answers that overflow", 3, { -100, 0, 100 }, { INT64_MAX - 50, INT64_MIN + 50, INT64_MAX },
                   { 0, 0, 0 }, 0 },
+                { "answers that underflow", 2, { 100, 200 }, { INT64_MIN + 50, INT64_MIN }, { 0, 0 }, 0 },
                 { "int64 ends", 4, { INT64_MIN, INT64_MIN + 10, 0, INT64_MAX - 10 },
                   { INT64_MIN + 3, 5, -5, INT64_MAX - 3 }, { 1, 2, 3, INT64_MAX / 2 }, 1 },
                 { "near the ends", 2, { INT64_MIN + 100, INT64_MAX - 100 }, { 0, 1 }, { 0, 0 }, 0 },
