@@ -18,6 +18,9 @@
 /* Table conversions between two looks at the bus (one poll(), ~0.3 µs): a restarted daemon is
  * noticed within this many conversions at a cost well under 1 ns each. */
 #define LIVE_CHECK_EVERY 1024
+/* A poll() of the bus is a system call, a microsecond or more where the table conversions
+ * between two checks take a few: at most one per interval, the heartbeat in between. */
+#define LIVE_POLL_INTERVAL_NS (INT64_C(10) * 1000000)
 #define LIVE_CALL_TIMEOUT_USEC (UINT64_C(10) * 1000000)
 
 typedef struct LiveId {
@@ -68,6 +71,7 @@ struct timeconv {
         int paths;
         int last_path;
         unsigned checks_left;
+        int64_t polled_ns;              /* CLOCK_MONOTONIC of live_check_bus()'s last poll() */
         unsigned owner_changes;         /* NameOwnerChanged seen so far */
         LiveTable table;
         LiveId ids[LIVE_IDS_MAX];
@@ -92,7 +96,8 @@ struct timeconv {
 void live_emit(struct timeconv *tc, const struct timeconv_event *event);
 /* Handles whatever the bus delivered (signals) without blocking. */
 int live_dispatch(struct timeconv *tc);
-/* Every LIVE_CHECK_EVERY table conversions: dispatches what the bus has, if anything. */
+/* Every LIVE_CHECK_EVERY table conversions: drops a table whose writer stopped beating, and
+ * dispatches what the bus has, if anything (LIVE_POLL_INTERVAL_NS apart at most). */
 void live_check_bus(struct timeconv *tc);
 
 /* live-bus.c: each returns 0 or -errno, named D-Bus errors mapped to their errno. */
@@ -118,7 +123,7 @@ void live_error_save(struct timeconv *tc, const sd_bus_error *error);
 /* Forget the table (a new daemon, or it went away): the next conversion asks again. */
 void live_table_drop(struct timeconv *tc);
 /* Whether the daemon still publishes (its heartbeat is recent); true when nothing is mapped. */
-bool live_table_alive(struct timeconv *tc);
+bool live_table_alive(struct timeconv *tc, int64_t now_ns);
 /* The set of domains changed: look the names up again. */
 void live_table_invalidate(struct timeconv *tc);
 /* Empties the pair cache (struct LivePair). */

@@ -157,11 +157,8 @@ bool live_table_refresh(struct timeconv *tc) {
         return true;
 }
 
-bool live_table_alive(struct timeconv *tc) {
-        struct timespec ts;
-
+bool live_table_alive(struct timeconv *tc, int64_t now_ns) {
         if (tc->table.state != LIVE_TABLE_MAPPED)
                 return true;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return shared_table_alive(tc->table.mem, (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec);
+        return shared_table_alive(tc->table.mem, now_ns);
 }

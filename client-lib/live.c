@@ -13,6 +13,7 @@
 #include "bus-errors.h"
 #include "cleanup.h"
 #include "live-internal.h"
+#include "time-util.h"
 #include "timeconv-internal.h"
 
 #define MATCH_OWNER \
@@ -265,11 +266,15 @@ TIMECONV_EXPORT int timeconv_process(struct timeconv *tc) {
  * stopped publishing (killed or stuck, the table's heartbeat says so)? */
 void live_check_bus(struct timeconv *tc) {
         struct pollfd p = { .fd = sd_bus_get_fd(tc->bus), .events = POLLIN };
+        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
 
         tc->checks_left = LIVE_CHECK_EVERY;
-        if (p.fd >= 0 && poll(&p, 1, 0) > 0)
-                (void) live_dispatch(tc);
-        if (!live_table_alive(tc))
+        if (now_ns - tc->polled_ns >= LIVE_POLL_INTERVAL_NS || now_ns < tc->polled_ns) {
+                tc->polled_ns = now_ns;
+                if (p.fd >= 0 && poll(&p, 1, 0) > 0)
+                        (void) live_dispatch(tc);
+        }
+        if (!live_table_alive(tc, now_ns))
                 live_table_drop(tc);
 }
 
