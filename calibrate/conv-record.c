@@ -479,7 +479,7 @@ static bool answer_fits(const ConvRecord *c, int64_t count) {
 }
 
 int conv_hot_init(const ConvRecord *c, ConvHot *ret) {
-        int64_t hint_mod = 0;
+        int64_t x11_c = 0, x11_t = 0;
 
         /* A record whose source wraps within hours unwraps near the caller's now: not here. */
         if (c->status != 0 || conv_record_validate(c) < 0 || (c->flags & CONV_RECORD_HINT_NOW) ||
@@ -494,7 +494,21 @@ int conv_hot_init(const ConvRecord *c, ConvHot *ret) {
         if (c->in_coding == CONV_CODING_X11_US) {
                 if (c->in_hint < -(INT64_C(1) << 62) || c->in_hint > (INT64_C(1) << 62))
                         return -EOPNOTSUPP;
-                hint_mod = xtime_us_residue(c->in_hint);
+                int64_t m = xtime_us_residue(c->in_hint);
+
+                /* xtime_us_step(v, m) for v, m in [0, W) is d = v - m, plus W if d <= -W/2, minus
+                 * W if d > W/2; only one can happen for a given m. m < W/2: d > -W/2 always,
+                 * so the step is v - m - (v > m + W/2 ? W : 0). m >= W/2: d <= W/2 always, and
+                 * d <= -W/2 is v <= m - W/2, so the step is v - m + W - (v > m - W/2 ? W : 0).
+                 * The count is the hint plus the step: one compare, one conditional subtract.
+                 * |hint| <= 2^62 and |step| <= W: no overflow. */
+                if (m < CONV_X11_US_WRAP / 2) {
+                        x11_c = c->in_hint - m;
+                        x11_t = m + CONV_X11_US_WRAP / 2;
+                } else {
+                        x11_c = c->in_hint - m + CONV_X11_US_WRAP;
+                        x11_t = m - CONV_X11_US_WRAP / 2;
+                }
         }
         *ret = (ConvHot) {
                 .in_lo = c->in_lo,
@@ -506,8 +520,8 @@ int conv_hot_init(const ConvRecord *c, ConvHot *ret) {
                 .bound_c_ns = (uint64_t) c->bound_c_ns,
                 .bound_slope = (uint64_t) c->bound_slope,
                 .bound_round = (c->flags & CONV_RECORD_BOUND_CEIL) ? (UINT64_C(1) << (c->bound_shift & 63)) - 1 : 0,
-                .hint = c->in_hint,
-                .hint_mod = hint_mod,
+                .x11_c = x11_c,
+                .x11_t = x11_t,
                 .shift = c->shift & 63,
                 .bound_shift = c->bound_shift & 63,
                 .x11_us = c->in_coding == CONV_CODING_X11_US,

@@ -238,7 +238,9 @@ typedef struct ConvHot {
         int64_t slope[2];               /* [0] for d >= 0, [1] for d < 0 */
         uint64_t bound_c_ns, bound_slope;
         uint64_t bound_round;           /* 2^bound_shift - 1 for CONV_RECORD_BOUND_CEIL, else 0 */
-        int64_t hint, hint_mod;         /* x11_us: the record's hint and its residue mod 2^32 ms */
+        /* x11_us: a reduced value v is the count v + x11_c - (v > x11_t ? 2^32 ms : 0), the
+         * occurrence nearest the record's hint (conv_hot_init() says why) */
+        int64_t x11_c, x11_t;
         uint8_t shift, bound_shift;
         bool x11_us;
 } ConvHot;
@@ -253,7 +255,7 @@ static inline __attribute__((always_inline)) bool conv_hot_takes(const ConvHot *
                 /* conv_record_decode() for a reduced value, with the hint's residue made once. */
                 if (__builtin_expect(value < 0 || value >= CONV_X11_US_WRAP, 0))
                         return false;
-                value = h->hint + xtime_us_step(value, h->hint_mod);    /* |hint| < 2^62: no overflow */
+                value += h->x11_c - (value > h->x11_t ? CONV_X11_US_WRAP : 0);
         }
         *ret_count = value;
         return __builtin_expect(value >= h->in_lo && value <= h->in_hi, 1);

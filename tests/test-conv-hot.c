@@ -180,9 +180,57 @@ static void test_refused(void) {
         is_int(conv_hot_init(&rec, &h), -EOPNOTSUPP, "a record that is not increasing has none");
 }
 
+/* x11_us values exactly half a wrap from the hint's residue, and their neighbours, with hints of
+ * every kind of residue: the hot form's one compare unwraps them as the record does (a tie goes
+ * to the later occurrence). A record whose range spans several wraps, so that it answers them. */
+static void test_x11_us_ties(void) {
+        const int64_t w = CONV_X11_US_WRAP, half = CONV_X11_US_WRAP / 2;
+        const int64_t residues[] = { 0, 1, half - 1, half, half + 1, w - 1, 123456789 };
+        const int64_t wraps[] = { 0, 1, 7 };
+        int tried = 0, differ = 0;
+
+        for (size_t i = 0; i < sizeof(residues) / sizeof(residues[0]); i++)
+                for (size_t j = 0; j < sizeof(wraps) / sizeof(wraps[0]); j++) {
+                        int64_t m = residues[i], hint = wraps[j] * w + m;
+                        const int64_t values[] = { m, 0, w - 1, m + half - 1, m + half, m + half + 1,
+                                                   m - half - 1, m - half, m - half + 1 };
+                        ConvRecord rec;
+                        ConvHot h;
+
+                        conv_record_identity(&rec);
+                        rec.in_coding = CONV_CODING_X11_US;
+                        rec.in_hint = rec.in_c = rec.out_c = hint;
+                        rec.in_lo = hint - 2 * w;
+                        rec.in_hi = hint + 2 * w;
+                        if (conv_hot_init(&rec, &h) < 0) {
+                                differ++;
+                                diag("hint %" PRId64 ": no hot form", hint);
+                                continue;
+                        }
+                        for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); k++) {
+                                int64_t v = values[k], hv = 0, hu = 0, rv = 0, ru = 0;
+                                int hr, rr;
+
+                                if (v < 0 || v >= w)
+                                        continue;
+                                tried++;
+                                hr = conv_hot_convert(&h, v, &hv, &hu);
+                                rr = conv_record_convert(&rec, v, &rv, &ru);
+                                if (hr != 0 || rr != 0 || hv != rv || hu != ru) {
+                                        if (differ++ < 5)
+                                                diag("hint %" PRId64 " value %" PRId64 ": hot %d %" PRId64
+                                                     ", record %d %" PRId64, hint, v, hr, hv, rr, rv);
+                                }
+                        }
+                }
+        ok(tried > 100, "x11_us values at and beside half a wrap from the hint (%d)", tried);
+        is_int(differ, 0, "  unwrapped by the hot form as by the record, ties to the later occurrence");
+}
+
 int main(int argc, char **argv) {
         tap_args(argc, argv, 0, "");
         test_same_answers();
         test_refused();
+        test_x11_us_ties();
         return done_testing();
 }
