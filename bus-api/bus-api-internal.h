@@ -65,6 +65,8 @@ int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *wher
 int bus_api_method_list_domains(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_api_method_convert(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error *error);
+/* bus-api-memfd.c */
+int bus_api_method_convert_many_memfd(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_api_method_now(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_api_method_export_snapshots(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_api_method_get_shared_table(sd_bus_message *m, void *userdata, sd_bus_error *error);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
@@ -17,8 +18,12 @@ static BusJob *job_free(BusJob *j) {
         if (!j)
                 return NULL;
         sd_bus_message_unref(j->call);
-        free(j->results);
-        free(j->uncertainties_ns);
+        if (j->map)
+                (void) munmap(j->map, j->map_size);
+        else {
+                free(j->results);
+                free(j->uncertainties_ns);
+        }
         free(j);
         return NULL;
 }
@@ -110,6 +115,9 @@ static int job_reply(BusJob *j) {
         r = sd_bus_message_new_method_return(j->call, &reply);
         if (r < 0)
                 return r;
+        /* ConvertManyMemfd: the answers are in the caller's memfd already. */
+        if (j->map)
+                return sd_bus_send(NULL, reply, NULL);
         r = sd_bus_message_append_array(reply, 'x', j->results, j->n * sizeof(int64_t));
         if (r >= 0)
                 r = sd_bus_message_append_array(reply, 't', j->uncertainties_ns, j->n * sizeof(uint64_t));
@@ -155,7 +163,8 @@ static void client_pop_job(BusApi *a, BusClient *cl) {
         if (!cl->jobs_head)
                 cl->jobs_tail = NULL;
         cl->jobs--;
-        a->values_queued -= j->n;
+        if (!j->map)
+                a->values_queued -= j->n;
         job_free(j);
 }
 
@@ -241,35 +250,9 @@ void bus_api_jobs_drop_client(BusApi *a, BusClient *cl) {
         arm(a, 0);
 }
 
-int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPair *pair,
-                        const void *values, size_t n, sd_bus_error *error) {
-        uint64_t reply_bytes = (uint64_t) n * (sizeof(int64_t) + sizeof(uint64_t));
-        BusJob *j;
+/* Queues j (or, without an event loop, runs it whole now). Takes j. */
+static int job_queue(BusApi *a, BusClient *cl, BusJob *j) {
         int r;
-
-        if (cl && cl->jobs >= BUS_CLIENT_JOBS_MAX)
-                return bus_timeconv_error_setf(error, -EDQUOT, "%u ConvertMany calls of this client are in "
-                                               "flight already, at most %d", cl->jobs, BUS_CLIENT_JOBS_MAX);
-        if (cl && a->values_queued + n > BUS_JOBS_VALUES_MAX)
-                return bus_timeconv_error_setf(error, -EDQUOT, "the daemon has %zu values queued, at most %d: "
-                                               "try again later", a->values_queued, BUS_JOBS_VALUES_MAX);
-        if (cl && !bus_client_take_reply_bytes(cl, reply_bytes, clock_now_ns(CLOCK_MONOTONIC)))
-                return bus_api_reply_quota_error(error);
-
-        j = calloc(1, sizeof(*j));
-        if (!j)
-                return -ENOMEM;
-        *j = (BusJob) {
-                .call = sd_bus_message_ref(m),
-                .pair = *pair,
-                .values = values,
-                .n = n,
-        };
-        r = job_alloc(j);
-        if (r < 0) {
-                job_free(j);
-                return r;
-        }
 
         r = jobs_source_make(a);
         if (r < 0) {
@@ -289,8 +272,77 @@ int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPa
                 cl->jobs_head = j;
         cl->jobs_tail = j;
         cl->jobs++;
-        a->values_queued += n;
+        if (!j->map)
+                a->values_queued += j->n;
         ring_push(a, cl);
         arm(a, 0);
         return 1;
+}
+
+/* The limits of calls in flight, which both kinds of call share, and of values queued, which
+ * only ConvertMany's hold in the daemon's memory (n 0: a memfd's, in its caller's). */
+static int jobs_admit(BusApi *a, BusClient *cl, size_t n, sd_bus_error *error) {
+        if (cl && cl->jobs >= BUS_CLIENT_JOBS_MAX)
+                return bus_timeconv_error_setf(error, -EDQUOT, "%u ConvertMany calls of this client are in "
+                                               "flight already, at most %d", cl->jobs, BUS_CLIENT_JOBS_MAX);
+        if (cl && a->values_queued + n > BUS_JOBS_VALUES_MAX)
+                return bus_timeconv_error_setf(error, -EDQUOT, "the daemon has %zu values queued, at most %d: "
+                                               "try again later", a->values_queued, BUS_JOBS_VALUES_MAX);
+        return 0;
+}
+
+int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPair *pair,
+                        const void *values, size_t n, sd_bus_error *error) {
+        uint64_t reply_bytes = (uint64_t) n * (sizeof(int64_t) + sizeof(uint64_t));
+        BusJob *j;
+        int r;
+
+        r = jobs_admit(a, cl, n, error);
+        if (r < 0)
+                return r;
+        if (cl && !bus_client_take_reply_bytes(cl, reply_bytes, clock_now_ns(CLOCK_MONOTONIC)))
+                return bus_api_reply_quota_error(error);
+
+        j = calloc(1, sizeof(*j));
+        if (!j)
+                return -ENOMEM;
+        *j = (BusJob) {
+                .call = sd_bus_message_ref(m),
+                .pair = *pair,
+                .values = values,
+                .n = n,
+        };
+        r = job_alloc(j);
+        if (r < 0) {
+                job_free(j);
+                return r;
+        }
+        return job_queue(a, cl, j);
+}
+
+int bus_api_jobs_submit_memfd(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPair *pair,
+                              void *map, size_t map_size, size_t n, sd_bus_error *error) {
+        uint8_t *p = map;
+        BusJob *j;
+        int r;
+
+        /* The reply is empty: no budget of large replies to take; the values are the caller's
+         * memory, not the daemon's. */
+        r = jobs_admit(a, cl, 0, error);
+        j = r < 0 ? NULL : calloc(1, sizeof(*j));
+        if (!j) {
+                (void) munmap(map, map_size);
+                return r < 0 ? r : -ENOMEM;
+        }
+        *j = (BusJob) {
+                .call = sd_bus_message_ref(m),
+                .pair = *pair,
+                .values = p,
+                .n = n,
+                .results = (int64_t *) (void *) (p + n * sizeof(int64_t)),
+                .uncertainties_ns = (uint64_t *) (void *) (p + 2 * n * sizeof(int64_t)),
+                .map = p,
+                .map_size = map_size,
+        };
+        return job_queue(a, cl, j);
 }

@@ -19,7 +19,7 @@
 /* 100 µs: a Convert that comes in while a slice runs waits for its end, which is what the
  * others' p99 pays under a large ConvertMany (1 ms made it 5-7 times the unloaded one). */
 #define BUS_JOBS_SLICE_NS INT64_C(100000)
-#define BUS_JOBS_VALUES_MAX 2000000             /* queued, over all clients; more: QuotaExceeded */
+#define BUS_JOBS_VALUES_MAX 2000000             /* ConvertMany's queued, over all clients; more: QuotaExceeded */
 /* Replies queued to the bus daemon beyond which jobs pause: none. A client that never reads gets
  * its 16 MiB/s of replies at the limit, and each one queued ahead delays every small answer
  * behind it by the milliseconds the bus daemon takes to pass 256 KiB on (bench-hostile, attack 2:
@@ -35,6 +35,10 @@ struct BusJob {
         size_t n, done;
         int64_t *results;
         uint64_t *uncertainties_ns;
+        /* ConvertManyMemfd: the caller's memfd, mapped; values, results and uncertainties_ns
+         * point into it, and the reply is empty. NULL: ConvertMany, answered in its reply. */
+        uint8_t *map;
+        size_t map_size;
 };
 
 /* Ends the jobs' event source (the jobs themselves go with their clients). */
@@ -44,6 +48,11 @@ void bus_api_jobs_done(BusApi *a);
  * later; < 0: refused, error set (QuotaExceeded for the limits of bus-clients.h). */
 int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPair *pair,
                         const void *values, size_t n, sd_bus_error *error);
+
+/* The same for ConvertManyMemfd: map (map_size bytes, BUS_API_MEMFD_BYTES(n) at least) holds
+ * the values and takes the answers. The job owns map from here on, refused or not. */
+int bus_api_jobs_submit_memfd(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPair *pair,
+                              void *map, size_t map_size, size_t n, sd_bus_error *error);
 
 /* The client left: its jobs go without an answer. */
 void bus_api_jobs_drop_client(BusApi *a, BusClient *cl);

@@ -27,6 +27,14 @@
  * values go in several calls (timeconv_convert_many() splits them) or through the shared table. */
 #define BUS_API_CONVERT_MANY_MAX 16384
 
+/* ConvertManyMemfd: at most this many values a call (a memfd of 24 MiB). The caller's memfd
+ * holds its count values (int64) at offset 0; the daemon writes the answers (int64) at 8 * count
+ * and their bounds in ns (uint64) at 16 * count. It must be sealed against shrinking and growing
+ * (F_SEAL_SHRINK | F_SEAL_GROW), so that the daemon's mapping can never fault, and at least
+ * BUS_API_MEMFD_BYTES(count) long. */
+#define BUS_API_CONVERT_MANY_MEMFD_MAX (1 << 20)
+#define BUS_API_MEMFD_BYTES(count) ((count) * 3 * sizeof(int64_t))
+
 /* PushSnapshot's limits (the XML says what each means). Memory stays bounded whatever clients
  * do: one client's snapshots land in a fixed-size history, and domains are capped. */
 #define BUS_API_SNAPSHOT_CLOCKS_MIN 2

@@ -5,7 +5,10 @@
  * error name, signal and property is checked, and the introspection is compared with the XML
  * contract (argv[1]). */
 
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -337,6 +340,78 @@ static void test_convert_many(sd_bus *c) {
         free(values);
 }
 
+/* ---- ConvertManyMemfd ---- */
+
+/* A sealed memfd holding n values (values[i] = i * 10^6) and room for the answers, or -errno. */
+static int many_memfd(size_t n, size_t size, int seals) {
+        int fd = memfd_create("test-bus-api", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+        if (fd < 0)
+                return -errno;
+        for (size_t i = 0; i < n; i++) {
+                int64_t v = (int64_t) i * 1000000;
+
+                if (pwrite(fd, &v, sizeof(v), (off_t) (i * sizeof(v))) != sizeof(v))
+                        goto fail;
+        }
+        if (ftruncate(fd, (off_t) size) < 0 || fcntl(fd, F_ADD_SEALS, seals) < 0)
+                goto fail;
+        return fd;
+fail:
+        close(fd);
+        return -errno;
+}
+
+static int call_memfd(sd_bus *c, const char *to, int fd, uint64_t count, sd_bus_error *e) {
+        return sd_bus_call_method(c, NULL, BUS_API_OBJECT, BUS_API_INTERFACE, "ConvertManyMemfd", e, NULL, "ssht",
+                                  "alpha", to, fd, count);
+}
+
+static void test_convert_many_memfd(sd_bus *c) {
+        const int sealed = F_SEAL_SHRINK | F_SEAL_GROW;
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        size_t n = 1000, bad = 0;
+        int fd, r;
+
+        fd = many_memfd(n, BUS_API_MEMFD_BYTES(n), sealed);
+        r = fd < 0 ? fd : call_memfd(c, "beta", fd, n, &e);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                int64_t out;
+                uint64_t unc;
+
+                if (pread(fd, &out, sizeof(out), (off_t) ((n + i) * sizeof(out))) != sizeof(out) ||
+                    pread(fd, &unc, sizeof(unc), (off_t) ((2 * n + i) * sizeof(unc))) != sizeof(unc) ||
+                    out != (int64_t) i + 7 || unc != 500000)
+                        bad++;
+        }
+        ok(r >= 0 && bad == 0, "ConvertManyMemfd of %zu values: all converted into the memfd (%zu wrong)", n, bad);
+        sd_bus_error_free(&e);
+
+        r = fd < 0 ? fd : call_memfd(c, "gpu0", fd, n, &e);
+        check_error("ConvertManyMemfd to gpu0", r, &e, BUS_ERROR_UNAVAILABLE, ENODEV,
+                    "values[0]: domain 'gpu0' is unavailable");
+        sd_bus_error_free(&e);
+        r = fd < 0 ? fd : call_memfd(c, "beta", fd, n + 1, &e);
+        check_error("ConvertManyMemfd of more values than the memfd holds", r, &e, BUS_ERROR_INVALID_ARGUMENT, EINVAL,
+                    "argument 'memfd': 24000 bytes, 1001 values and their answers need 24024");
+        sd_bus_error_free(&e);
+        if (fd >= 0)
+                close(fd);
+
+        fd = many_memfd(n, BUS_API_MEMFD_BYTES(n), F_SEAL_GROW);
+        r = fd < 0 ? fd : call_memfd(c, "beta", fd, n, &e);
+        check_error("ConvertManyMemfd of a memfd that may shrink", r, &e, BUS_ERROR_INVALID_ARGUMENT, EINVAL,
+                    "argument 'memfd': not sealed against shrinking and growing");
+        sd_bus_error_free(&e);
+        if (fd >= 0)
+                close(fd);
+
+        r = call_memfd(c, "beta", STDERR_FILENO, 1, &e);
+        check_error("ConvertManyMemfd of stderr", r, &e, BUS_ERROR_INVALID_ARGUMENT, EINVAL,
+                    "argument 'memfd': not a memfd that takes seals");
+        sd_bus_error_free(&e);
+}
+
 /* ---- PushSnapshot ---- */
 
 /* PushSnapshot(clocks) with n readings named names[i % n_names], values i. */
@@ -488,20 +563,20 @@ static void test_introspection(sd_bus *c, const char *xml_path) {
         if (!want || !got)
                 goto finish;
 
-        is_int(xml_compare(want, got, BUS_API_INTERFACE, 11, true), 0,
+        is_int(xml_compare(want, got, BUS_API_INTERFACE, 12, true), 0,
                "the introspected interface matches the XML contract");
 
         /* The comparison can fail: rename one argument of the contract. */
         p = strstr(want, "name=\"uncertainty_ns\"");
         if (p)
                 memcpy(p, "name=\"uncertainty_us\"", strlen("name=\"uncertainty_us\""));
-        is_int(xml_compare(want, got, BUS_API_INTERFACE, 11, false), 1, "a renamed argument is caught");
+        is_int(xml_compare(want, got, BUS_API_INTERFACE, 12, false), 1, "a renamed argument is caught");
         if (p)
                 memcpy(p, "name=\"uncertainty_ns\"", strlen("name=\"uncertainty_ns\""));
         p = strstr(want, "direction=\"out\"");
         if (p)
                 memcpy(p, "direction=\"in\" ", strlen("direction=\"in\" "));
-        is_int(xml_compare(want, got, BUS_API_INTERFACE, 11, false), 1, "a changed direction is caught");
+        is_int(xml_compare(want, got, BUS_API_INTERFACE, 12, false), 1, "a changed direction is caught");
 
 finish:
         free(want);
@@ -534,6 +609,7 @@ int main(int argc, char **argv) {
                 test_now(client);
                 test_bad_calls(client);
                 test_convert_many(client);
+                test_convert_many_memfd(client);
                 test_export_snapshots(client);
                 test_push_snapshot(client, &srv.core);
                 test_activity(client, &srv.core);
