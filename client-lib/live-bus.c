@@ -4,11 +4,14 @@
  * errno through the shared map (bus-errors.h), looked up here rather than registered with
  * sd-bus, which would be process-wide state. */
 
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "bus-errors.h"
 #include "cleanup.h"
@@ -100,6 +103,23 @@ int live_bus_now(struct timeconv *tc, const char *domain, int64_t *ret_value, in
         return r < 0 ? r : read_value(reply, ret_value, ret_uncertainty_ns);
 }
 
+/* The answers of ConvertMany or ConvertManyMemfd, checked and copied out (values and out_values
+ * may be one array: the answers are read from the reply or the memfd). */
+static int take_answers(const void *results, const void *uncertainties, size_t n, int64_t *out_values,
+                        int64_t *out_uncertainty_ns) {
+        for (size_t i = 0; i < n; i++) {
+                uint64_t u;
+
+                memcpy(&u, (const uint8_t *) uncertainties + i * sizeof(u), sizeof(u));
+                if (u > (uint64_t) INT64_MAX)
+                        return -ERANGE;
+        }
+        memmove(out_values, results, n * sizeof(int64_t));
+        if (out_uncertainty_ns)
+                memcpy(out_uncertainty_ns, uncertainties, n * sizeof(int64_t));
+        return 0;
+}
+
 static int read_array(sd_bus_message *reply, char type, size_t n, const void **ret) {
         const void *p;
         size_t size;
@@ -135,14 +155,43 @@ int live_bus_convert_many(struct timeconv *tc, const char *from, const char *to,
         r = read_array(reply, 't', n, &uncertainties);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n; i++)
-                if (((const uint64_t *) uncertainties)[i] > (uint64_t) INT64_MAX)
-                        return -ERANGE;
+        return take_answers(results, uncertainties, n, out_values, out_uncertainty_ns);
+}
 
-        memmove(out_values, results, n * sizeof(int64_t));
-        if (out_uncertainty_ns)
-                memcpy(out_uncertainty_ns, uncertainties, n * sizeof(int64_t));
-        return 0;
+int live_bus_convert_many_memfd(struct timeconv *tc, const char *from, const char *to, const int64_t *values,
+                                size_t n, int64_t *out_values, int64_t *out_uncertainty_ns) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t size = BUS_API_MEMFD_BYTES(n);
+        uint8_t *map;
+        int r;
+
+        if (n > BUS_API_CONVERT_MANY_MEMFD_MAX)
+                return -E2BIG;  /* the caller splits */
+        if (n == 0)
+                return 0;
+        fd = memfd_create("timeconv-many", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd < 0)
+                return -errno;
+        /* Sealed before the daemon sees it: it maps only a memfd that cannot shrink under it. */
+        if (ftruncate(fd, (off_t) size) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+                return -errno;
+        map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED)
+                return -errno;
+        memcpy(map, values, n * sizeof(int64_t));
+
+        r = sd_bus_message_new_method_call(tc->bus, &m, BUS_API_SERVICE, BUS_API_OBJECT,
+                                           BUS_API_INTERFACE, "ConvertManyMemfd");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ssht", from, to, fd, (uint64_t) n);
+        if (r >= 0)
+                r = live_bus_call_message(tc, m, NULL);
+        if (r >= 0)
+                r = take_answers(map + n * sizeof(int64_t), map + 2 * n * sizeof(int64_t), n, out_values,
+                                 out_uncertainty_ns);
+        (void) munmap(map, size);
+        return r;
 }
 
 int live_bus_export(struct timeconv *tc, char **ret_json) {
