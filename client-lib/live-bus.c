@@ -170,15 +170,16 @@ int live_bus_convert_many_memfd(struct timeconv *tc, const char *from, const cha
                 return -E2BIG;  /* the caller splits */
         if (n == 0)
                 return 0;
+        /* No memfd here (a seccomp filter, no memory for one): the caller sends ConvertMany calls,
+         * which need none. Sealed before the daemon sees it: it maps only a memfd that cannot
+         * shrink under it. */
         fd = memfd_create("timeconv-many", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        if (fd < 0)
-                return -errno;
-        /* Sealed before the daemon sees it: it maps only a memfd that cannot shrink under it. */
-        if (ftruncate(fd, (off_t) size) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
-                return -errno;
+        if (fd < 0 || ftruncate(fd, (off_t) size) < 0 ||
+            fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+                return -EOPNOTSUPP;
         map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (map == MAP_FAILED)
-                return -errno;
+                return -EOPNOTSUPP;
         memcpy(map, values, n * sizeof(int64_t));
 
         r = sd_bus_message_new_method_call(tc->bus, &m, BUS_API_SERVICE, BUS_API_OBJECT,
