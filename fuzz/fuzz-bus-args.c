@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "bus-errors.h"
 #include "fuzz-bus-args.h"
 
 static const char *const wrong_signatures[] = {
         "", "s", "ss", "sss", "ssx", "ssxx", "sx", "x", "xss", "ssat", "ssas", "ssax", "ssaxs",
         "a(sx)", "a(ss)", "a(sxx)", "a(xs)", "(sx)", "a{sx}", "as", "ax", "v", "a{sv}", "sv",
-        "ssv", "a(sx)a(sx)", "y", "b", "d", "u", "t", "o", "g", "aax", "a(sa(sx))",
+        "ssv", "a(sx)a(sx)", "y", "b", "d", "u", "t", "o", "g", "aax", "a(sa(sx))", "ssh", "ssth",
+        "ssht", "sshx", "ssahx",
 };
 
 /* Names the stub knows and does not, at and past the length limit, the names of our
@@ -96,6 +102,64 @@ static int append_container(sd_bus_message *m, char kind, const char *start, con
         return r;
 }
 
+void fuzz_args_init(FuzzArgs *args) {
+        *args = (FuzzArgs) { .memfd = -1 };
+}
+
+void fuzz_args_done(FuzzArgs *args) {
+        if (args->memfd >= 0)
+                close(args->memfd);
+        args->memfd = -1;
+}
+
+/* A memfd of up to FUZZ_ARGS_ARRAY_MAX values, its size and seals chosen by the input: mostly
+ * as ConvertManyMemfd wants it, sometimes a value short, unsealed, or write-sealed. */
+static int append_memfd(sd_bus_message *m, FuzzInput *in, FuzzArgs *args) {
+        size_t n = fuzz_u8(in) % (FUZZ_ARGS_ARRAY_MAX + 1);
+        uint8_t how = fuzz_u8(in);
+        static const int seals[] = { F_SEAL_SHRINK | F_SEAL_GROW, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL, 0,
+                                     F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE };
+        uint64_t size = BUS_API_MEMFD_BYTES(n);
+        int fd;
+
+        if (args->memfd >= 0 || args->n_ints + n > FUZZ_ARGS_INTS_MAX)
+                return -E2BIG;
+        fd = memfd_create("fuzz-many", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd < 0)
+                return -errno;
+        args->memfd = fd;
+        for (size_t i = 0; i < n; i++) {
+                int64_t v = (int64_t) fuzz_u64(in);
+
+                args->ints[args->n_ints++] = v;
+                if (pwrite(fd, &v, sizeof(v), (off_t) (i * sizeof(v))) != sizeof(v))
+                        return -errno;
+        }
+        if ((how & 0x30) == 0x30)
+                size = size > 0 ? size - 1 - fuzz_u8(in) % size : 0;
+        else if ((how & 0x30) == 0x20)
+                size += fuzz_u8(in);
+        args->memfd_values = n;
+        args->memfd_size = size;
+        args->memfd_seals = (how & 0xc0) == 0xc0 ? seals[how % (sizeof(seals) / sizeof(seals[0]))] : seals[0];
+        if (ftruncate(fd, (off_t) size) < 0 || (args->memfd_seals && fcntl(fd, F_ADD_SEALS, args->memfd_seals) < 0))
+                return -errno;
+        return sd_bus_message_append_basic(m, 'h', &fd);
+}
+
+/* A 't' after the memfd: its count of values, one off, or anything. */
+static uint64_t take_count(FuzzInput *in, FuzzArgs *args) {
+        uint8_t how = fuzz_u8(in);
+        size_t n = args->memfd_values;
+        uint64_t v = how & 0x80 ? fuzz_u64(in) : how % 3 == 0 ? n : how % 3 == 1 ? n + 1 : n > 0 ? n - 1 : 0;
+
+        if (args->memfd >= 0 && !args->seen_count) {
+                args->seen_count = true;
+                args->count = v;
+        }
+        return v;
+}
+
 static int append_type(sd_bus_message *m, const char **sig, FuzzInput *in, FuzzArgs *args, unsigned depth) {
         static const char *const variants[] = { "s", "x", "ax", "(sx)", "as", "u" };
         static const char *const paths[] = { "/", "/org/timeconv/Clock1", "/a/b" };
@@ -114,7 +178,10 @@ static int append_type(sd_bus_message *m, const char **sig, FuzzInput *in, FuzzA
         case 'b': { int v = fuzz_u8(in) & 1; return sd_bus_message_append_basic(m, 'b', &v); }
         case 'n': case 'q': { uint16_t v = (uint16_t) fuzz_u64(in); return sd_bus_message_append_basic(m, *s, &v); }
         case 'i': case 'u': { uint32_t v = (uint32_t) fuzz_u64(in); return sd_bus_message_append_basic(m, *s, &v); }
-        case 't': { uint64_t v = fuzz_u64(in); return sd_bus_message_append_basic(m, 't', &v); }
+        case 't': { uint64_t v = args->memfd >= 0 ? take_count(in, args) : fuzz_u64(in);
+                    return sd_bus_message_append_basic(m, 't', &v); }
+        case 'h':
+                return append_memfd(m, in, args);
         case 'd': { uint64_t bits = fuzz_u64(in); double v; memcpy(&v, &bits, sizeof(v));
                     return sd_bus_message_append_basic(m, 'd', &v); }
         case 'x':

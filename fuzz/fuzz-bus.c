@@ -10,8 +10,10 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "fuzz-bus-args.h"
 #include "fuzz-bus-core.h"
@@ -29,6 +31,7 @@ static const Method methods[] = {
         { BUS_API_INTERFACE, "ListDomains", "", true },
         { BUS_API_INTERFACE, "Convert", "ssx", true },
         { BUS_API_INTERFACE, "ConvertMany", "ssax", true },
+        { BUS_API_INTERFACE, "ConvertManyMemfd", "ssht", true },
         { BUS_API_INTERFACE, "Now", "s", true },
         { BUS_API_INTERFACE, "ExportSnapshots", "", true },
         { BUS_API_INTERFACE, "GetSharedTable", "", true },
@@ -142,6 +145,20 @@ static const char *expected_error(const Method *m, const FuzzArgs *args, const F
                         return BUS_ERROR_UNKNOWN_DOMAIN;
                 return c->fail_at < n ? injected : NULL;
         }
+        if (strcmp(m->member, "ConvertManyMemfd") == 0) {
+                /* In the handler's order: names, count, the memfd, then the core. */
+                if (!names_valid(args, 0, 2) || args->count > BUS_API_CONVERT_MANY_MEMFD_MAX ||
+                    (args->memfd_seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW) ||
+                    args->memfd_size < BUS_API_MEMFD_BYTES(args->count))
+                        return BUS_ERROR_INVALID_ARGUMENT;
+                if (args->count == 0)
+                        return NULL;
+                if (!names_known(args, 0, 2))
+                        return BUS_ERROR_UNKNOWN_DOMAIN;
+                if (args->memfd_seals & F_SEAL_WRITE)
+                        return BUS_ERROR_INVALID_ARGUMENT;
+                return c->fail_at < args->count ? injected : NULL;
+        }
         if (strcmp(m->member, "Now") == 0) {
                 if (!names_valid(args, 0, 1))
                         return BUS_ERROR_INVALID_ARGUMENT;
@@ -183,6 +200,17 @@ static void check_success(const Method *m, const FuzzArgs *args, sd_bus_message 
                 for (size_t i = 0; i < args->n_elements; i++) {
                         memcpy(&value, (const char *) values + 8 * i, 8);
                         fuzz_check(value == fuzz_core_converted(args->ints[i]), "ConvertMany value %zu", i);
+                }
+        } else if (strcmp(m->member, "ConvertManyMemfd") == 0) {
+                fuzz_check(sd_bus_message_at_end(reply, true) > 0, "ConvertManyMemfd answers nothing");
+                for (size_t i = 0; i < args->count; i++) {
+                        uint64_t u;
+
+                        fuzz_check(pread(args->memfd, &value, 8, (off_t) (8 * (args->count + i))) == 8 &&
+                                   pread(args->memfd, &u, 8, (off_t) (8 * (2 * args->count + i))) == 8,
+                                   "ConvertManyMemfd: answer %zu not in the memfd", i);
+                        fuzz_check(value == fuzz_core_converted(args->ints[i]) && u == FUZZ_CONVERT_UNCERTAINTY_NS,
+                                   "ConvertManyMemfd value %zu", i);
                 }
         } else if (strcmp(m->member, "Now") == 0) {
                 fuzz_check(sd_bus_message_read(reply, "xt", &value, &uncertainty_ns) > 0 &&
@@ -232,6 +260,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         args = calloc(1, sizeof(*args));
         if (!args)
                 return 0;
+        fuzz_args_init(args);
         r = sd_bus_message_new_method_call(f->client, &call, NULL,
                                            how & 0x40 && !(how & 0x20) ? "/org/timeconv/Other" : BUS_API_OBJECT,
                                            m->interface, m->member);
@@ -240,6 +269,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (r < 0) {
                 /* Nothing a client could send (a record full, a nesting too deep). */
                 sd_bus_message_unref(call);
+                fuzz_args_done(args);
                 free(args);
                 return 0;
         }
@@ -273,6 +303,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         f->reply = sd_bus_message_unref(f->reply);
         sd_bus_message_unref(call);
+        fuzz_args_done(args);
         free(args);
         return 0;
 }
