@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 
 /* timeconvd on its own private dbus-daemon (the integration harness), measured from outside:
- * the bus floor (org.freedesktop.DBus.GetId round trip) against a Convert round trip; a
- * ConvertMany of 10,000 values against the same call to a service that only echoes the bytes
- * (bench-floor.h: what the bus daemon takes to carry 80 KB in and 160 KB out), and, over
+ * the bus floor (org.freedesktop.DBus.GetId round trip) against a Convert round trip; 10,000
+ * values converted as libtimeconv sends them over D-Bus (more than a ConvertMany takes: one
+ * ConvertManyMemfd, the values in a sealed memfd made for the call, the answers read back from
+ * it) against the same calls to a service that only copies the values to the answers' place
+ * (bench-floor.h), and, over
  * --duration seconds with no client at all (POSIX
  * domains only), the daemon's resident memory and CPU share. Then a second daemon with
  * --gpu-software, which also opens whatever Vulkan device the loader finds (lavapipe where there
@@ -13,10 +15,12 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,27 +97,41 @@ static int measure_rtts(sd_bus *bus, size_t calls, int64_t *floor_ns, int64_t *c
         return 0;
 }
 
-/* One ConvertMany of MANY values to service's object: the round trip, all of the answer read. */
-static int many_once(sd_bus *bus, const char *service, const char *object, const int64_t *values, int64_t *ret_ns) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
-        const void *out, *unc;
-        size_t out_size = 0, unc_size = 0;
+/* MANY values to service's object as libtimeconv's timeconv_convert_many() sends them over
+ * D-Bus (client-lib/live-bus.c): a memfd made, sealed and filled, one ConvertManyMemfd, all of
+ * the answers copied out; the round trip, all of that included. */
+static int many_once(sd_bus *bus, const char *service, const char *object, const int64_t *values, int64_t *out,
+                     int64_t *unc, int64_t *ret_ns) {
+        _Static_assert(MANY > BUS_API_CONVERT_MANY_MAX, "libtimeconv sends this many in a memfd");
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        size_t size = BUS_API_MEMFD_BYTES(MANY);
         int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
-        int r;
+        uint8_t *map = MAP_FAILED;
+        int fd, r;
 
-        r = sd_bus_message_new_method_call(bus, &m, service, object, BUS_API_INTERFACE, "ConvertMany");
+        fd = memfd_create("bench-many", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        r = fd < 0 || ftruncate(fd, (off_t) size) < 0 ||
+            fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 ? -errno : 0;
+        if (r >= 0) {
+                map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+                r = map == MAP_FAILED ? -errno : 0;
+        }
+        if (r >= 0) {
+                memcpy(map, values, MANY * sizeof(int64_t));
+                r = sd_bus_message_new_method_call(bus, &m, service, object, BUS_API_INTERFACE, "ConvertManyMemfd");
+        }
         if (r >= 0)
-                r = sd_bus_message_append(m, "ss", "monotonic", "boottime");
+                r = sd_bus_message_append(m, "ssht", "monotonic", "boottime", fd, (uint64_t) MANY);
         if (r >= 0)
-                r = sd_bus_message_append_array(m, 'x', values, MANY * sizeof(int64_t));
-        if (r >= 0)
-                r = sd_bus_call(bus, m, 0, NULL, &reply);
-        if (r >= 0)
-                r = sd_bus_message_read_array(reply, 'x', &out, &out_size);
-        if (r >= 0)
-                r = sd_bus_message_read_array(reply, 't', &unc, &unc_size);
-        if (r >= 0 && (out_size != MANY * sizeof(int64_t) || unc_size != out_size))
-                r = -EBADMSG;
+                r = sd_bus_call(bus, m, 0, NULL, NULL);
+        if (r >= 0) {
+                memcpy(out, map + MANY * sizeof(int64_t), MANY * sizeof(int64_t));
+                memcpy(unc, map + 2 * MANY * sizeof(int64_t), MANY * sizeof(int64_t));
+        }
+        if (map != MAP_FAILED)
+                (void) munmap(map, size);
+        if (fd >= 0)
+                close(fd);
         *ret_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
         return r;
 }
@@ -123,17 +141,22 @@ static int many_once(sd_bus *bus, const char *service, const char *object, const
 static int measure_many(sd_bus *bus, int64_t *ret_best_ns, int64_t *ret_median_ns, int64_t *ret_floor_best_ns,
                         int64_t *ret_floor_median_ns) {
         _cleanup_free_ int64_t *values = calloc(MANY, sizeof(int64_t));
+        _cleanup_free_ int64_t *out = calloc(MANY, sizeof(int64_t)), *unc = calloc(MANY, sizeof(int64_t));
         int64_t round_ns[MANY_ROUNDS], floor_ns[MANY_ROUNDS], base = clock_now_ns(CLOCK_MONOTONIC), ns;
-        int r = values ? 0 : -ENOMEM;
+        int r = values && out && unc ? 0 : -ENOMEM;
 
         for (size_t i = 0; r >= 0 && i < MANY; i++)
                 values[i] = base - (int64_t) (MANY - i) * 100000;
         for (int k = 0; r >= 0 && k < MANY_WARMUP + MANY_ROUNDS; k++) {
-                r = many_once(bus, BUS_API_SERVICE, BUS_API_OBJECT, values, &ns);
+                r = many_once(bus, BUS_API_SERVICE, BUS_API_OBJECT, values, out, unc, &ns);
+                /* The daemon's answers: boottime - monotonic is the same for all (no suspend),
+                 * within their bounds. */
+                if (r >= 0 && llabs((out[MANY - 1] - values[MANY - 1]) - (out[0] - values[0])) > unc[0] + unc[MANY - 1])
+                        r = -EBADMSG;
                 if (r >= 0 && k >= MANY_WARMUP)
                         round_ns[k - MANY_WARMUP] = ns;
                 if (r >= 0)
-                        r = many_once(bus, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_ECHO, values, &ns);
+                        r = many_once(bus, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_ECHO, values, out, unc, &ns);
                 if (r >= 0 && k >= MANY_WARMUP)
                         floor_ns[k - MANY_WARMUP] = ns;
         }
@@ -313,7 +336,7 @@ int main(int argc, char *argv[]) {
         printf("  \"round_trips\": %zu,\n", calls);
         printf("  \"convert_many_10k_ns\": %" PRIi64 ",\n", many_best_ns);
         printf("  \"convert_many_10k_median_ns\": %" PRIi64 ",\n", many_median_ns);
-        /* The same bytes through the bus daemon to a service that only echoes them. */
+        /* The same calls to a service that only copies the values where the answers go. */
         printf("  \"convert_many_10k_bus_floor_ns\": %" PRIi64 ",\n", many_floor_best_ns);
         printf("  \"convert_many_10k_bus_floor_median_ns\": %" PRIi64 ",\n", many_floor_median_ns);
         printf("  \"convert_many_10k_to_bus_floor_ratio\": %.2f,\n", (double) many_best_ns / (double) many_floor_best_ns);

@@ -5,6 +5,8 @@
  * nothing. Convert answers the value; ConvertMany reads its values and answers empty arrays
  * (BENCH_FLOOR_OBJECT_EMPTY: what a caller's own bytes cost through the bus daemon) or arrays of
  * the size the daemon's would have (BENCH_FLOOR_OBJECT_ECHO: a legal answer's bytes as well).
+ * ConvertManyMemfd answers empty; the echo object first maps the memfd and copies the values
+ * where the answers go, as the daemon writes them.
  * What timeconvd takes beyond it is ours. */
 
 #include <sys/types.h>

@@ -28,7 +28,7 @@ static BusJob *job_free(BusJob *j) {
         return NULL;
 }
 
-/* Where the slices write their answers, copied into the reply at the end (256 KiB at most). */
+/* Where the slices write their answers, copied into the reply at the end (8 KiB at most). */
 static int job_alloc(BusJob *j) {
         /* calloc(0) may return NULL: allocate at least one element. */
         j->results = calloc(j->n ? j->n : 1, sizeof(int64_t));

@@ -185,8 +185,8 @@ int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error 
 
         if (n > BUS_API_CONVERT_MANY_MAX)
                 return bus_timeconv_error_setf(error, -EINVAL, "argument 'values': %zu values, at most %d a "
-                                               "call: libtimeconv's timeconv_convert_many() splits a larger "
-                                               "batch by itself, and its shared table converts without the bus",
+                                               "call: a larger batch goes in a memfd (ConvertManyMemfd), as "
+                                               "libtimeconv's timeconv_convert_many() sends it",
                                                n, BUS_API_CONVERT_MANY_MAX);
         /* The pair is looked up once for all values. An empty batch asks the core nothing, as it
          * always has: it answers empty arrays whatever the names. */

@@ -21,11 +21,13 @@
 /* A domain name is 1..63 bytes of [a-z0-9_.:-]. */
 #define BUS_API_DOMAIN_NAME_MAX 63
 
-/* ConvertMany answers InvalidArgument beyond this many values: 128 KiB in, 256 KiB out. The bus
- * daemon moves a connection's bytes a few KiB per pass of its loop, so a large message on ours
- * holds up every other client's answer behind it: 10^6 values made them wait 177-349 ms. More
- * values go in several calls (timeconv_convert_many() splits them) or through the shared table. */
-#define BUS_API_CONVERT_MANY_MAX 16384
+/* ConvertMany answers InvalidArgument beyond this many values: 4 KiB in, 8 KiB out. The bus
+ * daemon reads our connection a few KiB per pass of its loop, so every byte of a reply on it is
+ * a wait for the small answers behind it: a stream of calls at 16384 values (256 KiB replies)
+ * made the others' p99 6-13 times their unloaded one (bench-hostile, attack 4), at 512 0.4-1.2
+ * times in the same minutes. A larger batch goes in a memfd (ConvertManyMemfd), whose bytes the
+ * bus never carries. */
+#define BUS_API_CONVERT_MANY_MAX 512
 
 /* ConvertManyMemfd: at most this many values a call (a memfd of 24 MiB). The caller's memfd
  * holds its count values (int64) at offset 0; the daemon writes the answers (int64) at 8 * count

@@ -28,7 +28,9 @@ static void test_bucket(void) {
         {
                 unsigned taken = 0;
 
-                for (int64_t t = T0; t < T0 + NSEC_PER_SEC; t += NSEC_PER_SEC / 100)
+                _Static_assert(BUS_CLIENT_REPLY_BYTES_PER_S / (16 * BUS_API_CONVERT_MANY_MAX) < 1000,
+                       "the client asks faster than the rate refills");
+        for (int64_t t = T0; t < T0 + NSEC_PER_SEC; t += NSEC_PER_SEC / 100)
                         taken += bus_bucket_take(&b, 1, t, 8, 1);
                 is_int((int) taken, 0, "asked 100 times within the first second: no token");
         }
@@ -49,8 +51,8 @@ static void test_bucket(void) {
 }
 
 /* What a client that never reads its replies gets of ConvertMany calls at the limit (16 bytes a
- * value: 256 KiB each), sent as fast as it likes (1000 a second) for 10 s: the burst, then the
- * rate. */
+ * value: 8 KiB each), sent as fast as it likes (1000 a second, more than the rate refills) for
+ * 10 s: the burst, then the rate. */
 static void test_reply_budget_over_time(void) {
         BusBucket client = { BUS_CLIENT_REPLY_BURST_BYTES, T0 }, all = { BUS_CLIENTS_REPLY_BURST_BYTES, T0 };
         const uint64_t reply = UINT64_C(16) * BUS_API_CONVERT_MANY_MAX;
@@ -58,6 +60,8 @@ static void test_reply_budget_over_time(void) {
         const unsigned per_s = (unsigned) (BUS_CLIENT_REPLY_BYTES_PER_S / reply);
         unsigned served = 0, asked = 0;
 
+        _Static_assert(BUS_CLIENT_REPLY_BYTES_PER_S / (16 * BUS_API_CONVERT_MANY_MAX) < 1000,
+                       "the client asks faster than the rate refills");
         for (int64_t t = T0; t <= T0 + 10 * NSEC_PER_SEC; t += NSEC_PER_SEC / 1000, asked++)
                 if (bus_bucket_peek(&client, t, BUS_CLIENT_REPLY_BURST_BYTES, BUS_CLIENT_REPLY_BYTES_PER_S) >= reply &&
                     bus_bucket_peek(&all, t, BUS_CLIENTS_REPLY_BURST_BYTES, BUS_CLIENTS_REPLY_BYTES_PER_S) >= reply) {
@@ -66,10 +70,10 @@ static void test_reply_budget_over_time(void) {
                         served++;
                 }
         diag("%u of %u calls served in 10 s", served, asked);
-        /* 8 MiB at once, then 4 MiB/s: 32 + 10 * 16 = 192 replies of 256 KiB. */
+        /* 8 MiB at once, then 4 MiB/s: 1024 + 10 * 512 = 6144 replies of 8 KiB. */
         ok(served >= burst + 10 * per_s - 1 && served <= burst + 10 * per_s + 1,
-           "a client asking 1000 times a second for 10 s gets %u replies of 256 KiB (%u + 10 * %u)", served, burst,
-           per_s);
+           "a client asking 1000 times a second for 10 s gets %u replies of %u KiB (%u + 10 * %u)", served,
+           (unsigned) (reply >> 10), burst, per_s);
 }
 
 int main(void) {

@@ -32,6 +32,7 @@ static const struct {
           { "in:s:from", "in:s:to", "in:x:value", "out:x:value", "out:t:uncertainty_ns" } },
         { "ConvertMany", "method", "ssax", "axat",
           { "in:s:from", "in:s:to", "in:ax:values", "out:ax:values", "out:at:uncertainty_ns" } },
+        { "ConvertManyMemfd", "method", "ssht", "-", { "in:s:from", "in:s:to", "in:h:memfd", "in:t:count" } },
         { "Now", "method", "s", "xt", { "in:s:domain", "out:x:value", "out:t:uncertainty_ns" } },
         { "ExportSnapshots", "method", "-", "s", { "out:s:json" } },
         { "Discontinuity", "signal", "sxxs", "-",

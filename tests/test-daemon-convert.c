@@ -17,7 +17,7 @@
 #include "tap.h"
 
 #define CALLS 1000
-#define MANY 10000
+#define MANY BUS_API_CONVERT_MANY_MAX      /* one call at the limit */
 /* A bound this loose still fails a daemon that hides its ignorance behind a huge
  * uncertainty: two kernel clocks read microseconds apart are known much better. */
 #define SANE_UNCERTAINTY_NS INT64_C(1000000)
@@ -95,7 +95,7 @@ static void check_many(sd_bus *bus) {
                 in[i] = b[i].from_ns;
         }
         r = clock_convert_many(bus, "monotonic", "boottime", in, MANY, NULL, out, u, &n);
-        is_int(r, 0, "ConvertMany of 10000 values succeeds");
+        is_int(r, 0, "ConvertMany of as many values as a call takes succeeds");
         is_int(n, MANY, "ConvertMany answers every value");
         for (size_t i = 0; i < n; i++)
                 outside += !bracket_holds(out[i], u[i], b[i].to_lo_ns, b[i].to_hi_ns);
