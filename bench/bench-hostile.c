@@ -9,26 +9,33 @@
  *      read, one in UNREAD_OVERSIZE_EVERY a value beyond it (refused, but the bus carries it);
  *   3. 3,000 GetSharedTable calls whose replies are never read;
  *   4. a stream of legal ConvertMany calls at the limit from msc, read one after the other;
- *   5. the X server grabbed (GrabServer) for 2 s, then stopped (SIGSTOP) for 2 s.
+ *   5. the X server grabbed (GrabServer) for 2 s, then stopped (SIGSTOP) for 2 s;
+ *   6. a stream of legal ConvertManyMemfd calls at its limit from msc (a sealed memfd of values,
+ *      made for each call as libtimeconv does), read one after the other;
+ *   7. a flood of unread calls: as many ConvertMany calls of one value, none read, as 25 M values
+ *      at the limit would take (what attack 2 was before the limit came down to 512).
  * For each: the victim's p99 against its p99 with no attack (measured first, in the same run), and
  * the bus daemon's own round trip (GetId), which it also calls between its Converts; the daemon's
  * RSS before and after (its clients gone) and at its peak, wrong answers (the victim's, an
  * application domain taken, a grab taken for an X restart), and whether the daemon is still there.
  * The load of a shared machine drifts, so each attack is also compared with a quiet window of the
- * victim just before it (quiet_before_*). Then attacks 2 and 4 again against a service that does
- * nothing (bus_floor_*): what the same traffic costs the victim through dbus-daemon alone,
+ * victim just before it (quiet_before_*). Then attacks 2, 4, 6 and 7 again against a service that
+ * does nothing (bus_floor_*): what the same traffic costs the victim through dbus-daemon alone,
  * against that service's own p99 just before.
  * dbus-daemon reads a connection 2 KiB at a time, so every large message costs the others in
  * its loop whatever the service does. One JSON object.
- * usage: bench-hostile TIMECONVD [ATTACK...]   (the attacks to run, 1-5; all by default) */
+ * usage: bench-hostile TIMECONVD [ATTACK...]   (the attacks to run, 1-7; all by default) */
 
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <xcb/xcb.h>
 
@@ -40,29 +47,34 @@
 #include "x11-bus.h"
 #include "xvfb.h"
 
-#define PHASES 6
+#define PHASES 8
 /* The same traffic against a service that does nothing (floor_*): attack 2 against it, attack 4
- * against it answered with empty arrays and with replies of the size of the daemon's. */
-#define FLOOR_RUNS 3
+ * against it answered with empty arrays and with replies of the size of the daemon's, attack 6
+ * against it copying the values where the answers go, attack 7 against it. */
+#define FLOOR_RUNS 5
 #define RUNS (PHASES + FLOOR_RUNS)
 /* The victim's samples: for each run, a quiet window just before it (2 * run), then the run. */
 #define SLOTS (2 * RUNS)
 #define LATENCIES_MAX 200000
 #define BASELINE_NS (2 * NSEC_PER_SEC)
 #define MANY_VALUES BUS_API_CONVERT_MANY_MAX
-/* About the values (25 M) of the 24 unread calls of 10^6 values a client could send before the
- * limit came down to BUS_API_CONVERT_MANY_MAX. */
+/* Unread calls at the limit: as many as since the limit was 16384 values. As many calls as 25 M
+ * values would take now (49152) make the others wait seconds whatever the calls carry, through
+ * the bus daemon alone too: that is attack 7. */
 #define UNREAD_MANY_CALLS 1536
+#define FLOOD_CALLS (25165824 / MANY_VALUES)
 #define UNREAD_OVERSIZE_EVERY 8
-#define RSS_EVERY 16                    /* calls between two reads of the daemon's memory */
+#define RSS_EVERY 64                    /* calls between two reads of the daemon's memory */
 #define TABLE_CALLS 3000
-#define MSC_MANY_CALLS 256               /* 4.2 M values, as the 4 calls of 10^6 before */
+#define MSC_MANY_CALLS (4194304 / MANY_VALUES) /* 4.2 M values, as the 4 calls of 10^6 before */
+#define MEMFD_VALUES BUS_API_CONVERT_MANY_MEMFD_MAX
+#define MSC_MEMFD_CALLS 16
 #define X_HOLD_NS (2 * NSEC_PER_SEC)
 #define CALL_USEC (30 * USEC_PER_SEC)
 
 static const char *const phase_names[PHASES] = {
         "none", "forged_owner_changed", "unread_convert_many", "unread_shared_table", "msc_convert_many",
-        "x_grab_and_stop",
+        "x_grab_and_stop", "msc_convert_many_memfd", "unread_flood",
 };
 
 typedef struct Victim {
@@ -92,10 +104,12 @@ static const Run runs[RUNS] = {
         { 0, BUS_API_SERVICE, BUS_API_OBJECT }, { 1, BUS_API_SERVICE, BUS_API_OBJECT },
         { 2, BUS_API_SERVICE, BUS_API_OBJECT }, { 3, BUS_API_SERVICE, BUS_API_OBJECT },
         { 4, BUS_API_SERVICE, BUS_API_OBJECT }, { 5, BUS_API_SERVICE, BUS_API_OBJECT },
+        { 6, BUS_API_SERVICE, BUS_API_OBJECT }, { 7, BUS_API_SERVICE, BUS_API_OBJECT },
         { 2, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY }, { 4, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY },
-        { 4, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_ECHO },
+        { 4, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_ECHO }, { 6, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_ECHO },
+        { 7, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY },
 };
-enum { RUN_FLOOR_UNREAD = PHASES, RUN_FLOOR_MSC_EMPTY, RUN_FLOOR_MSC_ECHO };
+enum { RUN_FLOOR_UNREAD = PHASES, RUN_FLOOR_MSC_EMPTY, RUN_FLOOR_MSC_ECHO, RUN_FLOOR_MEMFD, RUN_FLOOR_FLOOD };
 
 /* Convert(monotonic -> boottime) of the time between two reads of both clocks: the answer
  * must lie in the bracket, widened by its bound (the floor service's answers are not checked). */
@@ -197,10 +211,66 @@ static unsigned attack_forged(const Harness *h) {
         return wrong;
 }
 
-/* 2 and 4: n ConvertMany calls of MANY_VALUES from `from` to run's service; read: one after the
- * other; else none is read, and one in UNREAD_OVERSIZE_EVERY has a value too many. */
-static void attack_many(const Harness *h, const Run *run, const char *from, unsigned n, bool read, pid_t pid,
-                        int64_t *peak_kib) {
+/* msc values around the current frame, n + 1 of them; false if msc cannot be read. */
+static bool msc_values(sd_bus *bus, int64_t *values, size_t n) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int64_t msc = 0;
+        uint64_t unc;
+
+        if (sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "Now", NULL, &reply, "s",
+                               "msc") < 0 || sd_bus_message_read(reply, "xt", &msc, &unc) < 0)
+                return false;
+        for (size_t i = 0; i <= n; i++)
+                values[i] = msc + (int64_t) (i % 120) - 60;
+        return true;
+}
+
+/* One ConvertManyMemfd of n values, as libtimeconv sends it: a sealed memfd made for the call. */
+static int memfd_call(sd_bus *bus, const Run *run, const int64_t *values, size_t n) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        size_t size = BUS_API_MEMFD_BYTES(n);
+        _cleanup_close_ int fd = memfd_create("bench-hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        uint8_t *map;
+        int r;
+
+        if (fd < 0 || ftruncate(fd, (off_t) size) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
+                return -errno;
+        map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED)
+                return -errno;
+        memcpy(map, values, n * sizeof(int64_t));
+        r = sd_bus_message_new_method_call(bus, &m, run->service, run->object, BUS_API_INTERFACE, "ConvertManyMemfd");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ssht", "msc", "monotonic", fd, (uint64_t) n);
+        if (r >= 0)
+                r = sd_bus_call(bus, m, CALL_USEC, &e, NULL);
+        (void) munmap(map, size);
+        return r;
+}
+
+/* 6: n ConvertManyMemfd calls of MEMFD_VALUES from msc, one after the other. */
+static void attack_memfd(const Harness *h, const Run *run, unsigned n, pid_t pid, int64_t *peak_kib) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_free_ int64_t *values = malloc((MEMFD_VALUES + 1) * sizeof(int64_t));
+
+        if (!values || harness_connect(h, &bus) < 0 || !msc_values(bus, values, MEMFD_VALUES))
+                return;
+        for (unsigned i = 0; i < n; i++) {
+                int64_t kib;
+
+                (void) memfd_call(bus, run, values, MEMFD_VALUES);
+                kib = rss_kib(pid);
+                if (kib > *peak_kib)
+                        *peak_kib = kib;
+        }
+}
+
+/* 2, 4 and 7: n ConvertMany calls of per_call values from `from` to run's service; read: one after
+ * the other; else none is read, and, at the limit, one in UNREAD_OVERSIZE_EVERY has a value too
+ * many. */
+static void attack_many(const Harness *h, const Run *run, const char *from, unsigned n, size_t per_call, bool read,
+                        pid_t pid, int64_t *peak_kib) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ int64_t *values = malloc((MANY_VALUES + 1) * sizeof(int64_t));
         unsigned sent = 0;
@@ -208,24 +278,16 @@ static void attack_many(const Harness *h, const Run *run, const char *from, unsi
         if (!values || harness_connect(h, &bus) < 0)
                 return;
         if (strcmp(from, "msc") == 0) {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-                int64_t msc = 0;
-                uint64_t unc;
-
-                /* Frames around the current one. */
-                if (sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "Now", NULL,
-                                       &reply, "s", "msc") < 0 || sd_bus_message_read(reply, "xt", &msc, &unc) < 0)
+                if (!msc_values(bus, values, MANY_VALUES))
                         return;
-                for (size_t i = 0; i <= MANY_VALUES; i++)
-                        values[i] = msc + (int64_t) (i % 120) - 60;
         } else
                 for (size_t i = 0; i <= MANY_VALUES; i++)
                         values[i] = clock_now_ns(CLOCK_MONOTONIC);
         for (unsigned i = 0; i < n; i++) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
                 _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-                size_t n_values = !read && i % UNREAD_OVERSIZE_EVERY == UNREAD_OVERSIZE_EVERY - 1 ? MANY_VALUES + 1
-                                                                                              : MANY_VALUES;
+                size_t n_values = !read && per_call == MANY_VALUES &&
+                                  i % UNREAD_OVERSIZE_EVERY == UNREAD_OVERSIZE_EVERY - 1 ? MANY_VALUES + 1 : per_call;
                 int64_t kib;
 
                 if (sd_bus_message_new_method_call(bus, &m, run->service, run->object, BUS_API_INTERFACE,
@@ -417,16 +479,22 @@ int main(int argc, char **argv) {
                         p->wrong = attack_forged(h);
                         break;
                 case 2:
-                        attack_many(h, run, "monotonic", UNREAD_MANY_CALLS, false, pid, &p->rss_peak_kib);
+                        attack_many(h, run, "monotonic", UNREAD_MANY_CALLS, MANY_VALUES, false, pid, &p->rss_peak_kib);
                         break;
                 case 3:
                         attack_tables(h);
                         break;
                 case 4:
-                        attack_many(h, run, "msc", MSC_MANY_CALLS, true, pid, &p->rss_peak_kib);
+                        attack_many(h, run, "msc", MSC_MANY_CALLS, MANY_VALUES, true, pid, &p->rss_peak_kib);
                         break;
                 case 5:
                         p->wrong = attack_x(h, &x);
+                        break;
+                case 6:
+                        attack_memfd(h, run, MSC_MEMFD_CALLS, pid, &p->rss_peak_kib);
+                        break;
+                case 7:
+                        attack_many(h, run, "monotonic", FLOOD_CALLS, 1, false, pid, &p->rss_peak_kib);
                         break;
                 }
                 /* The victim keeps calling while the daemon answers what the attack left; its
