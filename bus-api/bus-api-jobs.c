@@ -204,10 +204,10 @@ static int on_jobs(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* sd-bus asks for an 8 MiB send buffer on its socket: 32 replies at the limit would sit in it,
- * unseen by the pause of on_jobs(), ahead of every small answer. With about one reply's worth,
- * the rest waits in sd-bus's queue, where on_jobs() counts it, and goes out as the bus daemon
- * takes it. */
+/* sd-bus asks for an 8 MiB send buffer on its socket: a thousand replies at the limit would sit
+ * in it, unseen by the pause of on_jobs(), ahead of every small answer. With about one reply's
+ * worth (BUS_JOBS_SNDBUF_BYTES), the rest waits in sd-bus's queue, where on_jobs() counts it,
+ * and goes out as the bus daemon takes it. */
 static void bus_sndbuf_shrink(sd_bus *bus) {
         int fd = sd_bus_get_fd(bus), bytes = BUS_JOBS_SNDBUF_BYTES;
 
