@@ -112,7 +112,7 @@ static void convert_many_sized(Garbage *g, size_t n) {
         /* Waited for as long as the test may run, not sd-bus's 25 s: on a machine loaded by other
          * jobs the answer may take that long, and a call given up on checks nothing. */
         r = sd_bus_call(g->bus, m, UINT64_C(100) * 1000000, &e, &reply);
-        /* 128 KiB in and 256 KiB out through the bus daemon, worked a slice at a time between
+        /* 4 KiB in and 8 KiB out through the bus daemon, worked a slice at a time between
          * the other clients' calls: on a loaded machine it may take longer than a call should,
          * and its own deadline is five times theirs. */
         load_stats_latency(g->stats, clock_now_ns(CLOCK_MONOTONIC) - t0, 5 * g->deadline_ns);
@@ -146,7 +146,7 @@ static void one_call(Garbage *g, unsigned i) {
 
         if (i % HUGE_EVERY == HUGE_EVERY - 1) {
                 /* Twice a run, the first at the first turn (a loaded machine may leave time for
-                 * few turns): exactly the limit, 128 KiB in and 256 KiB out. */
+                 * few turns): exactly the limit, 4 KiB in and 8 KiB out. */
                 if ((i / HUGE_EVERY == 0 || i / HUGE_EVERY == 5) && g->at_limit_done < AT_LIMIT_CALLS) {
                         g->at_limit_done++;
                         convert_many_sized(g, BUS_API_CONVERT_MANY_MAX);
