@@ -68,7 +68,7 @@
 #define TABLE_CALLS 3000
 #define MSC_MANY_CALLS (4194304 / MANY_VALUES) /* 4.2 M values, as the 4 calls of 10^6 before */
 #define MEMFD_VALUES BUS_API_CONVERT_MANY_MEMFD_MAX
-#define MSC_MEMFD_CALLS 16
+#define MSC_MEMFD_CALLS (16777216 / MEMFD_VALUES) /* 16 M values */
 #define X_HOLD_NS (2 * NSEC_PER_SEC)
 #define CALL_USEC (30 * USEC_PER_SEC)
 
