@@ -216,6 +216,7 @@ static inline int shared_table_read_pair_latched(const void *mem, size_t size, s
                                                  ConvRecord *ret, uint64_t *ret_seq, const uint64_t **ret_latch) {
         const SharedTableHeader *h = mem;
         size_t n = __atomic_load_n(&h->n_nodes, __ATOMIC_ACQUIRE), index;
+        int r;
 
         /* n is the writer's: the mapping bounds the index. */
         if (__builtin_expect(from >= n || to >= n || from >= SHARED_TABLE_CAPACITY_MAX ||
@@ -224,9 +225,16 @@ static inline int shared_table_read_pair_latched(const void *mem, size_t size, s
         index = from * SHARED_TABLE_CAPACITY_MAX + to;
         if (__builtin_expect(!shared_table_mapped_(size, index), 0))
                 return -ENOENT;
-        if (ret_latch)
-                *ret_latch = &shared_table_entry_(mem, index)->seq;
-        return shared_table_read_entry_(shared_table_entry_(mem, index), ret, ret_seq);
+        r = shared_table_read_entry_(shared_table_entry_(mem, index), ret, ret_seq);
+        if (r < 0 || !ret_latch)
+                return r;
+        /* A copy to keep: the table may have retired since n was read, and a counter moved by
+         * the retire would then look current for ever. Retiring stores the count before it moves
+         * the counters, so a copy taken at a moved counter sees the count at 0 here. */
+        if (__builtin_expect(__atomic_load_n(&h->n_nodes, __ATOMIC_ACQUIRE) == 0, 0))
+                return -ESTALE;
+        *ret_latch = &shared_table_entry_(mem, index)->seq;
+        return 0;
 }
 
 static inline int shared_table_read_pair(const void *mem, size_t size, size_t from, size_t to, ConvRecord *ret) {
