@@ -90,7 +90,7 @@ int snapshot_graph_add(SnapshotGraph *g, const SnapshotClock *clocks, size_t n) 
                 return -EINVAL;
         for (size_t i = 0; i < n; i++) {
                 if (!clocks[i].domain || !*clocks[i].domain || clocks[i].uncertainty_ns < 0 ||
-                    clocks[i].uncertainty_ns > INT64_MAX / 4)
+                    clocks[i].uncertainty_ns > SNAPSHOT_UNCERTAINTY_MAX_NS)
                         return -EINVAL;
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(clocks[i].domain, clocks[j].domain) == 0)

@@ -44,6 +44,11 @@ typedef enum SnapshotMode {
         SNAPSHOT_MODE_DRIFT,
 } SnapshotMode;
 
+/* The largest uncertainty a reading may carry: a pair sums two, a hop adds 1000 ppm of at most
+ * 2^62 ns (< 2^53) and the units' rounding, and a path has at most four hops, so a conversion's
+ * bound stays below 2^63 whatever the readings say (2^61, the limit before, could wrap 2^64). */
+#define SNAPSHOT_UNCERTAINTY_MAX_NS (INT64_C(1) << 58)
+
 typedef struct SnapshotClock {
         const char *domain;
         int64_t ts;             /* in the domain's unit */

@@ -262,10 +262,9 @@ static int load_snapshot(Loader *l, json_t *o) {
                 clocks[i].uncertainty_ns = 0;
                 if (unc) {
                         push_key(l, "unc_ns");
-                        /* a quarter of the range: sums of a few never overflow */
                         if (!json_is_integer(unc) || json_integer_value(unc) < 0 ||
-                            json_integer_value(unc) > INT64_MAX / 4)
-                                return fail(l, "not an integer from 0 to 2^61");
+                            json_integer_value(unc) > SNAPSHOT_UNCERTAINTY_MAX_NS)
+                                return fail(l, "not an integer from 0 to 2^58");
                         clocks[i].uncertainty_ns = json_integer_value(unc);
                         l->depth--;
                 }

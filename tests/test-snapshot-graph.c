@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -439,6 +440,32 @@ static void test_reading_uncertainty(void) {
            snapshot_graph_add(g, (SnapshotClock[]) { { "a", 1, 7 }, { "b", 2, 0 } }, 2) == 0,
            "a negative or huge uncertainty: -EINVAL");
         snapshot_graph_free(g);
+
+        /* Four hops of readings at the limit, far from the snapshots: the bound is their sum and
+         * more, never a sum that wrapped (which 2^61 a reading allowed). */
+        {
+                const int64_t m = SNAPSHOT_UNCERTAINTY_MAX_NS, far = INT64_C(1) << 61;
+                const char *names[] = { "a", "b", "c", "d", "e" };
+                size_t from, to;
+
+                g = NULL;
+                r = snapshot_graph_new(&g);
+                for (int k = 0; r >= 0 && k < 4; k++)
+                        r = snapshot_graph_add(g, (SnapshotClock[]) { { names[k], 0, m }, { names[k + 1], 0, m } }, 2);
+                is_int(snapshot_graph_add(g, (SnapshotClock[]) { { "a", 5, m + 1 }, { "b", 5, 0 } }, 2), -EINVAL,
+                       "one ns beyond SNAPSHOT_UNCERTAINTY_MAX_NS: -EINVAL");
+                if (r >= 0)
+                        r = snapshot_graph_finalize(g);
+                if (r >= 0)
+                        r = snapshot_graph_find(g, "a", &from);
+                if (r >= 0)
+                        r = snapshot_graph_find(g, "e", &to);
+                if (r >= 0)
+                        r = snapshot_graph_convert(g, SNAPSHOT_MODE_NEAREST, from, to, far, &v, &u);
+                ok(r == 0 && v == far && u >= 8 * m && u <= INT64_MAX,
+                   "four hops of readings at the limit: bound %" PRId64 " >= 8 x 2^58 (%d)", u, r);
+                snapshot_graph_free(g);
+        }
 }
 
 int main(void) {
