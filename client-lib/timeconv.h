@@ -92,7 +92,9 @@ const char *timeconv_strerror(int error);
  * table cannot answer (a value from before the current segment, a domain not in it) goes over
  * D-Bus. When the daemon restarts (a new owner of org.timeconv.Clock1, or a new table
  * generation), the handle drops what it knew and carries on with the new daemon. It notices
- * on its next D-Bus call, every 1024 table conversions, or at once in timeconv_process().
+ * on its next D-Bus call, at once in timeconv_process(), or while it converts through the
+ * table: every 1024 conversions it checks the table's heartbeat, and the bus at most every
+ * 10 ms. A table the daemon retired answers nothing from the next conversion on.
  *
  * A handle is not thread-safe: use one per thread, or serialise the calls. Besides the errors
  * above, live calls return:
