@@ -23,6 +23,7 @@ struct BusApi {
         sd_event_source *jobs_source;
         BusClient *ring_head, *ring_tail;       /* clients with jobs, in turn */
         size_t values_queued;
+        size_t memfd_jobs;                      /* ConvertManyMemfd calls queued, over all clients */
 
         /* The domains as DomainsChanged last announced them (bus-api-changes.c). */
         BusDomainSeen *seen;

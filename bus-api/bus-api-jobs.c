@@ -163,7 +163,9 @@ static void client_pop_job(BusApi *a, BusClient *cl) {
         if (!cl->jobs_head)
                 cl->jobs_tail = NULL;
         cl->jobs--;
-        if (!j->map)
+        if (j->map)
+                a->memfd_jobs--;
+        else
                 a->values_queued -= j->n;
         job_free(j);
 }
@@ -272,7 +274,9 @@ static int job_queue(BusApi *a, BusClient *cl, BusJob *j) {
                 cl->jobs_head = j;
         cl->jobs_tail = j;
         cl->jobs++;
-        if (!j->map)
+        if (j->map)
+                a->memfd_jobs++;
+        else
                 a->values_queued += j->n;
         ring_push(a, cl);
         arm(a, 0);
@@ -280,11 +284,20 @@ static int job_queue(BusApi *a, BusClient *cl, BusJob *j) {
 }
 
 /* The limits of calls in flight, which both kinds of call share, and of values queued, which
- * only ConvertMany's hold in the daemon's memory (n 0: a memfd's, in its caller's). */
-static int jobs_admit(BusApi *a, BusClient *cl, size_t n, sd_bus_error *error) {
+ * only ConvertMany's hold in the daemon's memory (n 0: a memfd's, in its caller's). A memfd job
+ * holds its call (with every fd the caller attached) and a mapping until it ends: those are
+ * counted over all clients too, so that many clients cannot run the daemon out of fds or maps. */
+static int jobs_admit(BusApi *a, BusClient *cl, size_t n, bool memfd, sd_bus_error *error) {
+        const char *method = memfd ? "ConvertManyMemfd" : "ConvertMany";
+
         if (cl && cl->jobs >= BUS_CLIENT_JOBS_MAX)
-                return bus_timeconv_error_setf(error, -EDQUOT, "%u ConvertMany calls of this client are in "
-                                               "flight already, at most %d", cl->jobs, BUS_CLIENT_JOBS_MAX);
+                return bus_timeconv_error_setf(error, -EDQUOT, "%u ConvertMany or ConvertManyMemfd calls of this "
+                                               "client are in flight already, at most %d: %s refused",
+                                               cl->jobs, BUS_CLIENT_JOBS_MAX, method);
+        if (cl && memfd && a->memfd_jobs >= BUS_JOBS_MEMFD_MAX)
+                return bus_timeconv_error_setf(error, -EDQUOT, "the daemon has %zu ConvertManyMemfd calls in "
+                                               "flight, at most %d: try again later, or use ConvertMany",
+                                               a->memfd_jobs, BUS_JOBS_MEMFD_MAX);
         if (cl && a->values_queued + n > BUS_JOBS_VALUES_MAX)
                 return bus_timeconv_error_setf(error, -EDQUOT, "the daemon has %zu values queued, at most %d: "
                                                "try again later", a->values_queued, BUS_JOBS_VALUES_MAX);
@@ -297,7 +310,7 @@ int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPa
         BusJob *j;
         int r;
 
-        r = jobs_admit(a, cl, n, error);
+        r = jobs_admit(a, cl, n, false, error);
         if (r < 0)
                 return r;
         if (cl && !bus_client_take_reply_bytes(cl, reply_bytes, clock_now_ns(CLOCK_MONOTONIC)))
@@ -328,7 +341,7 @@ int bus_api_jobs_submit_memfd(BusApi *a, sd_bus_message *m, BusClient *cl, const
 
         /* The reply is empty: no budget of large replies to take; the values are the caller's
          * memory, not the daemon's. */
-        r = jobs_admit(a, cl, 0, error);
+        r = jobs_admit(a, cl, 0, true, error);
         j = r < 0 ? NULL : calloc(1, sizeof(*j));
         if (!j) {
                 (void) munmap(map, map_size);

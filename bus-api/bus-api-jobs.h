@@ -20,6 +20,12 @@
  * others' p99 pays under a large ConvertMany (1 ms made it 5-7 times the unloaded one). */
 #define BUS_JOBS_SLICE_NS INT64_C(100000)
 #define BUS_JOBS_VALUES_MAX 2000000             /* ConvertMany's queued, over all clients; more: QuotaExceeded */
+/* ConvertManyMemfd calls in flight over all clients; more: QuotaExceeded. Each holds its call
+ * (and every fd the caller attached to it, up to 253) and a mapping of up to 1.5 MiB until it is
+ * answered: 2 per client alone would let 4096 clients take the daemon's fds (its own memfds, the
+ * state file, the X connection) and address space. A caller refused may send ConvertMany
+ * calls instead (libtimeconv does). */
+#define BUS_JOBS_MEMFD_MAX 32
 /* Replies queued to the bus daemon beyond which jobs pause: none. A client that never reads gets
  * its 16 MiB/s of replies at the limit, and each one queued ahead delays every small answer
  * behind it by the milliseconds the bus daemon takes to pass 256 KiB on (bench-hostile, attack 2:

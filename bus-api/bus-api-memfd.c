@@ -51,6 +51,23 @@ static int memfd_check(int fd, uint64_t count, size_t *ret_size, sd_bus_error *e
         return 0;
 }
 
+/* Why mmap() failed: the caller's fault (a read-only fd, a write seal), or the daemon's limits
+ * (memory, address space, vm.max_map_count, locked memory), which another try may pass. */
+static int memfd_map_error(int errnum, sd_bus_error *error) {
+        switch (errnum) {
+        case ENOMEM:
+        case EAGAIN:
+        case ENFILE:
+        case EMFILE:
+                return bus_timeconv_error_setf(error, -EDQUOT, "the daemon cannot map another memfd now (%s): "
+                                               "try again later, or use ConvertMany", strerror(errnum));
+        default:
+                break;
+        }
+        return bus_timeconv_error_setf(error, -EINVAL, "argument 'memfd': cannot map it for writing (%s): "
+                                       "open for reading and writing, no write seal", strerror(errnum));
+}
+
 int bus_api_method_convert_many_memfd(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         BusApi *a = userdata;
         const char *from, *to;
@@ -88,12 +105,9 @@ int bus_api_method_convert_many_memfd(sd_bus_message *m, void *userdata, sd_bus_
         if (r < 0)
                 return r;
 
-        /* Read-only fd or a write seal: the daemon cannot answer into it. */
         map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (map == MAP_FAILED)
-                return bus_timeconv_error_setf(error, -EINVAL, "argument 'memfd': cannot map it for writing "
-                                               "(%s): open for reading and writing, no write seal",
-                                               strerror(errno));
+                return memfd_map_error(errno, error);
         /* Answered from the event loop, a slice at a time (bus-api-jobs.h); the job unmaps it. */
         return bus_api_jobs_submit_memfd(a, m, cl, &p, map, size, (size_t) count, error);
 }

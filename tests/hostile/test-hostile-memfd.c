@@ -9,7 +9,9 @@
  *   - a caller that punches holes in its memfd and rewrites its values while the daemon works,
  *     then leaves, costs the daemon nothing: it is still there and answers;
  *   - at most BUS_CLIENT_JOBS_MAX calls of one client are in flight: a third is QuotaExceeded;
- *   - fairness: a Convert sent after two calls at the limit is answered before the second ends.
+ *   - fairness: a Convert sent after two calls at the limit is answered before the second ends;
+ *   - at most BUS_JOBS_MEMFD_MAX calls of all clients together are in flight: beyond,
+ *     QuotaExceeded, and the places come back as the calls end.
  * Every property is one that load cannot flip: answers, error names, order (the order ones
  * repeated, since a descheduled bus daemon may deliver a call late). */
 
@@ -21,8 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "bus-api-jobs.h"
 #include "bus-clients.h"
 #include "bus-errors.h"
 #include "harness.h"
@@ -168,11 +172,16 @@ static void test_refused(sd_bus *bus, const int64_t *values) {
         refused(bus, memfd_make(NULL, 0, 4096, sealed, NULL), UINT64_MAX, "at most", "a count of 2^64 - 1");
 }
 
+/* The message of the latest QuotaExceeded on_reply() saw. */
+static char quota_message[512];
+
 static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         const sd_bus_error *e = sd_bus_message_get_error(m);
         int *result = userdata;
 
         *result = !e ? 1 : sd_bus_error_has_name(e, BUS_ERROR_QUOTA_EXCEEDED) ? 2 : 3;
+        if (*result == 2)
+                (void) snprintf(quota_message, sizeof(quota_message), "%s", e->message ? e->message : "");
         return 0;
 }
 
@@ -268,6 +277,137 @@ static int fair_round(sd_bus *client, int fd) {
         return one_at < second_at;
 }
 
+/* BUS_JOBS_MEMFD_MAX clients each send two calls at the limit at once: twice the daemon's
+ * global cap. 1: some were QuotaExceeded (and the rest answered), 0: all answered (the daemon
+ * finished jobs as fast as the calls came). */
+#define CAP_CLIENTS BUS_JOBS_MEMFD_MAX
+static int cap_round(sd_bus **clients, int fd) {
+        int result[CAP_CLIENTS][2] = {};
+        unsigned answered = 0, refused = 0;
+        int r = 0;
+
+        for (int i = 0; r >= 0 && i < CAP_CLIENTS; i++)
+                for (int k = 0; r >= 0 && k < 2; k++)
+                        r = call_memfd_async(clients[i], fd, MAX_VALUES, on_reply, &result[i][k]);
+        for (int i = 0; r >= 0 && i < CAP_CLIENTS; i++)
+                r = sd_bus_flush(clients[i]);
+        for (int i = 0; r >= 0 && i < CAP_CLIENTS; i++)
+                while (r >= 0 && (!result[i][0] || !result[i][1])) {
+                        r = sd_bus_process(clients[i], NULL);
+                        if (r == 0)
+                                r = sd_bus_wait(clients[i], 60 * USEC_PER_SEC);
+                }
+        if (r < 0)
+                return r;
+        for (int i = 0; i < CAP_CLIENTS; i++)
+                for (int k = 0; k < 2; k++) {
+                        answered += result[i][k] == 1;
+                        refused += result[i][k] == 2;
+                }
+        diag("%u answered, %u QuotaExceeded of %d calls", answered, refused, 2 * CAP_CLIENTS);
+        if (answered + refused != 2 * CAP_CLIENTS || answered < BUS_JOBS_MEMFD_MAX)
+                return -EIO;
+        return refused > 0;
+}
+
+/* Many clients within their own limit of calls in flight still cannot hold more than
+ * BUS_JOBS_MEMFD_MAX memfds in the daemon at once. */
+static void test_global_cap(Harness *h, sd_bus *victim) {
+        sd_bus *clients[CAP_CLIENTS] = {};
+        size_t size = BUS_API_MEMFD_BYTES((size_t) MAX_VALUES);
+        unsigned capped = 0, rounds = 0;
+        int64_t v;
+        uint64_t u;
+        int fd, r = 0;
+
+        for (int i = 0; r >= 0 && i < CAP_CLIENTS; i++)
+                r = harness_connect(h, &clients[i]);
+        fd = r < 0 ? r : memfd_make(NULL, 0, size, F_SEAL_SHRINK | F_SEAL_GROW, NULL);
+        r = fd < 0 ? fd : 0;
+        for (; r >= 0 && rounds < ROUNDS && !capped; rounds++) {
+                r = cap_round(clients, fd);
+                capped += r > 0;
+        }
+        ok(r >= 0, "%u rounds of %d clients sending two calls of %d values each: at least %d answered, "
+           "the rest QuotaExceeded", rounds, CAP_CLIENTS, MAX_VALUES, BUS_JOBS_MEMFD_MAX);
+        ok(capped > 0, "more than %d calls in flight over all clients are QuotaExceeded (in %u of %u rounds)",
+           BUS_JOBS_MEMFD_MAX, capped, rounds);
+        /* Every job that ended gave its place back. */
+        for (int k = 0; r >= 0 && k < 2; k++) {
+                int result = 0;
+
+                r = call_memfd_async(victim, fd, MAX_VALUES, on_reply, &result);
+                while (r >= 0 && !result) {
+                        r = sd_bus_process(victim, NULL);
+                        if (r == 0)
+                                r = sd_bus_wait(victim, 60 * USEC_PER_SEC);
+                }
+                if (r >= 0 && result != 1)
+                        r = -EIO;
+        }
+        ok(r >= 0 && convert_one(victim, 0, &v, &u) >= 0, "then another client's calls are answered");
+        for (int i = 0; i < CAP_CLIENTS; i++)
+                sd_bus_flush_close_unref(clients[i]);
+        if (fd >= 0)
+                close(fd);
+}
+
+/* The daemon's own limits are not the caller's fault: with no address space left for the
+ * mapping (its RLIMIT_AS lowered to what it uses now, plus less than a call at the limit needs),
+ * QuotaExceeded, and once the limit is back the same call is answered. */
+static uint64_t vm_size_bytes(pid_t pid) {
+        char path[64], line[256];
+        unsigned long long kib = 0;
+        FILE *f;
+
+        (void) snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "VmSize: %llu kB", &kib) == 1)
+                        break;
+        fclose(f);
+        return (uint64_t) kib << 10;
+}
+
+static void test_daemon_out_of_maps(Harness *h, sd_bus *bus) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        size_t size = BUS_API_MEMFD_BYTES((size_t) MAX_VALUES);
+        struct rlimit old, low;
+        uint64_t vm;
+        pid_t pid = 0;
+        int fd, r;
+
+        r = harness_name_pid(bus, BUS_API_SERVICE, &pid);
+        vm = r < 0 ? 0 : vm_size_bytes(pid);
+        fd = memfd_make(NULL, 0, size, F_SEAL_SHRINK | F_SEAL_GROW, NULL);
+        if (r < 0 || vm == 0 || fd < 0 || prlimit(pid, RLIMIT_AS, NULL, &old) < 0) {
+                ok(false, "the daemon's address space: %s", strerror(r < 0 ? -r : errno));
+                if (fd >= 0)
+                        close(fd);
+                return;
+        }
+        /* Half of what the mapping needs: whatever the daemon mallocs meanwhile still fits. Should
+         * it free more than that first, the call is answered: again, with a new limit. */
+        for (int k = 0; k < ROUNDS; k++) {
+                sd_bus_error_free(&e);
+                low = (struct rlimit) { vm_size_bytes(pid) + size / 2, old.rlim_max };
+                r = prlimit(pid, RLIMIT_AS, &low, NULL) < 0 ? -errno : call_memfd(bus, fd, MAX_VALUES, &e);
+                (void) prlimit(pid, RLIMIT_AS, &old, NULL);
+                if (r < 0)
+                        break;
+        }
+        ok(r == -EDQUOT && sd_bus_error_has_name(&e, BUS_ERROR_QUOTA_EXCEEDED),
+           "no address space left in the daemon for the mapping: QuotaExceeded, not the caller's fault (%s)",
+           e.message ? e.message : strerror(-r));
+        sd_bus_error_free(&e);
+        r = call_memfd(bus, fd, MAX_VALUES, &e);
+        ok(r >= 0, "with its limit back, the same call is answered (%s)", e.message ? e.message : "ok");
+        ok(harness_daemon_alive(h), "the daemon is still running");
+        close(fd);
+}
+
 static void test_rounds(Harness *h) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *client = NULL;
         size_t size = BUS_API_MEMFD_BYTES((size_t) MAX_VALUES);
@@ -284,6 +424,8 @@ static void test_rounds(Harness *h) {
         ok(r >= 0, "%u rounds of three calls of %d values on one connection: the first two answered", rounds,
            MAX_VALUES);
         ok(quota > 0, "a third call while two are in flight is QuotaExceeded (in %u of %u rounds)", quota, rounds);
+        ok(quota == 0 || strstr(quota_message, "ConvertManyMemfd refused"), "its message names the method (%s)",
+           quota_message);
         for (rounds = 0; r >= 0 && rounds < ROUNDS && !ahead; rounds++) {
                 r = fair_round(client, fd);
                 ahead += r > 0;
@@ -329,7 +471,9 @@ int main(int argc, char **argv) {
                 close(fd);
         test_refused(bus, values);
         test_vandal(h, bus);
+        test_daemon_out_of_maps(h, bus);
         test_rounds(h);
+        test_global_cap(h, bus);
 
         return done_testing();
 }
