@@ -3,8 +3,10 @@
 /* timeconvd: keeps every clock domain calibrated against CLOCK_MONOTONIC_RAW and answers
  * conversions as org.timeconv.Clock1 on the session bus. */
 
+#include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
+#include <sys/resource.h>
 
 #include "config.h"
 #include "daemon.h"
@@ -105,6 +107,23 @@ static void help(void) {
                OPTIONS_SECONDS_MIN, OPTIONS_SECONDS_MAX);
 }
 
+/* Every ConvertManyMemfd call in flight holds the fds its message carried; the daemon's own
+ * memfds, state file and X connections need some left over. systemd hands services a soft limit
+ * of 1024 and a hard one far above; nothing here uses select(), so the soft limit goes up to the
+ * hard one. */
+static void nofile_raise(const Log *log) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+                return;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                (void) log_debug_errno(log, errno, "cannot raise the limit of open files to %llu: %m",
+                                       (unsigned long long) rl.rlim_max);
+        else
+                log_debug(log, "limit of open files raised to %llu", (unsigned long long) rl.rlim_max);
+}
+
 static int run(int argc, char *argv[]) {
         Log log = LOG_INIT;
         Options options;
@@ -135,6 +154,7 @@ static int run(int argc, char *argv[]) {
          * at once (x11's and msc's, after an X server restart) made glibc create a second
          * arena, 64-132 KiB resident for good, at random. Nothing here is malloc-bound. */
         (void) mallopt(M_ARENA_MAX, 1);
+        nofile_raise(&log);
 
         r = daemon_new(&log, &options, &d);
         if (r < 0)

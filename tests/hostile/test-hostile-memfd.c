@@ -12,6 +12,7 @@
  *   - fairness: a Convert sent after two calls at the limit is answered before the second ends;
  *   - at most BUS_JOBS_MEMFD_MAX calls of all clients together are in flight: beyond,
  *     QuotaExceeded, and the places come back as the calls end.
+ *   - the daemon raises its soft limit of open files to its hard one.
  * Every property is one that load cannot flip: answers, error names, order (the order ones
  * repeated, since a descheduled bus daemon may deliver a call late). */
 
@@ -436,11 +437,26 @@ static void test_rounds(Harness *h) {
                 close(fd);
 }
 
+/* The daemon's soft limit of open files is its hard one (both inherited, the soft one lowered). */
+static void test_nofile(sd_bus *bus, rlim_t hard) {
+        struct rlimit rl = {};
+        pid_t pid = 0;
+        int r;
+
+        r = harness_name_pid(bus, BUS_API_SERVICE, &pid);
+        if (r >= 0 && prlimit(pid, RLIMIT_NOFILE, NULL, &rl) < 0)
+                r = -errno;
+        ok(r >= 0 && rl.rlim_cur == hard && rl.rlim_max == hard,
+           "the daemon, started with a soft limit of 256 open files, raised it to its hard limit %llu (%llu)",
+           (unsigned long long) hard, (unsigned long long) rl.rlim_cur);
+}
+
 int main(int argc, char **argv) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ int64_t *values = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        struct rlimit nofile;
         int fd, r;
 
         tap_args(argc, argv, 1, "TIMECONVD");
@@ -448,7 +464,18 @@ int main(int argc, char **argv) {
         r = harness_new(NULL, &h);
         if (r < 0)
                 bail_out("a private bus: %s", strerror(-r));
+        /* The daemon starts with a soft limit of open files below the hard one, as systemd
+         * starts it, and raises it. */
+        if (getrlimit(RLIMIT_NOFILE, &nofile) < 0)
+                bail_out("getrlimit: %s", strerror(errno));
+        if (nofile.rlim_max > 256) {
+                struct rlimit low = { 256, nofile.rlim_max };
+
+                if (setrlimit(RLIMIT_NOFILE, &low) < 0)
+                        bail_out("setrlimit: %s", strerror(errno));
+        }
         r = harness_start_timeconvd(h, argv[1], NULL);
+        (void) setrlimit(RLIMIT_NOFILE, &nofile);
         if (r < 0)
                 bail_out("timeconvd: %s", strerror(-r));
         r = harness_connect(h, &bus);
@@ -461,6 +488,7 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < MAX_VALUES; i++)
                 values[i] = clock_now_ns(CLOCK_MONOTONIC) - (int64_t) i;
 
+        test_nofile(bus, nofile.rlim_max);
         test_answers(bus, values, 1);
         test_answers(bus, values, 10000);
         test_answers(bus, values, MAX_VALUES);
