@@ -163,6 +163,7 @@ int live_bus_convert_many_memfd(struct timeconv *tc, const char *from, const cha
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t size = BUS_API_MEMFD_BYTES(n);
+        unsigned owner_changes = tc->owner_changes;
         uint8_t *map;
         int r;
 
@@ -170,6 +171,9 @@ int live_bus_convert_many_memfd(struct timeconv *tc, const char *from, const cha
                 return -E2BIG;  /* the caller splits */
         if (n == 0)
                 return 0;
+        /* This daemon said it has no such method: not a memfd and a round trip more each batch. */
+        if (tc->memfd_none && tc->memfd_none_owner_changes == owner_changes)
+                return -EOPNOTSUPP;
         /* No memfd here (a seccomp filter, no memory for one): the caller sends ConvertMany calls,
          * which need none. Sealed before the daemon sees it: it maps only a memfd that cannot
          * shrink under it. */
@@ -188,6 +192,11 @@ int live_bus_convert_many_memfd(struct timeconv *tc, const char *from, const cha
                 r = sd_bus_message_append(m, "ssht", from, to, fd, (uint64_t) n);
         if (r >= 0)
                 r = live_bus_call_message(tc, m, NULL);
+        /* Unless the owner changed meanwhile: the answer may be the old daemon's. */
+        if (r == -EOPNOTSUPP && owner_changes == tc->owner_changes) {
+                tc->memfd_none = true;
+                tc->memfd_none_owner_changes = owner_changes;
+        }
         if (r >= 0)
                 r = take_answers(map + n * sizeof(int64_t), map + 2 * n * sizeof(int64_t), n, out_values,
                                  out_uncertainty_ns);

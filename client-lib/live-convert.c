@@ -290,13 +290,14 @@ TIMECONV_EXPORT int timeconv_convert_many(struct timeconv *tc, const char *from,
         }
         /* The rest over D-Bus: more than a message takes goes in memfds (the bus daemon carries
          * none of their bytes, which would delay every other client's answers); what is left, or
-         * all of it for a daemon without ConvertManyMemfd, in messages the daemon accepts. */
+         * all of it for a daemon without ConvertManyMemfd or with no room for another memfd
+         * (QuotaExceeded), in messages the daemon accepts. */
         while (n - done > BUS_API_CONVERT_MANY_MAX) {
                 size_t chunk = n - done < BUS_API_CONVERT_MANY_MEMFD_MAX ? n - done : BUS_API_CONVERT_MANY_MEMFD_MAX;
 
                 r = live_bus_convert_many_memfd(tc, from, to, values + done, chunk, out_values + done,
                                                 out_uncertainty_ns ? out_uncertainty_ns + done : NULL);
-                if (r == -EOPNOTSUPP)
+                if (r == -EOPNOTSUPP || r == -EDQUOT)
                         break;
                 if (r < 0)
                         return r;

@@ -90,6 +90,11 @@ struct timeconv {
          * daemon's signals; learned from NameOwnerChanged, or asked when a signal comes first. */
         char daemon_owner[256];
         bool daemon_owner_known;
+        /* This daemon answered ConvertManyMemfd with UnknownMethod (or the bus passes no fds):
+         * ConvertMany calls only, without making a memfd for each batch, until owner_changes
+         * moves on from memfd_none_owner_changes (another daemon may have the method). */
+        bool memfd_none;
+        unsigned memfd_none_owner_changes;
 };
 
 /* live.c */
@@ -110,8 +115,8 @@ int live_bus_convert(struct timeconv *tc, const char *from, const char *to, int6
 int live_bus_convert_many(struct timeconv *tc, const char *from, const char *to, const int64_t *values,
                           size_t n, int64_t *out_values, int64_t *out_uncertainty_ns);
 /* The same through ConvertManyMemfd: the values in a sealed memfd of ours, never on the bus.
- * -EOPNOTSUPP from a daemon without the method, a bus that passes no fds, or when no memfd can
- * be made: ConvertMany calls do without. */
+ * -EOPNOTSUPP from a daemon without the method or a bus that passes no fds (remembered until the
+ * daemon's owner changes), or when no memfd can be made: ConvertMany calls do without. */
 int live_bus_convert_many_memfd(struct timeconv *tc, const char *from, const char *to, const int64_t *values,
                                 size_t n, int64_t *out_values, int64_t *out_uncertainty_ns);
 int live_bus_now(struct timeconv *tc, const char *domain, int64_t *ret_value, int64_t *ret_uncertainty_ns);
