@@ -27,9 +27,10 @@
  * calls instead (libtimeconv does). */
 #define BUS_JOBS_MEMFD_MAX 32
 /* Replies queued to the bus daemon beyond which jobs pause: none. A client that never reads gets
- * its 16 MiB/s of replies at the limit, and each one queued ahead delays every small answer
- * behind it by the milliseconds the bus daemon takes to pass 256 KiB on (bench-hostile, attack 2:
- * 64 allowed, p99 0.6-14 s; none, p99 8 ms, max 40 ms, the do-nothing service's p99 14 ms). */
+ * its 4 MiB/s of replies (bus-clients.h), and each one queued ahead delays every small answer
+ * behind it by the time the bus daemon takes to pass it on (8 KiB at the limit now). Measured
+ * when the budget was 16 MiB/s and a reply at the limit 256 KiB (bench-hostile, attack 2): 64
+ * allowed, p99 0.6-14 s; none, p99 8 ms, max 40 ms, the do-nothing service's p99 14 ms. */
 #define BUS_JOBS_WQUEUE_MAX 0
 /* Asked of the bus socket (Linux doubles it): a reply at the limit (8 KiB). With 128 KiB, 32 such
  * replies could wait in the socket ahead of a small answer; the victim's p99 under a stream of
