@@ -283,12 +283,14 @@ static int job_queue(BusApi *a, BusClient *cl, BusJob *j) {
         return 1;
 }
 
-/* The limits of calls in flight, which both kinds of call share, and of values queued, which
- * only ConvertMany's hold in the daemon's memory (n 0: a memfd's, in its caller's). A memfd job
- * holds its call (with every fd the caller attached) and a mapping until it ends: those are
- * counted over all clients too, so that many clients cannot run the daemon out of fds or maps. */
+/* The limits of calls in flight and of values converted a second, which both kinds of call
+ * share, and of values queued, which only ConvertMany's hold in the daemon's memory (a memfd's
+ * are in its caller's). A memfd job holds its call (with every fd the caller attached) and a
+ * mapping until it ends: those are counted over all clients too, so that many clients cannot
+ * run the daemon out of fds or maps. */
 static int jobs_admit(BusApi *a, BusClient *cl, size_t n, bool memfd, sd_bus_error *error) {
         const char *method = memfd ? "ConvertManyMemfd" : "ConvertMany";
+        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
 
         if (cl && cl->jobs >= BUS_CLIENT_JOBS_MAX)
                 return bus_timeconv_error_setf(error, -EDQUOT, "%u ConvertMany or ConvertManyMemfd calls of this "
@@ -298,9 +300,16 @@ static int jobs_admit(BusApi *a, BusClient *cl, size_t n, bool memfd, sd_bus_err
                 return bus_timeconv_error_setf(error, -EDQUOT, "the daemon has %zu ConvertManyMemfd calls in "
                                                "flight, at most %d: try again later, or use ConvertMany",
                                                a->memfd_jobs, BUS_JOBS_MEMFD_MAX);
-        if (cl && a->values_queued + n > BUS_JOBS_VALUES_MAX)
+        if (cl && !memfd && a->values_queued + n > BUS_JOBS_VALUES_MAX)
                 return bus_timeconv_error_setf(error, -EDQUOT, "the daemon has %zu values queued, at most %d: "
                                                "try again later", a->values_queued, BUS_JOBS_VALUES_MAX);
+        /* Taken by the caller once nothing else can refuse the call. */
+        if (cl && bus_bucket_peek(&cl->values, now_ns, BUS_CLIENT_VALUES_BURST, BUS_CLIENT_VALUES_PER_S) < n)
+                return bus_timeconv_error_setf(error, -EDQUOT, "ConvertMany and ConvertManyMemfd convert %u M "
+                                               "values at once and %u M a second for a client: %s refused, "
+                                               "try again later, or convert through the shared table "
+                                               "(libtimeconv)", BUS_CLIENT_VALUES_BURST >> 20,
+                                               BUS_CLIENT_VALUES_PER_S >> 20, method);
         return 0;
 }
 
@@ -315,6 +324,8 @@ int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPa
                 return r;
         if (cl && !bus_client_take_reply_bytes(cl, reply_bytes, clock_now_ns(CLOCK_MONOTONIC)))
                 return bus_api_reply_quota_error(error);
+        if (cl)
+                (void) bus_client_take_values(cl, n, clock_now_ns(CLOCK_MONOTONIC));
 
         j = calloc(1, sizeof(*j));
         if (!j)
@@ -340,8 +351,10 @@ int bus_api_jobs_submit_memfd(BusApi *a, sd_bus_message *m, BusClient *cl, const
         int r;
 
         /* The reply is empty: no budget of large replies to take; the values are the caller's
-         * memory, not the daemon's. */
-        r = jobs_admit(a, cl, 0, true, error);
+         * memory, not the daemon's, but their conversion is the daemon's time. */
+        r = jobs_admit(a, cl, n, true, error);
+        if (r >= 0 && cl)
+                (void) bus_client_take_values(cl, n, clock_now_ns(CLOCK_MONOTONIC));
         j = r < 0 ? NULL : calloc(1, sizeof(*j));
         if (!j) {
                 (void) munmap(map, map_size);

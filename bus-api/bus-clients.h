@@ -8,7 +8,8 @@
  *   - copies of the shared table handed out (each pending reply holds an fd in the bus daemon);
  *   - bytes of large replies (ConvertMany, ExportSnapshots), as a token bucket: a client that
  *     never reads can make the bus daemon hold at most a bucket and its refill, and what the
- *     daemon itself queues stays bounded.
+ *     daemon itself queues stays bounded;
+ *   - values converted by ConvertMany and ConvertManyMemfd, as a token bucket: the daemon's CPU.
  * Beyond a limit the call is refused with QuotaExceeded; nothing waits. */
 
 #include <stdbool.h>
@@ -35,6 +36,12 @@
 #define BUS_CLIENT_REPLY_BYTES_PER_S (4u << 20)
 #define BUS_CLIENTS_REPLY_BURST_BYTES (16u << 20)
 #define BUS_CLIENTS_REPLY_BYTES_PER_S (8u << 20)
+/* Values converted for one client by ConvertMany and ConvertManyMemfd together: 8 M at once (128
+ * calls of ConvertManyMemfd at the limit), 2 M a second after, about a tenth of a core here
+ * (~60 ns a value). Without it a client that keeps 2 memfd calls in flight has a core to itself
+ * for as long as it likes. ConvertMany's reply budget binds first (4 MiB/s is 256 K values/s). */
+#define BUS_CLIENT_VALUES_BURST (8u << 20)
+#define BUS_CLIENT_VALUES_PER_S (2u << 20)
 
 /* A token bucket: up to burst tokens, per_s more each second. */
 typedef struct BusBucket {
@@ -58,6 +65,7 @@ typedef struct BusClient {
         unsigned jobs;                  /* ConvertMany calls accepted and not yet answered */
         BusBucket tables;               /* shared tables it may be handed */
         BusBucket reply_bytes;
+        BusBucket values;               /* values it may have converted (ConvertMany, ConvertManyMemfd) */
         BusJob *jobs_head, *jobs_tail;  /* this client's queue, oldest first (bus-jobs.c) */
         struct BusClient *next_ready;   /* in the round-robin ring of clients with jobs */
         bool ready;
@@ -82,6 +90,10 @@ bool bus_client_take_reply_bytes(BusClient *cl, uint64_t bytes, int64_t now_ns);
 /* Whether a large reply of at least bytes could be sent now: asked before the work of one whose
  * size is known only after it (ExportSnapshots). Takes nothing. */
 bool bus_client_may_reply_bytes(BusClient *cl, uint64_t bytes, int64_t now_ns);
+
+/* Takes n values from the client's budget of conversions: false (nothing taken) when it has had
+ * its share for now. */
+bool bus_client_take_values(BusClient *cl, uint64_t n, int64_t now_ns);
 
 /* Takes one of the client's shared tables: false when it has had its share for now. */
 bool bus_client_take_table(BusClient *cl, int64_t now_ns);

@@ -76,8 +76,37 @@ static void test_reply_budget_over_time(void) {
            (unsigned) (reply >> 10), burst, per_s);
 }
 
+/* What a client gets of ConvertManyMemfd calls at the limit, sent as fast as it likes (1000 a
+ * second, more than the budget refills) for 10 s: the burst, then the rate; ConvertMany's values
+ * come out of the same budget. */
+static void test_values_budget_over_time(void) {
+        const int64_t end = T0 + 10 * NSEC_PER_SEC;
+        BusClient cl = {};
+        const uint64_t call = BUS_API_CONVERT_MANY_MEMFD_MAX;
+        const unsigned burst = (unsigned) (BUS_CLIENT_VALUES_BURST / call);
+        const unsigned per_s = (unsigned) (BUS_CLIENT_VALUES_PER_S / call);
+        unsigned served = 0;
+
+        cl.values = (BusBucket) { BUS_CLIENT_VALUES_BURST, T0 };
+        _Static_assert(BUS_CLIENT_VALUES_PER_S / BUS_API_CONVERT_MANY_MEMFD_MAX < 1000,
+                       "the client asks faster than the rate refills");
+        for (int64_t t = T0; t <= end; t += NSEC_PER_SEC / 1000)
+                served += bus_client_take_values(&cl, call, t);
+        diag("%u calls of %u values served in 10 s", served, (unsigned) call);
+        ok(served >= burst + 10 * per_s - 1 && served <= burst + 10 * per_s + 1,
+           "a client asking 1000 times a second for 10 s gets %u calls of %u values (%u + 10 * %u)", served,
+           (unsigned) call, burst, per_s);
+        ok(bus_client_take_values(&cl, bus_bucket_peek(&cl.values, end, BUS_CLIENT_VALUES_BURST,
+                                                       BUS_CLIENT_VALUES_PER_S), end) &&
+           !bus_client_take_values(&cl, BUS_API_CONVERT_MANY_MAX, end),
+           "the rest taken, a ConvertMany at the limit is refused: one budget for both");
+        ok(bus_client_take_values(&cl, BUS_API_CONVERT_MANY_MAX, end + NSEC_PER_SEC / 1000),
+           "and served a millisecond later, when %u values have come back", BUS_CLIENT_VALUES_PER_S / 1000);
+}
+
 int main(void) {
         test_bucket();
         test_reply_budget_over_time();
+        test_values_budget_over_time();
         return done_testing();
 }

@@ -12,6 +12,7 @@
  *   - fairness: a Convert sent after two calls at the limit is answered before the second ends;
  *   - at most BUS_JOBS_MEMFD_MAX calls of all clients together are in flight: beyond,
  *     QuotaExceeded, and the places come back as the calls end.
+ *   - one client's values converted are a budget: past its burst and refill, QuotaExceeded;
  *   - the daemon raises its soft limit of open files to its hard one.
  * Every property is one that load cannot flip: answers, error names, order (the order ones
  * repeated, since a descheduled bus daemon may deliver a call late). */
@@ -409,6 +410,42 @@ static void test_daemon_out_of_maps(Harness *h, sd_bus *bus) {
         close(fd);
 }
 
+/* One client's calls at the limit, one after another: after its burst of values and what came
+ * back meanwhile, QuotaExceeded saying so; the daemon spent what the budget allows on it. */
+#define BUDGET_CALLS_MAX 1024
+static void test_values_budget(Harness *h) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *client = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        size_t size = BUS_API_MEMFD_BYTES((size_t) MAX_VALUES);
+        int64_t start_ns, took_ns, refill_ns;
+        unsigned calls = 0;
+        int fd = -EBADF, r;
+
+        r = harness_connect(h, &client);
+        if (r >= 0)
+                r = fd = memfd_make(NULL, 0, size, F_SEAL_SHRINK | F_SEAL_GROW, NULL);
+        start_ns = clock_now_ns(CLOCK_MONOTONIC);
+        for (; r >= 0 && calls < BUDGET_CALLS_MAX; calls++)
+                r = call_memfd(client, fd, MAX_VALUES, &e);
+        took_ns = clock_now_ns(CLOCK_MONOTONIC) - start_ns;
+        diag("%u calls of %d values answered in %" PRIi64 " ms, then: %s", calls > 0 ? calls - 1 : 0, MAX_VALUES,
+             took_ns / 1000000, e.message ? e.message : strerror(r < 0 ? -r : 0));
+        /* The time in which the budget would refill all the calls past the burst: only a daemon
+         * slower than that (a machine loaded beyond reason) answers them all. */
+        refill_ns = (int64_t) (((uint64_t) BUDGET_CALLS_MAX * MAX_VALUES - BUS_CLIENT_VALUES_BURST) * NSEC_PER_SEC /
+                               BUS_CLIENT_VALUES_PER_S);
+        if (r >= 0 && took_ns >= refill_ns)
+                skip("the daemon converted slower than the budget refills: no QuotaExceeded to see");
+        else
+                ok(r == -EDQUOT && sd_bus_error_has_name(&e, BUS_ERROR_QUOTA_EXCEEDED) && e.message &&
+                   strstr(e.message, "a second for a client") && calls - 1 >= BUS_CLIENT_VALUES_BURST / MAX_VALUES,
+                   "a client calling at the limit without pause is QuotaExceeded past its %u M values at once "
+                   "and %u M a second (after %u calls)", BUS_CLIENT_VALUES_BURST >> 20,
+                   BUS_CLIENT_VALUES_PER_S >> 20, calls > 0 ? calls - 1 : 0);
+        if (fd >= 0)
+                close(fd);
+}
+
 static void test_rounds(Harness *h) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *client = NULL;
         size_t size = BUS_API_MEMFD_BYTES((size_t) MAX_VALUES);
@@ -502,6 +539,7 @@ int main(int argc, char **argv) {
         test_daemon_out_of_maps(h, bus);
         test_rounds(h);
         test_global_cap(h, bus);
+        test_values_budget(h);
 
         return done_testing();
 }
