@@ -23,7 +23,9 @@
  * does nothing (bus_floor_*): what the same traffic costs the victim through dbus-daemon alone,
  * against that service's own p99 just before.
  * dbus-daemon reads a connection 2 KiB at a time, so every large message costs the others in
- * its loop whatever the service does. One JSON object.
+ * its loop whatever the service does. The targets are issue 15's, over its attacks 1-5;
+ * attacks 6 and 7 came after and are reported beside them (beyond_targets): 7 stalls the
+ * do-nothing service as much, which is dbus-daemon's to fix. One JSON object.
  * usage: bench-hostile TIMECONVD [ATTACK...]   (the attacks to run, 1-7; all by default) */
 
 #define _GNU_SOURCE
@@ -48,6 +50,7 @@
 #include "xvfb.h"
 
 #define PHASES 8
+#define ISSUE_ATTACKS_END 6             /* phases 1-5: issue 15's attacks, which its targets are for */
 /* The same traffic against a service that does nothing (floor_*): attack 2 against it, attack 4
  * against it answered with empty arrays and with replies of the size of the daemon's, attack 6
  * against it copying the values where the answers go, attack 7 against it. */
@@ -424,7 +427,8 @@ int main(int argc, char **argv) {
         pthread_t thread;
         pid_t pid = 0, floor_pid = 0;
         unsigned wrong = 0, exits = 0;
-        bool ratios_ok = true, quiet_ratios_ok = true, growth_ok = true;
+        /* [0]: attacks 1-5 (the targets), [1]: 6 and 7 */
+        bool ratios_ok[2] = { true, true }, quiet_ratios_ok[2] = { true, true }, ran[2] = {}, growth_ok = true;
         const char *args[] = { "--display", NULL, "--no-gpu", NULL };
 
         if (argc < 2) {
@@ -532,8 +536,9 @@ int main(int argc, char **argv) {
 
                 if (!wanted(i, argc, argv))
                         continue;
-                ratios_ok &= ratio <= 2.0;
-                quiet_ratios_ok &= quiet_ratio <= 2.0;
+                ran[i >= ISSUE_ATTACKS_END] = true;
+                ratios_ok[i >= ISSUE_ATTACKS_END] &= ratio <= 2.0;
+                quiet_ratios_ok[i >= ISSUE_ATTACKS_END] &= quiet_ratio <= 2.0;
                 growth_ok &= growth_kib <= 1024;
                 printf("%s    \"%s\": { \"victim_calls\": %zu, \"victim_p50_ns\": %" PRId64 ", \"victim_p99_ns\": %" PRId64
                        ", \"victim_max_ns\": %" PRId64 ", \"p99_to_baseline_ratio\": %.2f, \"quiet_before_p99_ns\": %" PRId64
@@ -556,9 +561,11 @@ int main(int argc, char **argv) {
         printf("\n  },\n  \"victim_calls_failed\": %u,\n  \"wrong_answers\": %u,\n  \"daemon_exits\": %u,\n", v.failed,
                wrong, exits);
         printf("  \"targets\": {\n    \"p99_le_2x_baseline\": %s,\n    \"p99_le_2x_quiet_before\": %s,\n"
-               "    \"rss_growth_le_1mib\": %s,\n    \"no_wrong_answers\": %s,\n    \"no_daemon_exits\": %s\n  }\n}\n",
-               ratios_ok ? "true" : "false", quiet_ratios_ok ? "true" : "false", growth_ok ? "true" : "false", wrong == 0 ? "true" : "false",
+               "    \"rss_growth_le_1mib\": %s,\n    \"no_wrong_answers\": %s,\n    \"no_daemon_exits\": %s\n  },\n",
+               ratios_ok[0] ? "true" : "false", quiet_ratios_ok[0] ? "true" : "false", growth_ok ? "true" : "false", wrong == 0 ? "true" : "false",
                exits == 0 ? "true" : "false");
+        printf("  \"beyond_targets\": { \"attacks_6_7_p99_le_2x_baseline\": %s, \"attacks_6_7_p99_le_2x_quiet_before\": %s }\n}\n",
+               !ran[1] ? "null" : ratios_ok[1] ? "true" : "false", !ran[1] ? "null" : quiet_ratios_ok[1] ? "true" : "false");
 
         (void) xvfb_stop(&x);
         for (int i = 0; i < SLOTS; i++) {
