@@ -46,6 +46,8 @@ void bus_api_touch(BusApi *a);
 
 /* 0 when name is a valid domain name, else InvalidArgument naming the argument arg. */
 int bus_api_validate_domain(const char *arg, const char *name, sd_bus_error *error);
+/* Reads the names of a conversion, the first two arguments of m, and validates them. */
+int bus_api_read_pair_names(sd_bus_message *m, const char **ret_from, const char **ret_to, sd_bus_error *error);
 
 /* The domains of one conversion, each looked up once: from and to (to NULL for a reading of
  * from alone, Now) with their core indices. */

@@ -80,13 +80,10 @@ int bus_api_method_convert_many_memfd(sd_bus_message *m, void *userdata, sd_bus_
 
         bus_api_touch(a);
 
-        r = sd_bus_message_read(m, "ssht", &from, &to, &fd, &count);
+        r = bus_api_read_pair_names(m, &from, &to, error);
         if (r < 0)
                 return r;
-        r = bus_api_validate_domain("from", from, error);
-        if (r < 0)
-                return r;
-        r = bus_api_validate_domain("to", to, error);
+        r = sd_bus_message_read(m, "ht", &fd, &count);
         if (r < 0)
                 return r;
         if (count > BUS_API_CONVERT_MANY_MEMFD_MAX)

@@ -118,8 +118,7 @@ int bus_api_method_list_domains(sd_bus_message *m, void *userdata, sd_bus_error 
         return sd_bus_send(NULL, reply, NULL);
 }
 
-/* Reads the names of a conversion, the first two arguments of m, and validates them. */
-static int read_pair_names(sd_bus_message *m, const char **ret_from, const char **ret_to, sd_bus_error *error) {
+int bus_api_read_pair_names(sd_bus_message *m, const char **ret_from, const char **ret_to, sd_bus_error *error) {
         const char *from, *to;
         int r;
 
@@ -147,7 +146,7 @@ int bus_api_method_convert(sd_bus_message *m, void *userdata, sd_bus_error *erro
 
         bus_api_touch(a);
 
-        r = read_pair_names(m, &from, &to, error);
+        r = bus_api_read_pair_names(m, &from, &to, error);
         if (r < 0)
                 return r;
         r = sd_bus_message_read(m, "x", &value);
@@ -175,7 +174,7 @@ int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error 
 
         bus_api_touch(a);
 
-        r = read_pair_names(m, &from, &to, error);
+        r = bus_api_read_pair_names(m, &from, &to, error);
         if (r < 0)
                 return r;
         r = sd_bus_message_read_array(m, 'x', &values, &size);
