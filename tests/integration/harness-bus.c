@@ -4,8 +4,11 @@
  * change hands. */
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -45,6 +48,54 @@ int harness_stand_in(const Harness *h, const sd_bus_vtable *vtable, void *userda
         }
         *ret = bus;
         return 0;
+}
+
+/* Serves until the caller writes to stop_fd. */
+static void *stand_in_serve(void *userdata) {
+        HarnessStandIn *s = userdata;
+
+        for (;;) {
+                struct pollfd p[2] = { { .fd = sd_bus_get_fd(s->bus) }, { .fd = s->stop_fd, .events = POLLIN } };
+                int r;
+
+                do
+                        r = sd_bus_process(s->bus, NULL);
+                while (r > 0);
+                if (r < 0)
+                        break;
+                p[0].events = (short) sd_bus_get_events(s->bus);
+                if (poll(p, 2, -1) < 0 && errno != EINTR)
+                        break;
+                if (p[1].revents)
+                        break;
+        }
+        sd_bus_flush(s->bus);
+        return NULL;
+}
+
+int harness_stand_in_start(const Harness *h, const sd_bus_vtable *vtable, void *userdata, HarnessStandIn *ret) {
+        int r;
+
+        *ret = (HarnessStandIn) { .stop_fd = eventfd(0, EFD_CLOEXEC) };
+        if (ret->stop_fd < 0)
+                return -errno;
+        r = harness_stand_in(h, vtable, userdata, &ret->bus);
+        if (r >= 0)
+                r = -pthread_create(&ret->thread, NULL, stand_in_serve, ret);
+        if (r < 0) {
+                ret->bus = sd_bus_flush_close_unref(ret->bus);
+                close(ret->stop_fd);
+                ret->stop_fd = -1;
+        }
+        return r;
+}
+
+void harness_stand_in_stop(HarnessStandIn *s) {
+        (void) !write(s->stop_fd, &(uint64_t) { 1 }, sizeof(uint64_t));
+        pthread_join(s->thread, NULL);
+        s->bus = sd_bus_flush_close_unref(s->bus);
+        close(s->stop_fd);
+        s->stop_fd = -1;
 }
 
 int harness_name_pid(sd_bus *bus, const char *name, pid_t *ret) {

@@ -10,6 +10,7 @@
  * PR_SET_PDEATHSIG, and harness_free() ends them all, so a failing or killed test leaves no
  * process behind. */
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -73,6 +74,16 @@ int harness_connect(const Harness *h, sd_bus **ret);
 /* A stand-in for timeconvd: a new connection that serves vtable (with userdata) at
  * /org/timeconv/Clock1 and owns org.timeconv.Clock1. */
 int harness_stand_in(const Harness *h, const sd_bus_vtable *vtable, void *userdata, sd_bus **ret);
+
+/* The same, served on a thread of its own until harness_stand_in_stop(), which closes the
+ * connection (the name goes with it). The thread uses *ret: it stays where it is till then. */
+typedef struct HarnessStandIn {
+        sd_bus *bus;
+        pthread_t thread;
+        int stop_fd;            /* an eventfd: the caller is done */
+} HarnessStandIn;
+int harness_stand_in_start(const Harness *h, const sd_bus_vtable *vtable, void *userdata, HarnessStandIn *ret);
+void harness_stand_in_stop(HarnessStandIn *s);
 
 /* The pid owning name on the bus; -ENXIO when nobody owns it. */
 int harness_name_pid(sd_bus *bus, const char *name, pid_t *ret);

@@ -14,12 +14,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "bus-errors.h"
 #include "harness.h"
@@ -36,9 +32,7 @@ typedef enum Mode {
 } Mode;
 
 typedef struct Fake {
-        sd_bus *bus;
-        pthread_t thread;
-        int stop_fd;            /* an eventfd: the main thread is done */
+        HarnessStandIn s;
         int mode;               /* Mode, set by the main thread between calls */
         int memfd_calls;
 } Fake;
@@ -102,51 +96,9 @@ static const sd_bus_vtable fake_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
-/* Serves until the main thread writes to stop_fd. */
-static void *serve(void *userdata) {
-        Fake *f = userdata;
-
-        for (;;) {
-                struct pollfd p[2] = { { .fd = sd_bus_get_fd(f->bus) }, { .fd = f->stop_fd, .events = POLLIN } };
-                int r;
-
-                do
-                        r = sd_bus_process(f->bus, NULL);
-                while (r > 0);
-                if (r < 0)
-                        break;
-                p[0].events = (short) sd_bus_get_events(f->bus);
-                if (poll(p, 2, -1) < 0 && errno != EINTR)
-                        break;
-                if (p[1].revents)
-                        break;
-        }
-        sd_bus_flush(f->bus);
-        return NULL;
-}
-
 static int fake_start(const Harness *h, Fake *f) {
-        int r;
-
-        *f = (Fake) { .stop_fd = eventfd(0, EFD_CLOEXEC) };
-        if (f->stop_fd < 0)
-                return -errno;
-        r = harness_stand_in(h, fake_vtable, f, &f->bus);
-        if (r >= 0)
-                r = -pthread_create(&f->thread, NULL, serve, f);
-        if (r < 0) {
-                f->bus = sd_bus_flush_close_unref(f->bus);
-                close(f->stop_fd);
-        }
-        return r;
-}
-
-/* Ends the stand-in; its name goes with its connection. */
-static void fake_stop(Fake *f) {
-        (void) !write(f->stop_fd, &(uint64_t) { 1 }, sizeof(uint64_t));
-        pthread_join(f->thread, NULL);
-        f->bus = sd_bus_flush_close_unref(f->bus);
-        close(f->stop_fd);
+        *f = (Fake) {};
+        return harness_stand_in_start(h, fake_vtable, f, &f->s);
 }
 
 /* One batch of N_VALUES: 0 when every answer is the stand-in's. */
@@ -197,7 +149,7 @@ int main(int argc, char *argv[]) {
 
         /* Another daemon takes the name. A Convert answered by it comes after the bus driver's
          * NameOwnerChanged on the handle's connection, so the handle has seen the change. */
-        fake_stop(&fake);
+        harness_stand_in_stop(&fake.s);
         r = fake_start(h, &fake);
         if (r >= 0)
                 r = timeconv_convert(tc, "monotonic_raw", "monotonic", 0, &v, &u);
@@ -208,7 +160,7 @@ int main(int argc, char *argv[]) {
         is_int(memfd_calls(&fake), 1, "without trying again");
 
         /* A daemon with no room for another memfd now may have some later. */
-        fake_stop(&fake);
+        harness_stand_in_stop(&fake.s);
         r = fake_start(h, &fake);
         if (r >= 0) {
                 __atomic_store_n(&fake.mode, MODE_FULL, __ATOMIC_RELEASE);
@@ -220,6 +172,6 @@ int main(int argc, char *argv[]) {
         is_int(memfd_calls(&fake), 2, "ConvertManyMemfd was tried for each: QuotaExceeded is not remembered");
 
         timeconv_close(tc);
-        fake_stop(&fake);
+        harness_stand_in_stop(&fake.s);
         return done_testing();
 }

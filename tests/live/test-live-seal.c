@@ -13,12 +13,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 
 #include "harness.h"
@@ -43,8 +40,7 @@ typedef enum Mode {
 } Mode;
 
 typedef struct Fake {
-        sd_bus *bus;
-        int stop_fd;            /* an eventfd: the main thread is done */
+        HarnessStandIn s;
         int mode;               /* Mode, set by the main thread between clients */
         int table_fd;           /* the last table handed out, kept to shrink it */
         int table_calls;
@@ -131,30 +127,6 @@ static const sd_bus_vtable fake_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
-/* Serves until the main thread writes to stop_fd. */
-static void *serve(void *userdata) {
-        Fake *f = userdata;
-
-        for (;;) {
-                struct pollfd p[2] = { { .fd = sd_bus_get_fd(f->bus), .events = (short) sd_bus_get_events(f->bus) },
-                                       { .fd = f->stop_fd, .events = POLLIN } };
-                int r;
-
-                do
-                        r = sd_bus_process(f->bus, NULL);
-                while (r > 0);
-                if (r < 0)
-                        break;
-                p[0].events = (short) sd_bus_get_events(f->bus);
-                if (poll(p, 2, -1) < 0 && errno != EINTR)
-                        break;
-                if (p[1].revents)
-                        break;
-        }
-        sd_bus_flush(f->bus);
-        return NULL;
-}
-
 /* Whether this process maps the fake's memfd. */
 static bool table_mapped(void) {
         _cleanup_free_ char *line = NULL;
@@ -217,8 +189,7 @@ static void check_mode(const Harness *h, Fake *f, Mode mode, const char *what) {
 
 int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
-        Fake fake = { .stop_fd = -1, .table_fd = -1 };
-        pthread_t thread;
+        Fake fake = { .table_fd = -1 };
         int r;
 
         tap_args(argc, argv, 1, "TIMECONVD");
@@ -226,13 +197,7 @@ int main(int argc, char *argv[]) {
 
         r = harness_new(NULL, &h);
         if (r >= 0)
-                r = harness_stand_in(h, fake_vtable, &fake, &fake.bus);
-        if (r >= 0) {
-                fake.stop_fd = eventfd(0, EFD_CLOEXEC);
-                r = fake.stop_fd < 0 ? -errno : 0;
-        }
-        if (r >= 0)
-                r = -pthread_create(&thread, NULL, serve, &fake);
+                r = harness_stand_in_start(h, fake_vtable, &fake, &fake.s);
         is_int(r < 0 ? r : 0, 0, "a stand-in daemon owns org.timeconv.Clock1 on a private bus");
         if (r < 0)
                 return done_testing();
@@ -241,11 +206,8 @@ int main(int argc, char *argv[]) {
         check_mode(h, &fake, MODE_UNSEALED, "an unsealed table");
         check_mode(h, &fake, MODE_SHRINK_ONLY, "a table sealed against shrinking only");
 
-        (void) !write(fake.stop_fd, &(uint64_t) { 1 }, sizeof(uint64_t));
-        pthread_join(thread, NULL);
+        harness_stand_in_stop(&fake.s);
         if (fake.table_fd >= 0)
                 close(fake.table_fd);
-        close(fake.stop_fd);
-        sd_bus_flush_close_unref(fake.bus);
         return done_testing();
 }
