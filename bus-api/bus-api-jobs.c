@@ -324,8 +324,6 @@ int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPa
                 return r;
         if (cl && !bus_client_take_reply_bytes(cl, reply_bytes, clock_now_ns(CLOCK_MONOTONIC)))
                 return bus_api_reply_quota_error(error);
-        if (cl)
-                (void) bus_client_take_values(cl, n, clock_now_ns(CLOCK_MONOTONIC));
 
         j = calloc(1, sizeof(*j));
         if (!j)
@@ -341,6 +339,8 @@ int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPa
                 job_free(j);
                 return r;
         }
+        if (cl)
+                (void) bus_client_take_values(cl, n, clock_now_ns(CLOCK_MONOTONIC));
         return job_queue(a, cl, j);
 }
 
@@ -353,13 +353,13 @@ int bus_api_jobs_submit_memfd(BusApi *a, sd_bus_message *m, BusClient *cl, const
         /* The reply is empty: no budget of large replies to take; the values are the caller's
          * memory, not the daemon's, but their conversion is the daemon's time. */
         r = jobs_admit(a, cl, n, true, error);
-        if (r >= 0 && cl)
-                (void) bus_client_take_values(cl, n, clock_now_ns(CLOCK_MONOTONIC));
         j = r < 0 ? NULL : calloc(1, sizeof(*j));
         if (!j) {
                 (void) munmap(map, map_size);
                 return r < 0 ? r : -ENOMEM;
         }
+        if (cl)
+                (void) bus_client_take_values(cl, n, clock_now_ns(CLOCK_MONOTONIC));
         *j = (BusJob) {
                 .call = sd_bus_message_ref(m),
                 .pair = *pair,
