@@ -253,6 +253,11 @@ static int read_input(Frames *c, const char *name, int fd, bool whole_file) {
                         fprintf(stderr, "timeconv: %s: %s\n", name, error.message);
                 return EXIT_DATAERR;
         }
+        if (r == -ENODATA) {
+                fprintf(stderr, "timeconv: %s: ended before the size it had when reading began (was it truncated "
+                        "while being read?)\n", name);
+                return EXIT_NOINPUT;
+        }
         if (r < 0) {
                 fprintf(stderr, "timeconv: %s: cannot read: %s\n", name, strerror(-r));
                 return EXIT_NOINPUT;

@@ -84,11 +84,11 @@ static int extend(Worker *w, Span *sp, size_t want) {
 
                 if (k < 0)
                         return (int) k;
-                if (k == 0) {
-                        /* Shorter than it was said to be: it ends here. */
-                        sp->end = true;
-                        break;
-                }
+                /* Shorter than it was said to be: it changed while it was read (truncated
+                 * and written again, perhaps), and the blocks already read may belong to
+                 * another text than the ones still to come. */
+                if (k == 0)
+                        return -ENODATA;
                 sp->n += (size_t) k;
         }
         return 0;

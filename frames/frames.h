@@ -168,7 +168,8 @@ int frames_parser_text(FramesParser *p, const char *text, size_t size, size_t ma
 typedef ssize_t (*FramesReadAt)(void *userdata, void *buf, size_t size, uint64_t offset);
 
 /* frames_parser_text() on an input of size bytes that read_at() reads (a file, read by the two
- * threads where each needs it: no copy of it all in memory). A read's error is returned. */
+ * threads where each needs it: no copy of it all in memory). A read's error is returned, and
+ * -ENODATA when the input ends before size bytes (it shrank while it was read). */
 int frames_parser_read(FramesParser *p, FramesReadAt read_at, void *userdata, uint64_t size,
                        size_t max_line_size, FramesError *ret_error);
 

@@ -4,7 +4,8 @@
  * that line by line gives (frames_parser_line() on each line, the reference here): the same
  * windows, rows, frames, wide latencies and begin times, the same lines counted, and the same
  * error at the same line. Blocks of 1 byte to more than the input, cut anywhere: in a line, at
- * a CR of a CRLF, in a run of one window's rows, before a last line without a newline. */
+ * a CR of a CRLF, in a run of one window's rows, before a last line without a newline. A file
+ * that shrinks while it is read is an error, never a log of two texts. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -299,8 +300,33 @@ static void test_large(void) {
         free(text);
 }
 
+/* A file that shrinks while it is read: read_at() gives less than the size said, in the first
+ * block or a later one, on one thread or two, in a log or before the format is told. */
+static void test_shrunk(void) {
+        char *text = make_log(3000, true);
+        size_t size = strlen(text);
+
+        for (size_t cut = 0; cut < size; cut += size / 5 + 1)
+                for (unsigned n_workers = 1; n_workers <= 2; n_workers++) {
+                        Source src = { text, cut, size };
+                        Result res = { .error = { .line = 7777 } };
+                        FramesParser *p;
+
+                        if (frames_log_new(&res.log) < 0 || frames_parser_new(res.log, &p) < 0)
+                                abort();
+                        res.r = frames_parser_input(p, NULL, read_at, &src, size, 0, 64 << 10, n_workers,
+                                                    &res.error);
+                        frames_parser_free(p);
+                        ok(res.r == -ENODATA, "%zu of %zu bytes left, %u thread(s): -ENODATA (%d)", cut, size,
+                           n_workers, res.r);
+                        result_done(&res);
+                }
+        free(text);
+}
+
 int main(void) {
         test_log();
+        test_shrunk();
         test_errors();
         test_other_formats();
         test_large();
