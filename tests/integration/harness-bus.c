@@ -50,6 +50,18 @@ int harness_stand_in(const Harness *h, const sd_bus_vtable *vtable, void *userda
         return 0;
 }
 
+int harness_stand_in_convert(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        const char *from, *to;
+        int64_t value;
+        int r;
+
+        r = sd_bus_message_read(m, "ssx", &from, &to, &value);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(m, "xt", value + HARNESS_STAND_IN_OFFSET_NS,
+                                          (uint64_t) HARNESS_STAND_IN_UNCERTAINTY_NS);
+}
+
 /* Serves until the caller writes to stop_fd. */
 static void *stand_in_serve(void *userdata) {
         HarnessStandIn *s = userdata;

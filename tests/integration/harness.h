@@ -85,6 +85,13 @@ typedef struct HarnessStandIn {
 int harness_stand_in_start(const Harness *h, const sd_bus_vtable *vtable, void *userdata, HarnessStandIn *ret);
 void harness_stand_in_stop(HarnessStandIn *s);
 
+/* A stand-in's Convert (in its vtable, any userdata): every value, whatever the names, answered
+ * as value + HARNESS_STAND_IN_OFFSET_NS with a bound of HARNESS_STAND_IN_UNCERTAINTY_NS, so
+ * that an answer shows it came from the stand-in. */
+#define HARNESS_STAND_IN_OFFSET_NS 111
+#define HARNESS_STAND_IN_UNCERTAINTY_NS 7
+int harness_stand_in_convert(sd_bus_message *m, void *userdata, sd_bus_error *error);
+
 /* The pid owning name on the bus; -ENXIO when nobody owns it. */
 int harness_name_pid(sd_bus *bus, const char *name, pid_t *ret);
 

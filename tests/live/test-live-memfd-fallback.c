@@ -22,8 +22,6 @@
 #include "tap.h"
 #include "timeconv.h"
 
-#define DBUS_OFFSET_NS 111
-#define DBUS_UNCERTAINTY_NS 7
 #define N_VALUES 2000           /* more than a ConvertMany takes: the library tries a memfd */
 
 typedef enum Mode {
@@ -55,8 +53,8 @@ static int convert_many(sd_bus_message *m, void *userdata, sd_bus_error *error) 
         if (n > 512)
                 return sd_bus_error_set(error, BUS_ERROR_INVALID_ARGUMENT, "too many");
         for (size_t i = 0; i < n; i++) {
-                out[i] = values[i] + DBUS_OFFSET_NS;
-                unc[i] = DBUS_UNCERTAINTY_NS;
+                out[i] = values[i] + HARNESS_STAND_IN_OFFSET_NS;
+                unc[i] = HARNESS_STAND_IN_UNCERTAINTY_NS;
         }
         r = sd_bus_message_new_method_return(m, &reply);
         if (r >= 0)
@@ -77,20 +75,9 @@ static int convert_many_memfd(sd_bus_message *m, void *userdata, sd_bus_error *e
         return sd_bus_error_set(error, BUS_ERROR_QUOTA_EXCEEDED, "no room for another memfd");
 }
 
-static int convert(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        const char *from, *to;
-        int64_t value;
-        int r;
-
-        r = sd_bus_message_read(m, "ssx", &from, &to, &value);
-        if (r < 0)
-                return r;
-        return sd_bus_reply_method_return(m, "xt", value + DBUS_OFFSET_NS, (uint64_t) DBUS_UNCERTAINTY_NS);
-}
-
 static const sd_bus_vtable fake_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_METHOD("Convert", "ssx", "xt", convert, 0),
+        SD_BUS_METHOD("Convert", "ssx", "xt", harness_stand_in_convert, 0),
         SD_BUS_METHOD("ConvertMany", "ssax", "axat", convert_many, 0),
         SD_BUS_METHOD("ConvertManyMemfd", "ssht", "", convert_many_memfd, 0),
         SD_BUS_VTABLE_END
@@ -112,7 +99,7 @@ static int batch(struct timeconv *tc) {
         if (r < 0)
                 return r;
         for (size_t i = 0; i < N_VALUES; i++)
-                if (out[i] != values[i] + DBUS_OFFSET_NS || unc[i] != DBUS_UNCERTAINTY_NS)
+                if (out[i] != values[i] + HARNESS_STAND_IN_OFFSET_NS || unc[i] != HARNESS_STAND_IN_UNCERTAINTY_NS)
                         return -EIO;
         return 0;
 }
@@ -153,7 +140,7 @@ int main(int argc, char *argv[]) {
         r = fake_start(h, &fake);
         if (r >= 0)
                 r = timeconv_convert(tc, "monotonic_raw", "monotonic", 0, &v, &u);
-        ok(r >= 0 && v == DBUS_OFFSET_NS, "a new stand-in daemon took the name, and answers (%d)", r);
+        ok(r >= 0 && v == HARNESS_STAND_IN_OFFSET_NS, "a new stand-in daemon took the name, and answers (%d)", r);
         is_int(batch(tc), 0, "a batch is answered");
         is_int(memfd_calls(&fake), 1, "after ConvertManyMemfd was tried once on the new daemon");
         is_int(batch(tc), 0, "another batch is answered");

@@ -29,8 +29,6 @@
 
 #define TABLE_NAME "timeconv-fake-table"
 #define TABLE_OFFSET_NS INT64_C(1000000000000)
-#define DBUS_OFFSET_NS 111
-#define DBUS_UNCERTAINTY_NS 7
 #define VALUE_NS INT64_C(5000000000)
 
 typedef enum Mode {
@@ -109,20 +107,9 @@ static int get_shared_table(sd_bus_message *m, void *userdata, sd_bus_error *err
         return sd_bus_reply_method_return(m, "h", fd);
 }
 
-static int convert(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        const char *from, *to;
-        int64_t value;
-        int r;
-
-        r = sd_bus_message_read(m, "ssx", &from, &to, &value);
-        if (r < 0)
-                return r;
-        return sd_bus_reply_method_return(m, "xt", value + DBUS_OFFSET_NS, (uint64_t) DBUS_UNCERTAINTY_NS);
-}
-
 static const sd_bus_vtable fake_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_METHOD("Convert", "ssx", "xt", convert, 0),
+        SD_BUS_METHOD("Convert", "ssx", "xt", harness_stand_in_convert, 0),
         SD_BUS_METHOD("GetSharedTable", "", "h", get_shared_table, 0),
         SD_BUS_VTABLE_END
 };
@@ -170,7 +157,7 @@ static void check_mode(const Harness *h, Fake *f, Mode mode, const char *what) {
                 return;
         }
         ok(!table_mapped(), "%s: it is not mapped", what);
-        ok(timeconv_last_path(tc) == TIMECONV_PATH_DBUS && v == VALUE_NS + DBUS_OFFSET_NS && u == DBUS_UNCERTAINTY_NS,
+        ok(timeconv_last_path(tc) == TIMECONV_PATH_DBUS && v == VALUE_NS + HARNESS_STAND_IN_OFFSET_NS && u == HARNESS_STAND_IN_UNCERTAINTY_NS,
            "%s: D-Bus answers (%" PRIi64 " +- %" PRIi64 ")", what, v, u);
 
         /* What an unsealed table allows: shrunk under a client that mapped it, its next read
@@ -178,7 +165,7 @@ static void check_mode(const Harness *h, Fake *f, Mode mode, const char *what) {
         if (mode == MODE_UNSEALED) {
                 ok(ftruncate(f->table_fd, 0) == 0, "%s: the fake shrinks it to nothing", what);
                 r = timeconv_convert(tc, "monotonic_raw", "monotonic", VALUE_NS, &v, &u);
-                ok(r == 0 && timeconv_last_path(tc) == TIMECONV_PATH_DBUS && v == VALUE_NS + DBUS_OFFSET_NS,
+                ok(r == 0 && timeconv_last_path(tc) == TIMECONV_PATH_DBUS && v == VALUE_NS + HARNESS_STAND_IN_OFFSET_NS,
                    "%s: the next conversion goes over D-Bus too", what);
         }
         timeconv_set_paths(tc, TIMECONV_PATH_TABLE);
