@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* What the frame parsers (frames-parse.c, frames-gfxinfo.c, frames-jsonl.c) share. */
+/* What the frame parsers (frames-parse.c, frames-gfxinfo.c, frames-jsonl.c, frames-text.c) share;
+ * frames-lex.c and frames-log.c hold their common helpers. */
 
 #include "frames.h"
 

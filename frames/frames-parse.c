@@ -3,118 +3,15 @@
 /* The frame parsers' front: tells the format from the first line with text, and reads
  * `dumpsys SurfaceFlinger --latency` itself. Such a dump is the refresh period on a line of its
  * own, then rows "desiredPresentTime actualPresentTime frameReadyTime" oldest first; several
- * dumps may follow one another, each starting with its refresh period.
- *
- * One rule merges every input into the log: a frame is kept only when it was presented after
- * the last kept one. Successive dumps of a ring buffer overlap, and a frame repeated by a later
- * dump has the same present time, so it is not counted twice. */
+ * dumps may follow one another, each starting with its refresh period. */
 
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "frames-internal.h"
-#include "frames-memory.h"
 
 #define SF_MAX_FIELDS 4
-
-int frames_log_new(FramesLog **ret) {
-        FramesLog *log = calloc(1, sizeof(*log));
-
-        if (!log)
-                return -ENOMEM;
-        *ret = log;
-        return 0;
-}
-
-FramesLog *frames_log_free(FramesLog *log) {
-        if (log) {
-                if (!log->frames_borrowed)
-                        frames_array_free(log->frames, log->n_allocated, sizeof(Frame));
-                for (size_t i = 0; i < log->n_windows; i++) {
-                        FramesWindow *w = &log->windows[i];
-
-                        frames_array_free(w->rows, w->n_allocated, sizeof(FramesWindowRow));
-                        frames_array_free(w->frames, w->n_frames_allocated, sizeof(Frame));
-                        free(w->wide);
-                }
-                free(log->windows);
-        }
-        free(log);
-        return NULL;
-}
-
-int frames_log_add(FramesLog *log, const Frame *f) {
-        log->rows++;
-        log->android_rows++;
-        if (f->present_ns == INT64_MAX) {
-                log->pending++;
-                return 0;
-        }
-        if (!frames_time_valid(f->present_ns) ||
-            (log->n_frames > 0 && f->present_ns <= log->frames[log->n_frames - 1].present_ns)) {
-                log->dropped++;
-                return 0;
-        }
-        if (log->n_frames == log->n_allocated) {
-                void *frames = log->frames;
-
-                if (frames_array_grow(&frames, &log->n_allocated, log->n_allocated ? log->n_allocated * 2 : 1024,
-                                      sizeof(Frame), true) < 0)
-                        return -ENOMEM;
-                log->frames = frames;
-        }
-        log->frames[log->n_frames++] = *f;
-        return 1;
-}
-
-int frames_fail(FramesError *ret_error, unsigned line, const char *fmt, ...) {
-        va_list ap;
-
-        ret_error->line = line;
-        va_start(ap, fmt);
-        vsnprintf(ret_error->message, sizeof(ret_error->message), fmt, ap);
-        va_end(ap);
-        return -EBADMSG;
-}
-
-void frames_trim(const char **s, size_t *n) {
-        while (*n > 0 && ((*s)[0] == ' ' || (*s)[0] == '\t' || (*s)[0] == '\r')) {
-                (*s)++;
-                (*n)--;
-        }
-        while (*n > 0 && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\r'))
-                (*n)--;
-}
-
-int frames_parse_int64(const char *s, size_t n, int64_t *ret) {
-        bool negative = n > 0 && s[0] == '-';
-        size_t i = n > 0 && (s[0] == '-' || s[0] == '+');
-        uint64_t limit = negative ? (uint64_t) INT64_MAX + 1 : (uint64_t) INT64_MAX, u = 0;
-        bool range = false;
-
-        if (i == n)
-                return -EINVAL;
-        for (size_t start = i; i < n; i++) {
-                unsigned d = (unsigned) (unsigned char) s[i] - '0';
-
-                if (d > 9)
-                        return -EINVAL;
-                /* 18 digits cannot overflow: check (and divide) only past them. */
-                if (i - start < 18)
-                        u = u * 10 + d;
-                else if (u > (limit - d) / 10)
-                        range = true;   /* go on: "99999999999999999999x" is not a number */
-                else
-                        u = u * 10 + d;
-        }
-        if (range)
-                return -ERANGE;
-        *ret = negative ? (int64_t) (0 - u) : (int64_t) u;
-        return 0;
-}
 
 static bool is_blank(char c) {
         return c == ' ' || c == '\t' || c == '\r';
