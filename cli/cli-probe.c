@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cli-frames-print.h"
 #include "cli-probe-x11.h"
 #include "cli-probe.h"
 #include "cli.h"
