@@ -127,14 +127,28 @@ static void text_section(FILE *f, const FramesSection *sec) {
         text_spread_rest(f, &s->interval);
         text_ms(f, "\njitter          ", s->jitter_ms);
         fputs(" ms (standard deviation of the intervals)\n", f);
-        text_ms(f, "present latency mean ", s->latency_mean_ms);
-        text_ms(f, " ms, max ", s->latency_max_ms);
-        fprintf(f, " ms (actual - desired present time, %zu frames)\n", s->n_latency);
-        text_ms(f, "ready->present  mean ", s->ready_mean_ms);
-        text_ms(f, " ms, max ", s->ready_max_ms);
-        fprintf(f, " ms (%zu frames)\nlate frames     ", s->n_ready);
+        /* Without a frame to compute it from, the line says what was missing rather than
+         * "mean n/a ms, max n/a ms" (a frame log timed by drawn times has neither time). */
+        if (s->n_latency > 0) {
+                text_ms(f, "present latency mean ", s->latency_mean_ms);
+                text_ms(f, " ms, max ", s->latency_max_ms);
+                fprintf(f, " ms (actual - desired present time, %zu frames)\n", s->n_latency);
+        } else
+                fputs("present latency n/a (no frame has a desired present time)\n", f);
+        if (s->n_ready > 0) {
+                text_ms(f, "ready->present  mean ", s->ready_mean_ms);
+                text_ms(f, " ms, max ", s->ready_max_ms);
+                fprintf(f, " ms (%zu frames)\n", s->n_ready);
+        } else
+                fputs("ready->present  n/a (no frame has a ready time)\n", f);
+        fputs("late frames     ", f);
         text_count(f, s->late_frames);
-        fputs(" (presented more than one refresh period after the desired time)\n", f);
+        if (s->late_frames >= 0)
+                fputs(" (presented more than one refresh period after the desired time)\n", f);
+        else if (s->n_latency > 0)
+                fputs(" (no refresh period: --refresh-hz gives one)\n", f);
+        else
+                fputs(" (no frame has a desired present time)\n", f);
         if (s->refresh_ns > 0) {
                 fprintf(f, "refresh period  %.3f ms", (double) s->refresh_ns / 1e6);
                 if (s->refresh_min_ns != s->refresh_max_ns)

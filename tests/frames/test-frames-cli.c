@@ -186,6 +186,10 @@ static void test_desktop(void) {
            strstr(out, "FRAME_DRAWN msg mean 0.750 ms") &&
            strstr(out, "not identity: sent - converted p50 0.000 ms (identity on 3 of 4 frames)") &&
            strstr(out, "1 of 4 drawn times outside"), "desktop text: latencies, clock, causality");
+        ok(strstr(out, "present latency n/a (no frame has a desired present time)\n") &&
+           strstr(out, "ready->present  n/a (no frame has a ready time)\n") &&
+           strstr(out, "late frames     n/a (no frame has a desired present time)\n") && !strstr(out, "n/a ms"),
+           "desktop text: the figures of Android's times say why they are n/a");
 
         is_int(frames(NULL, "--json", "@desktop.jsonl", NULL), 0, "desktop --json: exit 0");
         j = json_out();
@@ -242,6 +246,14 @@ static void test_inputs(void) {
         is_int(frames(NULL, "@sf-basic.txt", NULL), 0, "text: exit 0");
         ok(strstr(out, "PerfDog Jank 0") && strstr(out, "PerfDog BigJank 0") && strstr(out, "Chromium 1") &&
            strstr(out, "6 over 0.096 s"), "text: janks named, frames counted");
+        ok(strstr(out, "present latency mean 12.667 ms, max 26.000 ms (actual - desired present time, 6 frames)\n") &&
+           strstr(out, "ready->present  mean 4.400 ms, max 6.000 ms (5 frames)\n") &&
+           strstr(out, "late frames     1 (presented more than one refresh period after the desired time)\n"),
+           "text: latencies and late frames");
+        is_int(frames(NULL, "@gfxinfo-android10.txt", NULL), 0, "gfxinfo before Android 12: exit 0");
+        ok(strstr(out, "ready->present  n/a (no frame has a ready time)\n") &&
+           strstr(out, "late frames     n/a (no refresh period: --refresh-hz gives one)\n"),
+           "gfxinfo before Android 12: no ready times, no refresh period, and says so");
 }
 
 static void test_errors(void) {
