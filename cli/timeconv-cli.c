@@ -65,7 +65,7 @@ static const struct {
           "           [--json] [--plot FILE.svg]\n"
           "        Measure the running compositor: a window of ours draws N frames (300 by\n"
           "        default; as fast as the compositor lets, or at --rate), with extended frame sync\n"
-          "        (--urgent: each as an answer to a sync request); each frame is timed\n"
+          "        (--urgent: every frame urgent, the window manager waits for it); each frame is timed\n"
           "        through timeconvd, written as a frame log (--log) and reported as above.\n" },
 };
 
