@@ -61,6 +61,20 @@ static int run(const char *first, ...) {
         return status;
 }
 
+static void test_no_display(void) {
+        const char *argv[] = { timeconv, "frames", "--probe", "--frames", "10", NULL };
+        const char *env[] = { "DISPLAY=", NULL };
+        int st = 0;
+
+        free(err);
+        err = NULL;
+        ok(harness_run(h, argv, env, RUN_MS, NULL, &err, &st) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 69,
+           "no DISPLAY and no --display: exit 69");
+        ok(err && strstr(err, "no X display: DISPLAY is not set (--display NAME gives one)"),
+           "no DISPLAY and no --display: says so");
+        diag("%s", err ? err : "");
+}
+
 static void test_no_frame_timing(void) {
         is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "10", NULL), 69,
                "no window manager: exit 69");
@@ -274,6 +288,7 @@ int main(int argc, char **argv) {
         ok(x11_bus_wait_for(bus, "x11_us", is_calibrated, NULL, WAIT_MS, &d) == 0, "x11_us calibrated (verdict %s)",
            d.verdict);
 
+        test_no_display();
         test_no_frame_timing();
         ok(desktop_start_mutter(&desktop, h->bus_address) == 0,
            "mutter --x11 ready: _NET_SUPPORTING_WM_CHECK, _NET_WM_FRAME_DRAWN in _NET_SUPPORTED");
