@@ -38,7 +38,7 @@ static size_t split(const char *s, size_t n, const char **fields, size_t *sizes,
                         return max + 1;
                 fields[count] = s;
                 sizes[count] = k;
-                frames_trim(&fields[count], &sizes[count]);
+                parse_trim(&fields[count], &sizes[count]);
                 count++;
                 s += k + !!comma;
                 n -= k + !!comma;
@@ -95,7 +95,7 @@ static int row(FramesParser *p, const char *line, size_t size, FramesError *ret_
                 return frames_fail(ret_error, p->line, "%zu columns where the header has %zu",
                                    n > GFX_MAX_COLUMNS ? (size_t) GFX_MAX_COLUMNS + 1 : n, c->n_columns);
         for (size_t i = 0; i < n; i++) {
-                int k = frames_parse_int64(fields[i], sizes[i], &v[i]);
+                int k = parse_int64(fields[i], sizes[i], &v[i]);
 
                 if (k < 0)
                         return frames_fail(ret_error, p->line, "column %zu: %s", i + 1,
@@ -149,7 +149,7 @@ static int flush(FramesParser *p) {
 }
 
 int frames_gfxinfo_line(FramesParser *p, const char *line, size_t size, FramesError *ret_error) {
-        frames_trim(&line, &size);
+        parse_trim(&line, &size);
         switch (p->gfx_state) {
         case GFX_OUTSIDE:
                 if (is_marker(line, size)) {

@@ -2,9 +2,10 @@
 #pragma once
 
 /* What the frame parsers (frames-parse.c, frames-gfxinfo.c, frames-jsonl.c, frames-text.c) share;
- * frames-lex.c and frames-log.c hold their common helpers. */
+ * frames-error.c and frames-log.c hold what they have in common. */
 
 #include "frames.h"
+#include "parse-util.h"
 
 typedef enum GfxState {
         GFX_OUTSIDE,            /* the text around the PROFILEDATA sections */
@@ -49,13 +50,6 @@ struct FramesParser {
 /* Fills *ret_error (line, message) and returns -EBADMSG. */
 int frames_fail(FramesError *ret_error, unsigned line, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
-
-/* A decimal integer with optional sign and no other text (the caller trims). -EINVAL when s is
- * not one, -ERANGE when it does not fit in int64_t. */
-int frames_parse_int64(const char *s, size_t n, int64_t *ret);
-
-/* s without the spaces, tabs and CR around it. */
-void frames_trim(const char **s, size_t *n);
 
 int frames_gfxinfo_line(FramesParser *p, const char *line, size_t size, FramesError *ret_error);
 int frames_gfxinfo_finish(FramesParser *p, FramesError *ret_error);

@@ -45,7 +45,7 @@ static int parse_fields(const char *s, size_t n, int64_t *values, size_t max) {
                 }
                 while (i < n && !is_blank(s[i]))
                         i++;
-                r = frames_parse_int64(s + start, i - start, &values[count]);
+                r = parse_int64(s + start, i - start, &values[count]);
                 if (r < 0)
                         return r;
                 count++;
@@ -111,7 +111,7 @@ int frames_parser_line(FramesParser *p, const char *line, size_t size, FramesErr
         if (p->format == FRAMES_FORMAT_GFXINFO)
                 /* Its text around the sections is free, blank lines included. */
                 return frames_gfxinfo_line(p, line, size, ret_error);
-        frames_trim(&line, &size);
+        parse_trim(&line, &size);
         if (size == 0)
                 return 0;
         if (p->format == FRAMES_FORMAT_UNKNOWN) {

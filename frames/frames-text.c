@@ -201,7 +201,7 @@ static int lines_staged(Worker *w, const char *s, size_t n, unsigned *ret_lines,
                 *ret_lines = ++lines;
                 if (max > 0 && size >= max)
                         return frames_fail(ret_error, lines, "line too long");
-                frames_trim(&line, &size);
+                parse_trim(&line, &size);
                 if (size == 0)
                         continue;
                 if (*ret_rows == w->n_staged_allocated) {
