@@ -2,9 +2,10 @@
 #pragma once
 
 /* The floor of a call through the bus daemon: a service on the same private bus that converts
- * nothing. Convert answers as the tests' stand-ins do (harness_stand_in_convert()); ConvertMany reads its values and answers empty arrays
- * (BENCH_FLOOR_OBJECT_EMPTY: what a caller's own bytes cost through the bus daemon) or arrays of
- * the size the daemon's would have (BENCH_FLOOR_OBJECT_ECHO: a legal answer's bytes as well).
+ * nothing. Convert adds a constant, as the tests' stand-ins do (harness_stand_in_convert()).
+ * ConvertMany reads its values and answers empty arrays (BENCH_FLOOR_OBJECT_EMPTY: what a
+ * caller's own bytes cost through the bus daemon) or arrays of the size the daemon's would have
+ * (BENCH_FLOOR_OBJECT_ECHO: a legal answer's bytes as well).
  * ConvertManyMemfd answers empty; the echo object first maps the memfd and copies the values
  * where the answers go, as the daemon writes them.
  * What timeconvd takes beyond it is ours. */

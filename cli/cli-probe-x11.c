@@ -396,7 +396,7 @@ int probe_x11_run(const ProbeOptions *o, ProbeRun *ret, char *message, size_t si
         if (xcb_connection_has_error(p.c)) {
                 xcb_disconnect(p.c);
                 if (!display || !*display)
-                        return fail(&p, -ENXIO, "no X display: DISPLAY is not set (--display NAME gives one)");
+                        return fail(&p, -ENXIO, "no X display: DISPLAY is not set or empty (--display NAME gives one)");
                 return fail(&p, -ENXIO, "cannot open the X display '%s'", display);
         }
         p.screen = xcb_setup_roots_iterator(xcb_get_setup(p.c)).data;

@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "frames-internal.h"
 #include "frames-memory.h"
+#include "frames.h"
 
 int frames_log_new(FramesLog **ret) {
         FramesLog *log = calloc(1, sizeof(*log));

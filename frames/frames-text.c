@@ -56,7 +56,8 @@ typedef struct Span {
         bool end;
 } Span;
 
-/* sp extended to want bytes, or to the end of the input. 0 or -errno. */
+/* sp extended to want bytes, or to the end of the input. 0 or -errno; -ENODATA when read_at()
+ * ends before the size the input was said to have. */
 static int extend(Worker *w, Span *sp, size_t want) {
         const Text *t = w->t;
 

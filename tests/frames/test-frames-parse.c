@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* The frame parsers (frames/frames-parse.c, -gfxinfo.c, -jsonl.c, -log.c, -error.c) on the dumps of
+/* The frame parsers (frames/frames-parse.c, -gfxinfo.c, -jsonl.c; the log, -log.c) on the dumps of
  * tests/frames/data and on short texts: which rows become frames, with which times, and which
  * line a malformed dump is refused at.
  * usage: test-frames-parse DATA_DIR */

@@ -157,7 +157,8 @@ static void check_mode(const Harness *h, Fake *f, Mode mode, const char *what) {
                 return;
         }
         ok(!table_mapped(), "%s: it is not mapped", what);
-        ok(timeconv_last_path(tc) == TIMECONV_PATH_DBUS && v == VALUE_NS + HARNESS_STAND_IN_OFFSET_NS && u == HARNESS_STAND_IN_UNCERTAINTY_NS,
+        ok(timeconv_last_path(tc) == TIMECONV_PATH_DBUS && v == VALUE_NS + HARNESS_STAND_IN_OFFSET_NS &&
+           u == HARNESS_STAND_IN_UNCERTAINTY_NS,
            "%s: D-Bus answers (%" PRIi64 " +- %" PRIi64 ")", what, v, u);
 
         /* What an unsealed table allows: shrunk under a client that mapped it, its next read
