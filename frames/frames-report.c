@@ -113,6 +113,18 @@ static void text_desktop(FILE *f, const FramesDesktopStats *d) {
                         "their bound\n", d->n_causal_outside, d->n_causal);
 }
 
+/* "LABEL mean … ms, max … ms (WHAT N frames)"; without a frame to compute it from, what was
+ * missing rather than "mean n/a ms, max n/a ms" (a frame log timed by drawn times has neither
+ * time). */
+static void text_mean_max(FILE *f, const char *label, double mean_ms, double max_ms, size_t n, const char *what,
+                          const char *why_none) {
+        if (n == 0) {
+                fprintf(f, "%sn/a (%s)\n", label, why_none);
+                return;
+        }
+        fprintf(f, "%smean %.3f ms, max %.3f ms (%s%zu frames)\n", label, mean_ms, max_ms, what, n);
+}
+
 static void text_section(FILE *f, const FramesSection *sec) {
         const FramesStats *s = &sec->stats;
 
@@ -127,20 +139,10 @@ static void text_section(FILE *f, const FramesSection *sec) {
         text_spread_rest(f, &s->interval);
         text_ms(f, "\njitter          ", s->jitter_ms);
         fputs(" ms (standard deviation of the intervals)\n", f);
-        /* Without a frame to compute it from, the line says what was missing rather than
-         * "mean n/a ms, max n/a ms" (a frame log timed by drawn times has neither time). */
-        if (s->n_latency > 0) {
-                text_ms(f, "present latency mean ", s->latency_mean_ms);
-                text_ms(f, " ms, max ", s->latency_max_ms);
-                fprintf(f, " ms (actual - desired present time, %zu frames)\n", s->n_latency);
-        } else
-                fputs("present latency n/a (no frame has a desired present time)\n", f);
-        if (s->n_ready > 0) {
-                text_ms(f, "ready->present  mean ", s->ready_mean_ms);
-                text_ms(f, " ms, max ", s->ready_max_ms);
-                fprintf(f, " ms (%zu frames)\n", s->n_ready);
-        } else
-                fputs("ready->present  n/a (no frame has a ready time)\n", f);
+        text_mean_max(f, "present latency ", s->latency_mean_ms, s->latency_max_ms, s->n_latency,
+                      "actual - desired present time, ", "no frame has a desired present time");
+        text_mean_max(f, "ready->present  ", s->ready_mean_ms, s->ready_max_ms, s->n_ready, "",
+                      "no frame has a ready time");
         fputs("late frames     ", f);
         text_count(f, s->late_frames);
         if (s->late_frames >= 0)
