@@ -59,6 +59,11 @@ typedef struct BusPair {
 /* Looks up from, then to (may be NULL): UnknownDomain naming the first that is not there. */
 int bus_api_resolve(BusApi *a, const char *from, const char *to, BusPair *ret, sd_bus_error *error);
 
+/* What a batch (ConvertMany, ConvertManyMemfd) needs before it becomes a job: the pair, looked
+ * up once for all its values, and the calling client, whose budget the job spends. */
+int bus_api_batch_open(BusApi *a, sd_bus_message *m, const char *from, const char *to, BusPair *ret_pair,
+                       BusClient **ret_client, sd_bus_error *error);
+
 /* Turns the core's error r for a conversion of value over p (p->to NULL: for reading p->from)
  * into our named error with a message saying which domain or value is at fault; where ("" or
  * "values[3]: ") prefixes it. Returns the negative errno. */

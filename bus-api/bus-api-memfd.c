@@ -95,10 +95,7 @@ int bus_api_method_convert_many_memfd(sd_bus_message *m, void *userdata, sd_bus_
         /* As ConvertMany: an empty batch asks the core nothing. */
         if (count == 0)
                 return sd_bus_reply_method_return(m, NULL);
-        r = bus_api_resolve(a, from, to, &p, error);
-        if (r < 0)
-                return r;
-        r = bus_api_client(a, m, &cl, error);
+        r = bus_api_batch_open(a, m, from, to, &p, &cl, error);
         if (r < 0)
                 return r;
 

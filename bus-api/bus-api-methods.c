@@ -191,11 +191,7 @@ int bus_api_method_convert_many(sd_bus_message *m, void *userdata, sd_bus_error 
          * always has: it answers empty arrays whatever the names. */
         if (n == 0)
                 return sd_bus_reply_method_return(m, "axat", 0, 0);
-        r = bus_api_resolve(a, from, to, &p, error);
-        if (r < 0)
-                return r;
-
-        r = bus_api_client(a, m, &cl, error);
+        r = bus_api_batch_open(a, m, from, to, &p, &cl, error);
         if (r < 0)
                 return r;
         /* Answered from the event loop, a slice at a time (bus-api-jobs.h). */

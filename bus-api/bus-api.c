@@ -151,6 +151,16 @@ int bus_api_resolve(BusApi *a, const char *from, const char *to, BusPair *ret, s
         return 0;
 }
 
+int bus_api_batch_open(BusApi *a, sd_bus_message *m, const char *from, const char *to, BusPair *ret_pair,
+                       BusClient **ret_client, sd_bus_error *error) {
+        int r;
+
+        r = bus_api_resolve(a, from, to, ret_pair, error);
+        if (r < 0)
+                return r;
+        return bus_api_client(a, m, ret_client, error);
+}
+
 /* For error messages only: whether the domain at index is there but unavailable, and why
  * (*ret_reason: "" when the source cannot say; valid until the next call into the core). */
 static bool unavailable(BusApi *a, size_t index, const char **ret_reason) {
