@@ -27,7 +27,7 @@
 #define MAX_MARKS 20000
 /* The desktop panel, below the intervals. */
 #define PANEL_TOP (HEIGHT + 48)
-#define PANEL_H 200
+#define PANEL_H 168
 #define PANEL_HEIGHT (PANEL_TOP + PANEL_H + 48)
 /* Layout of text without a font at hand: no character of 12 px sans-serif is wider. */
 #define CHAR_W 7
