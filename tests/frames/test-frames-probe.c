@@ -41,6 +41,16 @@ static bool is_calibrated(const X11BusDomain *d, void *userdata) {
         return d->available && d->last_calibrated_ns > 0;
 }
 
+/* What a program said, a TAP comment per line. */
+static void diag_text(const char *text) {
+        for (const char *line = text; line && *line;) {
+                size_t n = strcspn(line, "\n");
+
+                diag("%.*s", (int) n, line);
+                line += n + (line[n] == '\n');
+        }
+}
+
 /* Runs timeconv with args (NULL-terminated) on the private bus; status, out and err. */
 static int run(const char *first, ...) {
         const char *argv[32] = { timeconv, first };
@@ -74,14 +84,14 @@ static void test_no_display(void) {
            "no DISPLAY and no --display: exit 69");
         ok(err && strstr(err, "no X display: DISPLAY is not set or empty (--display NAME gives one)"),
            "no DISPLAY and no --display: says so");
-        diag("%s", err ? err : "");
+        diag_text(err);
 }
 
 static void test_no_frame_timing(void) {
         is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "10", NULL), 69,
                "no window manager: exit 69");
         ok(err && strstr(err, "no EWMH window manager runs on"), "no window manager: says so");
-        diag("%s", err ? err : "");
+        diag_text(err);
 
         ok(desktop_fake_wm(&desktop, DESKTOP_FAKE_NO_TIMING) == 0, "a window manager without frame timing");
         is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "10", NULL), 69,
@@ -90,7 +100,7 @@ static void test_no_frame_timing(void) {
            "without _NET_WM_FRAME_DRAWN: says so and names it");
         ok(err && strstr(err, "mutter and muffin") && !strstr(err, "KWin"),
            "and names the window managers that do: mutter and muffin, not KWin");
-        diag("%s", err ? err : "");
+        diag_text(err);
         desktop_fake_wm(&desktop, DESKTOP_FAKE_NONE);
 }
 
@@ -177,7 +187,7 @@ static void test_fast(void) {
         is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "120", "--log", log, "--json",
                    "--plot", svg, NULL), 0, "mutter, as fast as it lets: exit 0");
         if (status != 0)
-                diag("%s", err ? err : "");
+                diag_text(err);
         probe = json_loads(out ? out : "", 0, NULL);
         ok(probe && !strcmp(json_string_value(json_object_get(json_object_get(probe, "probe"), "compositor")),
                             "Mutter"), "the compositor is named: Mutter");
@@ -243,7 +253,7 @@ static void test_rate(void) {
         is_int(run("frames", "--probe", "--display", desktop.display, "--rate", "30", "--frames", "150", "--log", log,
                    NULL), 0, "--rate 30: exit 0");
         if (status != 0)
-                diag("%s", err ? err : "");
+                diag_text(err);
         rows = read_log(log, &n);
         is_int(n, 150, "--rate 30: 150 frames begun");
         rate = rows ? begin_rate(rows, n) : 0;
@@ -264,7 +274,7 @@ static void test_silent_wm(void) {
         is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "300", "--log", log, NULL), 69,
                "it never sends one: exit 69 (within the test's timeout, far below 300 x 2 s)");
         ok(err && strstr(err, "fake-wm lists _NET_WM_FRAME_DRAWN but sent none"), "says it never answered");
-        diag("%s", err ? err : "");
+        diag_text(err);
         rows = read_log(log, &n);
         for (size_t i = 0; rows && i < n; i++)
                 drawn += rows[i].drawn;
@@ -288,7 +298,7 @@ static void test_other_server(void) {
            "--display %s, timeconvd on %s: exit 69", other.display, desktop.display);
         ok(err && strstr(err, "is not timeconvd's") && strstr(err, other.display) && strstr(err, desktop.display),
            "says the server is not timeconvd's, and names both displays");
-        diag("%s", err ? err : "");
+        diag_text(err);
         desktop_stop(&other);
 }
 
@@ -299,7 +309,7 @@ static void test_log_unwritable(void) {
         ok(err && strstr(err, "/nonexistent-dir/x.jsonl") && strstr(err, strerror(ENOENT)) && !strstr(err, "x11_us"),
            "names the file and why, not timeconvd");
         ok(err && !strstr(err, "measuring"), "before measuring");
-        diag("%s", err ? err : "");
+        diag_text(err);
 }
 
 /* Runs the probe in the background until it says the compositor draws its frames, then kill()
@@ -352,7 +362,7 @@ static void test_kill_mutter(void) {
         is_int(run_and_kill(argv, kill_mutter, &e), 69, "mutter killed mid-run: exit 69");
         ok(e && strstr(e, "the window manager Mutter went away") && strstr(e, "the frames measured are in"),
            "says mutter went away and where the frames are");
-        diag("%s", e ? e : "");
+        diag_text(e);
         drawn = drawn_rows(log, &n);
         ok(n >= 1 && n < 1000 && drawn >= 1, "--log holds the frames measured (%zu begun, %zu drawn)", n, drawn);
         free(e);
@@ -369,7 +379,7 @@ static void test_kill_x(void) {
         snprintf(log, sizeof(log), "%s/x.jsonl", dir);
         is_int(run_and_kill(argv, kill_x, &e), 69, "the X server killed mid-run: exit 69");
         ok(e && strstr(e, "the X connection broke"), "says the X connection broke");
-        diag("%s", e ? e : "");
+        diag_text(e);
         drawn = drawn_rows(log, &n);
         ok(n >= 1 && n < 600 && drawn >= 1, "--log holds the frames measured, converted (%zu begun, %zu drawn)", n,
            drawn);
