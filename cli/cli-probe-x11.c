@@ -55,7 +55,7 @@ typedef struct Probe {
         /* The window manager's check window and WM_Sn owner: their DestroyNotify says it went. */
         xcb_window_t wm_check, wm_owner;
         const char *wm_gone;            /* NULL, or which of the two went */
-        char wm_selection[16];
+        char wm_selection[16], wm_owner_what[48];
         /* For silence: the latest _NET_WM_FRAME_DRAWN's arrival, and how many frames it answered
          * (all up to the latest one drawn). */
         int64_t drawn_received_ns;
@@ -190,6 +190,7 @@ static int check_wm(Probe *p, const char *display) {
         owner = xcb_get_selection_owner_reply(p->c, xcb_get_selection_owner(p->c, p->atoms.wm_selection), NULL);
         if (owner && owner->owner != XCB_WINDOW_NONE && owner->owner != check && watch(p, owner->owner))
                 p->wm_owner = owner->owner;
+        snprintf(p->wm_owner_what, sizeof(p->wm_owner_what), "%s selection owner", p->wm_selection);
         free(owner);
         reply = get_property(p, check, p->atoms.net_wm_name, p->atoms.utf8_string);
         snprintf(p->run->wm_name, sizeof(p->run->wm_name), "%.*s",
@@ -334,9 +335,9 @@ static int dispatch(Probe *p) {
                         xcb_window_t w = ((xcb_destroy_notify_event_t *) ev)->window;
 
                         if (w != XCB_WINDOW_NONE && w == p->wm_check)
-                                p->wm_gone = "_NET_SUPPORTING_WM_CHECK";
+                                p->wm_gone = "_NET_SUPPORTING_WM_CHECK window";
                         else if (w != XCB_WINDOW_NONE && w == p->wm_owner)
-                                p->wm_gone = p->wm_selection;
+                                p->wm_gone = p->wm_owner_what;
                         break;
                 }
                 default:
@@ -432,7 +433,7 @@ static int stop_reason(Probe *p, int64_t silence_ns) {
 
         if (p->wm_gone) {
                 snprintf(run->stop_message, sizeof(run->stop_message), "the window manager %s went away (its "
-                         "%s window was destroyed) after %zu of %u frames", run->wm_name, p->wm_gone,
+                         "%s was destroyed) after %zu of %u frames", run->wm_name, p->wm_gone,
                          run->n_frames, p->o->n_frames);
                 return -ESHUTDOWN;
         }
