@@ -150,6 +150,21 @@ printf '{"snapshots": []}\n' > "$tmp/empty.json"
 run convert --from monotonic --to boottime --snapshots "$tmp/empty.json" 1
 check_err "a file without snapshots says so (exit 65)" 65 'empty.json: the file has no snapshots$'
 
+# Issue 26, items 18 and 19: an old export (wrap_bits 0, "ticks") and a new one (64, "tick")
+# read the same.
+for form in '0 ticks frames' '64 tick frame'; do
+        set -- $form
+        printf '{"domains": [{"name": "a", "unit": "ns", "wrap_bits": %s},\n' "$1" > "$tmp/units.json"
+        printf ' {"name": "g", "unit": "%s", "period_ns": 2}, {"name": "v", "unit": "%s", "period_ns": 4}],\n' \
+                "$2" "$3" >> "$tmp/units.json"
+        printf ' "snapshots": [{"clocks": [{"domain": "a", "ts": 1000}, {"domain": "g", "ts": 10},\n' >> "$tmp/units.json"
+        printf '                          {"domain": "v", "ts": 7}]}]}\n' >> "$tmp/units.json"
+        run convert --from a --to g --snapshots "$tmp/units.json" --mode nearest 1100
+        want '60 \302\2611 ns\n'
+        check "wrap_bits $1 and unit $2 read alike (1100 ns -> tick 60)" 0 "$tmp/want"
+done
+set -- "$tc" "$data"
+
 run convert --from custom --to boottime --snapshots "$data/client-malformed.json" 1
 check_err "a malformed file: exit 65, with line, column and element" 65 \
         'client-malformed.json:5:49: snapshots\[1\]\.clocks\[1\]\.ts: not an integer'
