@@ -142,8 +142,10 @@ static int draw(struct timeconv *tc, Monitor *m) {
                 cli_out_str(&m->out, "}\n");
                 return cli_out_flush(&m->out) < 0 ? -EIO : r;
         }
+        /* Home, then erase below: within a scrolling region in origin mode (tools/run keeps its
+         * lines above the table so) that leaves what is above the region alone. */
         if (m->tty)
-                cli_out_str(&m->out, "\033[H\033[2J");
+                cli_out_str(&m->out, "\033[H\033[J");
         if (r < 0 && m->tty) {
                 cli_out_str(&m->out, "timeconv monitor: ");
                 cli_out_str(&m->out, cli_reason(tc, r));

@@ -306,8 +306,8 @@ static void legend(CliOut *out, struct timeconv_domain **domains, const bool *sh
 
         cli_out_str(out, "\nOFFSET, RATE: the clock against monotonic, each \xc2\xb1 the bound of its error;\n"
                     "unknown: a bound larger than the figure (and than 1 s or 1000 ppm).\n"
-                    "VERDICT (X server time): identity = it is monotonic, tracked = a clock of its\n"
-                    "own; -: no verdict (a kernel, GPU, vblank or application clock).\n");
+                    "VERDICT, of X server time: identity = it is CLOCK_MONOTONIC (in ms), tracked =\n"
+                    "a clock of its own; -: no verdict (kernel, GPU, vblank, application clocks).\n");
         if (!shown[COL_UNC])
                 return;
         for (struct timeconv_domain **p = domains; *p; p++)
@@ -381,8 +381,15 @@ void cli_table_text_fit(CliOut *out, struct timeconv_domain **domains, const Cli
                 }
         free(rows);
         legend(out, domains, shown);
-        if (dropped)
-                cli_out_str(out, "(left out to fit: BOUND TO REFERENCE, CALIBRATED; --wide shows them)\n");
+        if (dropped) {
+                cli_out_str(out, "(left out to fit:");
+                for (size_t k = 0; k < sizeof(droppable) / sizeof(droppable[0]); k++)
+                        if (droppable[k] != COL_EVENT && !shown[droppable[k]]) {
+                                cli_out_str(out, k == 0 ? " " : ", ");
+                                cli_out_str(out, header.c[droppable[k]]);
+                        }
+                cli_out_str(out, "; --wide shows them)\n");
+        }
         reason_notes(out, domains);
         kernel_notes(out, domains);
 }

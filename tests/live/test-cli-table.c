@@ -226,7 +226,7 @@ static void check_fit(void) {
            "the header says offset and rate are against monotonic");
         ok(strstr(text, "\nx11: ! restarted +96910 ns, 0.5 s ago\n") != NULL,
            "an event that does not fit as a column is a line under the table");
-        ok(strstr(text, "-: no verdict") && strstr(text, "identity = it is monotonic"),
+        ok(strstr(text, "-: no verdict") && strstr(text, "identity = it is CLOCK_MONOTONIC"),
            "the legend says what the verdicts and - mean");
         ok(strstr(text, "--wide shows them") != NULL, "and that --wide shows the columns left out");
         if (widest(text) > 80)
