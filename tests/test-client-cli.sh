@@ -201,6 +201,12 @@ check_err "no --to: usage error (64)" 64 'needs --from and --to'
 run convert --from custom --to boottime --snapshots "$good" --mode fast 1
 check_err "a bad --mode: usage error (64)" 64 "unknown mode 'fast'"
 
+# Issue 26, item 25: --window on an Android dump does not speak of a frame log it is not.
+printf '16666667\n100 200 300\n16666767 16666867 16666967\n33333434 33333534 33333634\n' > "$tmp/sf.txt"
+run frames --window 0x10 "$tmp/sf.txt"
+check_err "frames --window on a SurfaceFlinger dump: exit 1, and says the dump has no windows" 1 \
+        'no window 0x10 in the input: --window picks one of a frame log, and SurfaceFlinger --latency has none'
+
 run frobnicate
 check_err "an unknown command: usage error (64)" 64 "unknown command 'frobnicate'"
 

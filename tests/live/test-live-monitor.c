@@ -30,6 +30,7 @@ typedef struct Fake {
         int calls;
         bool leaves;            /* gives up the name at its first answer, takes it again later */
         int64_t left_ns;        /* when it left; 0 while it has the name */
+        bool stop;              /* set by the test: serve no more */
 } Fake;
 
 static int append_domain(sd_bus_message *reply, const char *name, const char *unit, const char *verdict) {
@@ -79,9 +80,23 @@ static int list_domains(sd_bus_message *m, void *userdata, sd_bus_error *error) 
         return r < 0 ? r : 1;
 }
 
+/* x11 is there but cannot be read, in the daemon's words. */
+static int now_unavailable(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        const char *name;
+        int r;
+
+        (void) userdata;
+        r = sd_bus_message_read(m, "s", &name);
+        if (r < 0)
+                return r;
+        return sd_bus_error_setf(error, "org.timeconv.Clock1.Error.Unavailable",
+                                 "domain '%s' is unavailable: cannot connect to the X server on :3", name);
+}
+
 static const sd_bus_vtable fake_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD("ListDomains", "", "a(ssa{sv})", list_domains, 0),
+        SD_BUS_METHOD("Now", "s", "xt", now_unavailable, 0),
         SD_BUS_SIGNAL("Discontinuity", "sxx", 0),
         SD_BUS_VTABLE_END
 };
@@ -100,7 +115,8 @@ static void *serve(void *userdata) {
         Fake *f = userdata;
         int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) SERVE_MS * 1000000;
 
-        while (f->calls < 2 && clock_now_ns(CLOCK_MONOTONIC) < deadline_ns) {
+        while (f->calls < 2 && !__atomic_load_n(&f->stop, __ATOMIC_RELAXED) &&
+               clock_now_ns(CLOCK_MONOTONIC) < deadline_ns) {
                 int r = sd_bus_process(f->bus, NULL);
 
                 if (r < 0)
@@ -198,6 +214,23 @@ int main(int argc, char *argv[]) {
         ok(second && mark && mark < second, "the event line comes before the second table");
         if (out && (!second || !strstr(second, "! discontinuity +")))
                 diag_lines("stdout", out);
+        /* Issue 26, item 25: the reason names the domain; the CLI does not say it twice. */
+        sd_bus_flush_close_unref(fake.bus);
+        fake = (Fake) {};
+        r = harness_stand_in(h, fake_vtable, &fake, &fake.bus);
+        r = r < 0 ? r : -pthread_create(&thread, NULL, serve, &fake);
+        free(out);
+        free(err);
+        out = err = NULL;
+        if (r >= 0)
+                r = harness_run(h, (const char *const[]) { argv[2], "now", "x11", NULL }, NULL, SERVE_MS, &out, &err,
+                                &status);
+        __atomic_store_n(&fake.stop, true, __ATOMIC_RELAXED);
+        if (r >= 0)
+                pthread_join(thread, NULL);
+        ok(r >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 69, "now x11, unavailable: exit 69");
+        ok(err && strcmp(err, "timeconv: now: domain 'x11' is unavailable: cannot connect to the X server on :3\n") == 0,
+           "the daemon's reason, the domain named once (%s)", err ? err : "");
         sd_bus_flush_close_unref(fake.bus);
         check_follow(argv[2]);
         return done_testing();
