@@ -157,7 +157,8 @@ for form in '0 ticks frames' '64 tick frame'; do
         printf '{"domains": [{"name": "a", "unit": "ns", "wrap_bits": %s},\n' "$1" > "$tmp/units.json"
         printf ' {"name": "g", "unit": "%s", "period_ns": 2}, {"name": "v", "unit": "%s", "period_ns": 4}],\n' \
                 "$2" "$3" >> "$tmp/units.json"
-        printf ' "snapshots": [{"clocks": [{"domain": "a", "ts": 1000}, {"domain": "g", "ts": 10},\n' >> "$tmp/units.json"
+        printf ' "snapshots": [{"clocks": [{"domain": "a", "ts": 1000}, {"domain": "g", "ts": 10},\n' \
+                >> "$tmp/units.json"
         printf '                          {"domain": "v", "ts": 7}]}]}\n' >> "$tmp/units.json"
         run convert --from a --to g --snapshots "$tmp/units.json" --mode nearest 1100
         want '60 \302\2611 ns\n'
@@ -242,7 +243,8 @@ fi
 
 run convert --help
 n=$((n + 1))
-if [ "$(grep -c 'Exit status' "$tmp/out")" = 1 ] && grep -q "^Exit status: see 'timeconv --help' or timeconv(1)" "$tmp/out" &&
+if [ "$(grep -c 'Exit status' "$tmp/out")" = 1 ] &&
+   grep -q "^Exit status: see 'timeconv --help' or timeconv(1)" "$tmp/out" &&
    ! grep -q '74 write error' "$tmp/out"; then
         echo "ok $n - a command's help points to the exit statuses, not the whole list"
 else

@@ -229,7 +229,8 @@ int main(int argc, char *argv[]) {
         if (r >= 0)
                 pthread_join(thread, NULL);
         ok(r >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 69, "now x11, unavailable: exit 69");
-        ok(err && strcmp(err, "timeconv: now: domain 'x11' is unavailable: cannot connect to the X server on :3\n") == 0,
+        ok(err && strcmp(err, "timeconv: now: domain 'x11' is unavailable: cannot connect to the X server "
+                              "on :3\n") == 0,
            "the daemon's reason, the domain named once (%s)", err ? err : "");
         sd_bus_flush_close_unref(fake.bus);
         check_follow(argv[2]);
