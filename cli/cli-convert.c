@@ -224,6 +224,12 @@ static int load_snapshots(const char *file, Convert *c, struct timeconv_snapshot
                         fprintf(stderr, "timeconv: %s: %s\n", file, error.message);
                 return r == -EBADMSG ? EXIT_DATAERR : EXIT_NOINPUT;
         }
+        if (timeconv_snapshots_count_domains(*ret) == 0) {
+                /* {"snapshots": []}: nothing to list after "they have:". */
+                fprintf(stderr, "timeconv: %s: the file has no snapshots\n", file);
+                *ret = timeconv_snapshots_free(*ret);
+                return EXIT_DATAERR;
+        }
         for (const char *const *d = (const char *const[]) { c->from, c->to, NULL }; *d; d++)
                 if (!has_domain(*ret, *d)) {
                         fprintf(stderr, "timeconv: %s: no domain '%s' in the snapshots; they have:", file, *d);
@@ -247,7 +253,9 @@ static int run(Convert *c, int argc, char **argv) {
         else
                 r = convert_stdin(c);
         flush_batch(c);
-        status = c->fatal ? c->fatal : r < 0 ? EXIT_IOERR : c->status;
+        /* Input that cannot be read (a directory, an I/O error) is 66, as for a file: 74 is
+         * for what we write. */
+        status = c->fatal ? c->fatal : r < 0 ? EXIT_NOINPUT : c->status;
         if (cli_out_flush(&c->out) < 0) {
                 fprintf(stderr, "timeconv: cannot write: %s\n", strerror(-c->out.error));
                 status = EXIT_IOERR;
@@ -255,6 +263,29 @@ static int run(Convert *c, int argc, char **argv) {
         if (c->unavailable && !c->fatal)
                 fputs("timeconv: timeconvd is not available\n", stderr);
         return status;
+}
+
+/* The first argument before "--" that getopt would take for an option but is a negative number
+ * ("-5"), skipping the values of the options that take one; NULL if none. */
+static const char *negative_value(int argc, char **argv) {
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+
+                if (strcmp(a, "--") == 0)
+                        return NULL;
+                if (a[0] == '-' && a[1] >= '0' && a[1] <= '9')
+                        return a;
+                if (a[0] == '-' && a[1] == '-')
+                        i += !strchr(a, '=') && (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 ||
+                                                 strcmp(a, "--snapshots") == 0 || strcmp(a, "--mode") == 0);
+                else if (a[0] == '-' && a[1]) {
+                        /* A cluster ("-jf A"): an option that takes a value ends it. */
+                        size_t k = strcspn(a + 1, "ftsm");
+
+                        i += a[1 + k] && !a[2 + k];
+                }
+        }
+        return NULL;
 }
 
 int cli_cmd_convert(int argc, char **argv) {
@@ -273,6 +304,12 @@ int cli_cmd_convert(int argc, char **argv) {
         Convert *c;
         int opt, r;
 
+        if (negative_value(argc, argv)) {
+                fprintf(stderr, "timeconv: '%s' reads as an option: put negative values after '--' "
+                        "(timeconv convert --from A --to B -- %s)\nTry 'timeconv convert --help'.\n",
+                        negative_value(argc, argv), negative_value(argc, argv));
+                return EXIT_USAGE;
+        }
         c = calloc(1, sizeof(*c));      /* the batch and output buffers: too large for the stack */
         if (!c) {
                 fputs("timeconv: out of memory\n", stderr);

@@ -57,8 +57,9 @@ const char *timeconv_version(void);
 /* Loads a JSON snapshot file:
  *   { "snapshots": [ { "clocks": [ { "domain": "boottime", "ts": 2000 },
  *                                  { "domain": "monotonic", "ts": 1000 } ] } ],
- *     "domains": [ { "name": "gpu0", "unit": "ticks", "period_ns": 52.083, "wrap_bits": 0 } ] }
- * "domains" is optional. Domain names are up to 63 bytes; up to 256 domains and 1,000,000
+ *     "domains": [ { "name": "gpu0", "unit": "tick", "period_ns": 52.083, "wrap_bits": 64 } ] }
+ * "domains" is optional ("tick" and "ticks", "frame" and "frames" alike; wrap_bits 64, or 0 in
+ * older files: no wrap). Domain names are up to 63 bytes; up to 256 domains and 1,000,000
  * snapshots. Errors: -EBADMSG (malformed, see *ret_error), -errno of the read, -ENOMEM. */
 int timeconv_snapshots_load(const char *path, struct timeconv_snapshots **ret,
                             struct timeconv_error *ret_error);

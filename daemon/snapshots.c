@@ -114,7 +114,9 @@ static json_t *export_domains(const ClockGraph *g, const char *const *unit_names
                                                              "unit", unit_names && unit_names[i] ? unit_names[i] :
                                                                      snapshot_unit_name(&node->unit),
                                                              "period_ns", period,
-                                                             "wrap_bits", (json_int_t) node->unit.wrap_bits,
+                                                             /* 64 for no wrap, as ListDomains says. */
+                                                             "wrap_bits", (json_int_t) (node->unit.wrap_bits == 0 ? 64 :
+                                                                                        node->unit.wrap_bits),
                                                              "truncates", node->unit.truncates)) < 0)
                         return NULL;
         }

@@ -456,7 +456,7 @@ static void test_push_snapshot(sd_bus *c, StubCore *core) {
         pushes = atomic_load(&core->pushes);
         r = push(c, good, 2, 1, &e);
         check_error("PushSnapshot of one reading", r, &e, BUS_ERROR_INVALID_ARGUMENT, EINVAL,
-                    "argument 'clocks': 1 readings, a snapshot needs at least 2");
+                    "argument 'clocks': 1 reading, a snapshot needs at least 2");
         sd_bus_error_free(&e);
         r = push(c, good, 2, 0, &e);
         check_error("PushSnapshot of none", r, &e, BUS_ERROR_INVALID_ARGUMENT, EINVAL, "0 readings");

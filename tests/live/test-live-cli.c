@@ -183,8 +183,8 @@ static void check_table(void) {
         ok(out && strstr(out, "\n\nrealtime: ") && (strstr(out, "realtime: synchronised, says the kernel") ||
                                                     strstr(out, "realtime: not synchronised, says the kernel")),
            "under the table, what the kernel says of realtime's synchronisation");
-        ok(out && (strstr(out, "\ntai: equals realtime (the kernel's TAI offset is 0: no NTP daemon has set it, "
-                               "so tai is not true TAI)\n") ||
+        ok(out && (strstr(out, "\ntai: equals realtime (the kernel's TAI offset is 0: no NTP daemon set it;\n"
+                               "     tai is not true TAI)\n") ||
                    strstr(out, "\ntai: realtime +")), "and of tai: its offset, or that it equals realtime");
 }
 
@@ -207,7 +207,12 @@ static void check_now(void) {
         hi = clock_now_ns(CLOCK_MONOTONIC);
         ok(out && sscanf(out, "%" SCNi64, &v) == 1 && v >= lo - LOOSE_NS && v <= hi + LOOSE_NS &&
            count_lines(out) == 1, "now monotonic: one number, the time");
-        ok(out && strstr(out, " \xc2\xb1") && strstr(out, " ns\n"), "with its bound: VALUE \xc2\xb1" "BOUND ns");
+        ok(out && strstr(out, " ns \xc2\xb1") && strstr(out, " ns\n"),
+           "with its unit and its bound: VALUE ns \xc2\xb1" "BOUND ns (the value's unit said, not only the bound's)");
+        is_int(RUN("now", "--json", "monotonic"), 0, "now --json monotonic: exit 0");
+        o = json_loads(out ? out : "", 0, NULL);
+        ok(o && strcmp(json_string_value(json_object_get(o, "unit")) ?: "", "ns") == 0, "with \"unit\":\"ns\"");
+        json_decref(o);
         is_int(RUN("now", "nope"), 65, "now nope: exit 65 (bad data)");
         ok(err && strstr(err, "unknown domain 'nope'; timeconvd has: ") && strstr(err, "monotonic_raw") &&
            strstr(err, "boottime"), "and says the domain is unknown, with the domains there are");
@@ -496,6 +501,32 @@ static void check_push(void) {
         is_int(run_sh(script), 65, "push with an empty DOMAIN: exit 65");
         ok(out && !*out && err && strstr(err, "push: DOMAIN '': empty domain name") && count_lines(err) == 1,
            "said once, before any line");
+
+        /* Issue 26, item 3: names checked before a line is read, each said once. */
+        snprintf(script, sizeof(script), "'%s' push dac0 --against nope < /dev/null", tc_path);
+        is_int(run_sh(script), 65, "push --against an unknown domain: exit 65");
+        ok(err && strstr(err, "unknown domain 'nope'; timeconvd has: ") && strstr(err, "monotonic") &&
+           count_lines(err) == 1, "said once, with the domains there are");
+        snprintf(script, sizeof(script), "'%s' push monotonic --against boottime < /dev/null", tc_path);
+        is_int(run_sh(script), 65, "push of one of timeconvd's own domains: exit 65, not 0 on empty input");
+        ok(err && strstr(err, "'monotonic' is one of timeconvd's own domains"), "and says so");
+        snprintf(script, sizeof(script), "'%s' push Dac0 --against monotonic < /dev/null", tc_path);
+        is_int(run_sh(script), 65, "push of an invalid name (upper case): exit 65");
+        ok(err && strstr(err, "push: DOMAIN 'Dac0': ") && strstr(err, "a-z 0-9 _ . : -") && count_lines(err) == 1,
+           "and says which characters a name may have");
+        {
+                struct timeconv *tc = NULL;
+                int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
+                struct timeconv_reading readings[2] = { { "monotonic", now_ns }, { "audio8", now_ns + 5000 } };
+
+                ok(timeconv_open_address(h->bus_address, &tc) == 0 && timeconv_push_snapshot(tc, readings, 2) == 0,
+                   "audio8, held by this test");
+                snprintf(script, sizeof(script), "printf '1 2\\n' | '%s' push audio8 --against monotonic", tc_path);
+                is_int(run_sh(script), 1, "push of a name another client holds: exit 1, as timeconv(1) says");
+                ok(err && strstr(err, "'audio8': the domain belongs to another client") && count_lines(err) == 1 &&
+                   !strstr(err, "standard input"), "one message, and no read error after it");
+                timeconv_close(tc);
+        }
 }
 
 static void check_monitor_and_help(void) {
@@ -577,7 +608,8 @@ int main(int argc, char *argv[]) {
 
                 snprintf(script, sizeof(script), "echo '1 2' | '%s' push audio3 --against monotonic", tc_path);
                 is_int(run_sh(script), 69, "the daemon gone: push exits 69");
-                ok(out && strcmp(out, "error: timeconvd is not running\n") == 0, "with the reason on its line");
+                ok(out && !*out && err && strstr(err, "timeconvd is not running") && count_lines(err) == 1,
+                   "said once, before any line is read");
         }
         free(out);
         free(err);
