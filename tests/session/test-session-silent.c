@@ -73,11 +73,15 @@ static void expect_live(sd_bus *bus, X11BusWatch *w, SilentX *sx, const Xvfb *li
         X11BusDomain d = {};
         int r;
 
+        int64_t start_ns = clock_now_ns(CLOCK_MONOTONIC);
+
         r = set_display(bus, live->name);
         ok(r >= 0, "the user manager's DISPLAY is %s now", live->name);
         r = x11_bus_wait_for(bus, "x11_us", is_available_identity, NULL, WAIT_MS, &d);
         ok(r >= 0, "x11_us comes up on %s, without a restart (available %d, verdict \"%s\", reason \"%s\")",
            live->name, d.available, d.verdict, d.reason);
+        diag("%.3f s from the new DISPLAY to x11_us with the identity verdict",
+             (double) (clock_now_ns(CLOCK_MONOTONIC) - start_ns) / 1e9);
         ok(w->changes > changes, "DomainsChanged came (%u)", w->changes - changes);
         (void) silent_x_wait(sx, 0, 0, 0, &accepted, NULL);
         r = silent_x_wait(sx, 0, accepted, WAIT_MS, &accepted, &closed);
