@@ -127,31 +127,33 @@ static int open_tcp(const char *host, int display, int64_t deadline_ns) {
         return fd;
 }
 
+/* "protocol/host:N": xcb_parse_display() drops the protocol, which still decides TCP for "tcp/:N". */
+static bool names_tcp(const char *name) {
+        return strncmp(name, "tcp/", 4) == 0 || strncmp(name, "inet/", 5) == 0 || strncmp(name, "inet6/", 6) == 0;
+}
+
 int x11_socket_open(const char *display, int64_t deadline_ns, int *ret_fd, int *ret_display, int *ret_screen) {
         _cleanup_free_ char *host = NULL;
-        const char *name, *slash;
+        const char *name = display ?: getenv("DISPLAY");
         int number = 0, screen = 0, fd;
-        bool tcp;
+        size_t n;
 
         if (!ret_fd || !ret_display || !ret_screen)
                 return -EINVAL;
-        if (!xcb_parse_display(display, &host, &number, &screen)) {
+        if (!name || !xcb_parse_display(name, &host, &number, &screen)) {
                 host = NULL;
                 return -EINVAL;
         }
-        /* "protocol/host": tcp, inet and inet6 are TCP, unix the local socket. */
-        name = host;
-        slash = strchr(host, '/');
-        tcp = name[0] && strcmp(name, "unix") != 0;
-        if (slash && slash != host) {
-                tcp = strncmp(host, "unix/", 5) != 0;
-                name = slash + 1;
-        }
-        if (name[0] == '/')
-                /* A path of its own ("/run/.../X0:0"): that socket file. */
-                fd = connect_unix(name, false, deadline_ns);
-        else if (tcp)
-                fd = open_tcp(name[0] ? name : "localhost", number, deadline_ns);
+        if (host[0] && strcmp(host, "unix") != 0) {
+                /* "[::1]": an IPv6 address as the name carries it. */
+                n = strlen(host);
+                if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
+                        memmove(host, host + 1, n - 2);
+                        host[n - 2] = '\0';
+                }
+                fd = open_tcp(host, number, deadline_ns);
+        } else if (names_tcp(name))
+                fd = open_tcp("localhost", number, deadline_ns);
         else
                 fd = open_local(number, deadline_ns);
         if (fd < 0)

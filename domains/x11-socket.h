@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <xcb/xcb.h>
 
-/* The display's socket, connected, as xcb_connect() finds it: for ":N" (or "unix:N") the
- * abstract socket "/tmp/.X11-unix/XN", else the file of that name; for "host:N", TCP to port
- * 6000 + N. screen is the ".S" of the name (0 without). Blocking (xcb makes it non-blocking
+/* The display's socket (display NULL: $DISPLAY's), connected, as xcb_connect() finds it: for
+ * ":N" (or "unix:N") the abstract socket "/tmp/.X11-unix/XN", else the file of that name; for
+ * "host:N" (or "tcp/:N"), TCP to port 6000 + N. screen is the ".S" of the name (0 without). Blocking (xcb makes it non-blocking
  * itself), close-on-exec. -EINVAL for a name that is no display, -ETIMEDOUT when the server
  * does not take the connection by deadline_ns (CLOCK_MONOTONIC), -errno of connect(). */
 int x11_socket_open(const char *display, int64_t deadline_ns, int *ret_fd, int *ret_display, int *ret_screen);

@@ -1,20 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 
 /* Connecting to an X server (domains/xcb-connect.h, x11-socket.h) against a real Xvfb and a
- * silent server (silent-x.h): display names as xcb_connect() reads them; the authorization,
- * found as libXau finds it for the peer (this host's name and the display number, among decoys)
- * and accepted by an Xvfb that lets in only cookie holders; an attempt on a server that never
- * answers ends with -ETIMEDOUT after X11_CONNECT_TIMEOUT_NS and leaves its connection closed;
- * an abandoned one closes its connection at once. */
+ * silent server (silent-x.h): display names as xcb_connect() reads them (TCP ones against a
+ * listener of ours); the authorization, found as libXau finds it for the peer (this host's name
+ * and the display number, among decoys) and accepted by an Xvfb that lets in only cookie
+ * holders; an attempt on a server that never answers ends with -ETIMEDOUT after
+ * X11_CONNECT_TIMEOUT_NS and leaves its connection closed; an abandoned one closes its
+ * connection at once. */
 
 #define _GNU_SOURCE
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <X11/Xauth.h>
 
@@ -95,6 +98,39 @@ static void test_names(const Xvfb *live) {
         }
 }
 
+/* TCP displays, against a listener of ours on the loopback (Xvfb here listens on none): the
+ * name's host (or "tcp/" with none) and port 6000 + N. */
+static void test_tcp(void) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        _cleanup_close_ int listen_fd = -1;
+        const char *forms[] = { "localhost:%d", "tcp/:%d", "127.0.0.1:%d.2" };
+        int number = -1;
+
+        for (int n = 100; n < 200 && number < 0; n++) {
+                listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                sa.sin_port = htons((uint16_t) (6000 + n));
+                if (listen_fd >= 0 && bind(listen_fd, (struct sockaddr *) &sa, sizeof(sa)) == 0 &&
+                    listen(listen_fd, 8) == 0)
+                        number = n;
+                else if (listen_fd >= 0)
+                        close(listen_fd);
+        }
+        if (number < 0)
+                return (void) ok(false, "a free TCP port from 6100 on");
+        for (size_t i = 0; i < ELEMENTSOF(forms); i++) {
+                char name[64];
+                int fd = -1, n = -1, screen = -1, r;
+
+                snprintf(name, sizeof(name), forms[i], number);
+                r = x11_socket_open(name, clock_now_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000, &fd, &n,
+                                    &screen);
+                ok(r == 0 && n == number && screen == (i == 2 ? 2 : 0), "%s: TCP to port %d (%s)", name,
+                   6000 + number, r < 0 ? strerror(-r) : "connected");
+                if (r == 0)
+                        close(fd);
+        }
+}
+
 static void test_silent(SilentX *sx) {
         xcb_connection_t *xcb = NULL;
         X11Connect *a = NULL;
@@ -130,7 +166,8 @@ static void test_auth(const char *dir) {
         FILE *f;
         int fd = -1, n, screen, r;
 
-        if (getrandom(cookie, sizeof(cookie), 0) != sizeof(cookie) || getrandom(wrong, sizeof(wrong), 0) != sizeof(wrong))
+        if (getrandom(cookie, sizeof(cookie), 0) != sizeof(cookie) ||
+            getrandom(wrong, sizeof(wrong), 0) != sizeof(wrong))
                 abort();
         (void) gethostname(host, sizeof(host) - 1);
         if (asprintf(&server_auth, "%s/server.auth", dir) < 0 || asprintf(&client_auth, "%s/client.auth", dir) < 0 ||
@@ -204,6 +241,7 @@ int main(int argc, char *argv[]) {
         ok(r >= 0, "Xvfb on %s", live.name);
         if (r >= 0)
                 test_names(&live);
+        test_tcp();
         r = silent_x_start(&sx);
         ok(r >= 0, "a silent X server on %s", sx.name);
         if (r >= 0)
