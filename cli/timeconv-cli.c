@@ -50,8 +50,12 @@ static const struct {
           "        the line took to arrive. Prints \"ok\" or \"error: REASON\" per line. The\n"
           "        domain exists while push runs and goes away when it ends; --hold keeps\n"
           "        it after the end of the input, until push is stopped.\n" },
-        { "export", "export",
-          "        timeconvd's snapshot history as a JSON snapshot file on standard output.\n" },
+        { "export", "export [--format json|perfetto] [--follow]",
+          "        timeconvd's snapshot history on standard output: a JSON snapshot file, or\n"
+          "        with --format perfetto a Perfetto trace of ClockSnapshot packets (clock ids\n"
+          "        as ListDomains' perfetto_id) that can be concatenated with a recording.\n"
+          "        --follow (perfetto only) keeps appending new snapshots until SIGINT or\n"
+          "        SIGTERM, then exits 0.\n" },
         { "frames", "frames [--json] [--plot FILE.svg] [--refresh-hz HZ] [--window ID] [FILE...]",
           "        Frame rate, intervals, latency and janks from dumpsys SurfaceFlinger\n"
           "        --latency, dumpsys gfxinfo framestats or a libtimeconv frame log (- or\n"
