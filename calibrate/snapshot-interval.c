@@ -92,6 +92,32 @@ static void drift_rates(const Pair *p, size_t side, size_t k, int64_t *ret_lo, i
         }
 }
 
+/* Where both snapshots' readings come with their models' rates and the line between them has a
+ * rate those allow (within the readings' uncertainties), the two snapshots are one model's, and
+ * as the live model does, DRIFT takes the clock for affine between them: the truth is then on
+ * the line through the true readings, so within (c0·d1 + c1·d0) / D of the line through the
+ * readings (+1 for its rounding): no rate term at all, as tight as the readings. Taken when
+ * tighter than *bound (the intersection's, so never looser than NEAREST). */
+static void drift_chord(const Pair *p, size_t side, size_t k, int64_t ns, __int128 c0, __int128 c1, int64_t rate_lo,
+                        int64_t rate_hi, __int128 *mid, __int128 *bound) {
+        const int64_t *src = p->ns[side], *dst = p->ns[!side];
+        __int128 dx = (__int128) src[k + 1] - src[k], dy = (__int128) dst[k + 1] - dst[k];
+        __int128 d0 = (__int128) ns - src[k], d1 = dx - d0, chord_bound;
+        const __int128 limit = (__int128) 1 << 62;
+
+        if (dx >= limit || dy >= limit || dy <= -limit || c0 >= limit || c1 >= limit)
+                return;
+        /* (dy - dx) / dx in [rate_lo, rate_hi] ppb, give or take (c0 + c1) / dx */
+        if ((dy - dx) * 1000000000 < (__int128) rate_lo * dx - (c0 + c1) * 1000000000 ||
+            (dy - dx) * 1000000000 > (__int128) rate_hi * dx + (c0 + c1) * 1000000000)
+                return;
+        chord_bound = div_ceil(c0 * d1 + c1 * d0, dx) + 1;
+        if (chord_bound >= *bound)
+                return;
+        *mid = dst[k] + div_floor(dy * d0, dx);
+        *bound = chord_bound;
+}
+
 /* DRIFT strictly inside interval k: the truth lies within c0 + rate·d0 of snapshot k's reading
  * carried forward and c1 + rate·d1 of snapshot k + 1's carried back, for every rate the interval
  * allows, and within NEAREST's bound (1000 ppm) from each; the answer is the middle of all of
@@ -102,8 +128,8 @@ static int drift_map(const Pair *p, size_t side, size_t k, int64_t ns, int64_t s
         __int128 d0 = (__int128) ns - src[k], d1 = (__int128) src[k + 1] - ns;
         __int128 c0 = (__int128) slack_ns + p->unc_ns[k], c1 = (__int128) slack_ns + p->unc_ns[k + 1];
         __int128 y0 = (__int128) dst[k] + d0, y1 = (__int128) dst[k + 1] - d1;
-        __int128 n0 = div_ceil(d0, RATE_DIVISOR), n1 = div_ceil(d1, RATE_DIVISOR), lo, hi, mid;
-        int64_t rate_lo, rate_hi;
+        __int128 n0 = div_ceil(d0, RATE_DIVISOR), n1 = div_ceil(d1, RATE_DIVISOR), lo, hi, mid, bound;
+        int64_t rate_lo = -RATE_DEFAULT_PPB, rate_hi = RATE_DEFAULT_PPB;
 
         lo = y0 - c0 - n0 > y1 - c1 - n1 ? y0 - c0 - n0 : y1 - c1 - n1;
         hi = y0 + c0 + n0 < y1 + c1 + n1 ? y0 + c0 + n0 : y1 + c1 + n1;
@@ -125,10 +151,13 @@ static int drift_map(const Pair *p, size_t side, size_t k, int64_t ns, int64_t s
                 hi = y0 + c0 + n0;
         }
         mid = div_floor(lo + hi, 2);
-        if (mid < INT64_MIN || mid > INT64_MAX || hi - mid > INT64_MAX)
+        bound = hi - mid;
+        if (p->rate_ppb)
+                drift_chord(p, side, k, ns, c0, c1, rate_lo, rate_hi, &mid, &bound);
+        if (mid < INT64_MIN || mid > INT64_MAX || bound > INT64_MAX)
                 return -ERANGE;
         *ret_ns = (int64_t) mid;
-        *ret_bound_ns = (uint64_t) (hi - mid);
+        *ret_bound_ns = (uint64_t) bound;
         return 0;
 }
 
