@@ -132,6 +132,15 @@ static void check_domains(void) {
         }
         ok(fields, "each: name, unit, available, verdict, offset, rate, uncertainty, last calibration");
         {
+                size_t same = 0;
+
+                json_array_foreach(list, i, e)
+                        same += json_integer_value(json_object_get(e, "perfetto_id")) ==
+                                (json_int_t) timeconv_perfetto_clock_id(json_string_value(json_object_get(e, "name")));
+                ok(same == json_array_size(list), "each perfetto_id is timeconv_perfetto_clock_id() of its name "
+                   "(%zu of %zu)", same, json_array_size(list));
+        }
+        {
                 json_t *rt = NULL, *tai = NULL;
 
                 json_array_foreach(list, i, e) {
