@@ -60,16 +60,23 @@ void snapshot_nearest_steps(const Pair *p, size_t side, NearestStep *ret) {
 }
 
 /* floor(a / b) and ceil(a / b), b > 0 */
-static __int128 div_floor(__int128 a, __int128 b) {
-        __int128 q = a / b;
+/* floor(a / b) and ceil(a / b), b > 0: in 64 bits where a fits (a division by a constant is then
+ * a multiplication), else in 128 (a call to libgcc). */
+static inline __int128 div_floor(__int128 a, int64_t b) {
+        if (a >= INT64_MIN && a <= INT64_MAX) {
+                int64_t q = (int64_t) a / b;
 
-        return q * b > a ? q - 1 : q;
+                return q * b > (int64_t) a ? q - 1 : q;
+        }
+        {
+                __int128 q = a / b;
+
+                return q * b > a ? q - 1 : q;
+        }
 }
 
-static __int128 div_ceil(__int128 a, __int128 b) {
-        __int128 q = a / b;
-
-        return q * b < a ? q + 1 : q;
+static inline __int128 div_ceil(__int128 a, int64_t b) {
+        return -div_floor(-a, b);
 }
 
 /* The rates of interval k of side: what snapshots k and k + 1 both allow, else (they disagree:
@@ -111,10 +118,11 @@ static void drift_chord(const Pair *p, size_t side, size_t k, int64_t ns, __int1
         if ((dy - dx) * 1000000000 < (__int128) rate_lo * dx - (c0 + c1) * 1000000000 ||
             (dy - dx) * 1000000000 > (__int128) rate_hi * dx + (c0 + c1) * 1000000000)
                 return;
-        chord_bound = div_ceil(c0 * d1 + c1 * d0, dx) + 1;
+        chord_bound = div_ceil(c0 * d1 + c1 * d0, (int64_t) dx) + 1;
         if (chord_bound >= *bound)
                 return;
-        *mid = dst[k] + div_floor(dy * d0, dx);
+        /* the line dst[k] + d0 + (dy - dx)·d0 / dx: its small product fits 64 bits far oftener */
+        *mid = dst[k] + d0 + div_floor((dy - dx) * d0, (int64_t) dx);
         *bound = chord_bound;
 }
 
@@ -150,7 +158,7 @@ static int drift_map(const Pair *p, size_t side, size_t k, int64_t ns, int64_t s
                 lo = y0 - c0 - n0;
                 hi = y0 + c0 + n0;
         }
-        mid = div_floor(lo + hi, 2);
+        mid = (lo + hi) >> 1;          /* floor: GCC shifts signed values arithmetically */
         bound = hi - mid;
         if (p->rate_ppb)
                 drift_chord(p, side, k, ns, c0, c1, rate_lo, rate_hi, &mid, &bound);
