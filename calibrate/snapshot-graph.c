@@ -119,7 +119,8 @@ int snapshot_graph_add(SnapshotGraph *g, const SnapshotClock *clocks, size_t n) 
                 if (!clocks[i].domain || !*clocks[i].domain || clocks[i].uncertainty_ns < 0 ||
                     clocks[i].uncertainty_ns > SNAPSHOT_UNCERTAINTY_MAX_NS ||
                     (clocks[i].has_rate && (clocks[i].rate_uncertainty_ppb < 0 ||
-                                            clocks[i].rate_ppb < -RATE_LIMIT_PPB || clocks[i].rate_ppb > RATE_LIMIT_PPB ||
+                                            clocks[i].rate_ppb < -RATE_LIMIT_PPB ||
+                                            clocks[i].rate_ppb > RATE_LIMIT_PPB ||
                                             clocks[i].rate_uncertainty_ppb > RATE_LIMIT_PPB)))
                         return -EINVAL;
         }

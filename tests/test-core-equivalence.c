@@ -127,10 +127,12 @@ static void test_offline_as_tight_as_live(void) {
                         int64_t value, v, v_ns;
                         double ns;
 
-                        at[n_at].live_bound_ns[0][j] = at[n_at].live_bound_ns[1][j] = -1;
-                        if (graph_convert(&c->graph, c->graph.hub, j, r_now, r_now, &v, &at[n_at].live_bound_ns[0][j]) < 0 ||
+                        int64_t *bound = at[n_at].live_bound_ns[0], *back = at[n_at].live_bound_ns[1];
+
+                        bound[j] = back[j] = -1;
+                        if (graph_convert(&c->graph, c->graph.hub, j, r_now, r_now, &v, &bound[j]) < 0 ||
                             truth(c, fakes, j, r_now, &value, &ns) < 0 ||
-                            graph_convert(&c->graph, j, c->graph.hub, value, r_now, &v_ns, &at[n_at].live_bound_ns[1][j]) < 0)
+                            graph_convert(&c->graph, j, c->graph.hub, value, r_now, &v_ns, &back[j]) < 0)
                                 failed++;
                 }
                 n_at++;
@@ -167,7 +169,8 @@ static void test_offline_as_tight_as_live(void) {
                                  * half a period of it (a tick of 52 ns), which no bound carries */
                                 if (!holds(u, drift, drift_unc + (dir ? (int64_t) ceil(units[j - 1]->period_ns) : 0),
                                            want, ns_to) && missed++ < 3)
-                                        diag("%s -> %s at r %" PRId64 ": offline %" PRId64 " +-%" PRId64 ", truth %" PRId64,
+                                        diag("%s -> %s at r %" PRId64 ": offline %" PRId64 " +-%" PRId64
+                                             ", truth %" PRId64,
                                              from, to, at[k].r_ns, drift, drift_unc, want);
                                 looser += drift_unc > nearest_unc;
                                 /* Give or take the units' own rounding, which falls where it falls on

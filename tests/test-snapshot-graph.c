@@ -515,14 +515,16 @@ static void test_drift_rates(void) {
                         outside += 2 * (__int128) out[k] - truth2 > 2 * (__int128) bound[k] + 2 ||
                                    truth2 - 2 * (__int128) out[k] > 2 * (__int128) bound[k] + 2;
                 looser += bound[0] > bound[2] || bound[1] > bound[2];
-                if ((v - 5000000000) % gap_ns > gap_ns / 2 - 8000000 && (v - 5000000000) % gap_ns < gap_ns / 2 + 8000000 &&
-                    v > 5000000000 && v < 5000000000 + 10 * gap_ns) {
+                int64_t into = (v - 5000000000) % gap_ns;      /* ns into the gap */
+
+                if (into > gap_ns / 2 - 8000000 && into < gap_ns / 2 + 8000000 && v > 5000000000 &&
+                    v < 5000000000 + 10 * gap_ns) {
                         worst_with = bound[0] > worst_with ? bound[0] : worst_with;
                         worst_without = bound[1] > worst_without ? bound[1] : worst_without;
                 }
         }
-        ok(failed == 0 && outside == 0, "drift (with and without rates) and nearest hold the truth (%zu outside, %zu failed)",
-           outside, failed);
+        ok(failed == 0 && outside == 0,
+           "drift (with and without rates) and nearest hold the truth (%zu outside, %zu failed)", outside, failed);
         ok(looser == 0, "drift is never looser than nearest (%zu values were)", looser);
         ok(worst_with > 0 && worst_with <= 2 * unc_ns, "with rates, mid-gap bound %" PRId64 " ns <= 2 x %" PRId64,
            worst_with, unc_ns);

@@ -350,7 +350,8 @@ static void check_export_perfetto(void) {
         ok(out && strstr(out, "  10: 1952645121\n"), "on a sequence of its own (10)");
         snprintf(want, sizeof(want), "      1: %" PRIu32 "\n", timeconv_perfetto_clock_id("tai"));
         ok(out && strstr(out, want) && strstr(out, "      1: 3\n") && strstr(out, "      1: 5\n"),
-           "monotonic (3), monotonic_raw (5) and tai by its hashed id (%" PRIu32 ")", timeconv_perfetto_clock_id("tai"));
+           "monotonic (3), monotonic_raw (5) and tai by its hashed id (%" PRIu32 ")",
+           timeconv_perfetto_clock_id("tai"));
         is_int(RUN("export", "--follow"), 64, "--follow without --format perfetto: usage, exit 64");
         is_int(RUN("export", "--format", "xml"), 64, "an unknown format: usage, exit 64");
 

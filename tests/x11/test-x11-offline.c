@@ -90,7 +90,8 @@ static void compare(sd_bus *bus, const struct timeconv_snapshots *s, const char 
                 r = timeconv_snapshots_convert(s, mode, from, to, value, &off, &off_unc);
                 if (r < 0) {
                         if (t->offline_failed++ < 3)
-                                diag("offline %s %s %" PRId64 " -> %s: %s", what, from, value, to, timeconv_strerror(r));
+                                diag("offline %s %s %" PRId64 " -> %s: %s", what, from, value, to,
+                                     timeconv_strerror(r));
                         continue;
                 }
                 t->compared++;
