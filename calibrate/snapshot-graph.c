@@ -233,26 +233,24 @@ static size_t visit_pairs(SnapshotGraph *g, size_t *pair_of, bool fill) {
 }
 
 /* Turns pair_of[] from counts into pair indices + 1, and allocates the pairs: what every pair
- * needs in four blocks (few pages to fault in), the rates only where a reading has one. */
+ * needs in three blocks (few pages to fault in), the rates only where a reading has one. The
+ * NEAREST steps come later, in the readings' own memory (steps_alloc()). */
 static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
         size_t n_keys = g->n_domains * g->n_domains;
         int32_t *next_rate = NULL;
         uint32_t *next_bucket;
-        NearestStep *next_step;
         int64_t *next;
 
         free(g->pairs);         /* from an earlier attempt that ran out of memory */
         free(g->series);
         free(g->rates);
         free(g->buckets);
-        free(g->steps);
         g->pairs = calloc(g->n_pairs + 1, sizeof(Pair));
         g->series = next = malloc(3 * total * sizeof(int64_t) + 1);
         g->rates = next_rate = g->has_rates ? malloc(4 * total * sizeof(int32_t) + 1) : NULL;
         g->buckets = next_bucket = malloc((2 * total + 2 * g->n_pairs + 1) * sizeof(uint32_t));
-        g->steps = next_step = malloc((2 * total + 1) * sizeof(NearestStep));
         g->n_pairs = 0;
-        if (!g->pairs || !next || !next_bucket || !next_step || (g->has_rates && !next_rate))
+        if (!g->pairs || !next || !next_bucket || (g->has_rates && !next_rate))
                 return -ENOMEM;
         for (size_t key = 0; key < n_keys; key++) {
                 Pair *p = &g->pairs[g->n_pairs];
@@ -266,14 +264,34 @@ static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
                         .unc_ns = next + 2 * n,
                         .rate_ppb = next_rate,
                         .first = { next_bucket, next_bucket + n + 1 },
-                        .nearest = { next_step, next_step + n },
                 };
                 next += 3 * n;
                 if (next_rate)
                         next_rate += 4 * n;
                 next_bucket += 2 * (n + 1);
-                next_step += 2 * n;
                 pair_of[key] = ++g->n_pairs;
+        }
+        return 0;
+}
+
+/* The NEAREST steps of every pair, in the memory the readings held: the pairs' series hold all
+ * that was in them, and pages already touched cost no fault (a real trace has 10^5-10^6
+ * snapshots, and faulting fresh pages in was most of the cost of loading them). Nothing is lost
+ * on failure: the readings stay for another try. */
+static int steps_alloc(SnapshotGraph *g, size_t total) {
+        NearestStep *next = realloc(g->readings, (2 * total + 1) * sizeof(NearestStep));
+
+        if (!next)
+                return -ENOMEM;
+        g->readings = NULL;
+        g->n_readings = g->allocated_readings = 0;
+        g->steps = next;
+        for (size_t i = 0; i < g->n_pairs; i++) {
+                Pair *p = &g->pairs[i];
+
+                p->nearest[0] = next;
+                p->nearest[1] = next + p->n;
+                next += 2 * p->n;
         }
         return 0;
 }
@@ -379,11 +397,13 @@ static void routes_fill(SnapshotGraph *g) {
 }
 
 int snapshot_graph_finalize(SnapshotGraph *g) {
-        size_t n = g ? g->n_domains : 0, *pair_of, routes_size;
+        size_t n = g ? g->n_domains : 0, *pair_of, routes_size, total = 0;
         int r;
 
         if (!g)
                 return -EINVAL;
+        if (g->finalized)       /* the readings are gone into the steps: nothing to do again */
+                return 0;
         g->n_pairs = 0;
         free(g->hops);
         pair_of = calloc(n * n + 1, sizeof(*pair_of));
@@ -394,9 +414,12 @@ int snapshot_graph_finalize(SnapshotGraph *g) {
         g->routes = aligned_alloc(64, routes_size);
         r = pair_of && g->hops && g->routes ? 0 : -ENOMEM;
         if (r >= 0)
-                r = pairs_alloc(g, pair_of, visit_pairs(g, pair_of, false));
+                r = pairs_alloc(g, pair_of, total = visit_pairs(g, pair_of, false));
         if (r >= 0) {
                 visit_pairs(g, pair_of, true);
+                r = steps_alloc(g, total);
+        }
+        if (r >= 0) {
                 for (size_t i = 0; i < g->n_pairs; i++)
                         pair_finalize(g, &g->pairs[i]);
                 for (size_t t = 0; t < n; t++)
