@@ -380,13 +380,24 @@ void cli_table_json(CliOut *out, struct timeconv_domain **domains, bool one_line
                 json_bool(out, "available", d->flags & TIMECONV_DOMAIN_AVAILABLE);
                 json_str(out, "verdict", d->verdict);
                 json_str(out, "reference", d->reference);
-                json_int(out, "offset_ns", row.has_offset, row.offset_ns);
+                /* null where the table says "unknown" (the bound dwarfs the value), the bound
+                 * still given. The rate is against monotonic, as the table's: "rate_ppb" is
+                 * ListDomains' against the reference (rate_to_reference_ppb here). */
+                json_int(out, "offset_ns",
+                         row.has_offset && !dwarfed(row.offset_ns, row.offset_uncertainty_ns, OFFSET_UNKNOWN_NS),
+                         row.offset_ns);
                 json_int(out, "offset_uncertainty_ns", row.has_offset, row.offset_uncertainty_ns);
-                json_int(out, "rate_ppb", row.has_rate, row.rate_ppb);
-                json_int(out, "rate_uncertainty_ppb", row.has_rate_uncertainty, row.rate_uncertainty_ppb);
+                json_int(out, "rate_to_monotonic_ppb",
+                         row.has_rate && !(row.has_rate_uncertainty &&
+                                           dwarfed(row.rate_ppb, row.rate_uncertainty_ppb, RATE_UNKNOWN_PPB)),
+                         row.rate_ppb);
+                json_int(out, "rate_to_monotonic_uncertainty_ppb", row.has_rate_uncertainty, row.rate_uncertainty_ppb);
                 json_int(out, "uncertainty_ns", row.has_uncertainty, row.uncertainty_ns);
                 json_int(out, "last_calibrated_ns", true, d->last_calibrated_ns);
                 json_int(out, "rate_to_reference_ppb", true, d->rate_ppb);
+                json_int(out, "rate_to_reference_uncertainty_ppb",
+                         (d->flags & TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY) && d->rate_uncertainty_ppb <= (uint64_t) INT64_MAX,
+                         (int64_t) d->rate_uncertainty_ppb);
                 json_int(out, "resolution_ns", d->resolution_ns <= (uint64_t) INT64_MAX,
                          (int64_t) d->resolution_ns);
                 json_int(out, "wrap_bits", true, d->wrap_bits);

@@ -204,6 +204,10 @@ bool core_domain_is_view(const Core *c, size_t index) {
         return index < c->n_domains && c->domains[index]->view_of != SIZE_MAX;
 }
 
+bool core_domain_is_view_of(const Core *c, size_t index, size_t shown) {
+        return index < c->n_domains && c->domains[index]->view_of == shown;
+}
+
 bool core_domain_gone(const Core *c, size_t index) {
         return index < c->n_domains && c->domains[index]->gone;
 }

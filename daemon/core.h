@@ -108,6 +108,8 @@ const char *core_domain_name(const Core *c, size_t index);
 bool core_domain_is_hub(const Core *c, size_t index);
 bool core_domain_available(const Core *c, size_t index);
 bool core_domain_is_view(const Core *c, size_t index);
+/* Whether domain index is a view of domain shown (x11_us of x11, a GPU's stable name of gpuN). */
+bool core_domain_is_view_of(const Core *c, size_t index, size_t shown);
 /* A departed application's node (CoreDomain.gone): no domain, for the bus. */
 bool core_domain_gone(const Core *c, size_t index);
 

@@ -22,15 +22,24 @@ static void scheduler_publish(Scheduler *s) {
         s->n_publishes++;
 }
 
-static void scheduler_emit_discontinuity(Scheduler *s, const char *name, int64_t step_ns,
-                                         BusDiscontinuityKind kind) {
-        int r;
+/* Announces a discontinuity of domain index and of every view of it: a view is the same clock in
+ * another unit (x11_us of x11, a GPU's stable name of gpuN), and a client that watches only the
+ * view must hear of the step as well. The step is in ns, the same for the domain and its views. */
+static void scheduler_emit_discontinuity(Scheduler *s, size_t index, int64_t step_ns, BusDiscontinuityKind kind) {
+        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
 
         if (!s->bus_api)
                 return;
-        r = bus_api_emit_discontinuity(s->bus_api, name, clock_now_ns(CLOCK_MONOTONIC), step_ns, kind);
-        if (r < 0)
-                log_warning_errno(s->log, r, "cannot emit Discontinuity for '%s': %m", name);
+        for (size_t i = 0; i < core_count(s->core); i++) {
+                const char *name = core_domain_name(s->core, i);
+                int r;
+
+                if (i != index && !core_domain_is_view_of(s->core, i, index))
+                        continue;
+                r = bus_api_emit_discontinuity(s->bus_api, name, now_ns, step_ns, kind);
+                if (r < 0)
+                        log_warning_errno(s->log, r, "cannot emit Discontinuity for '%s': %m", name);
+        }
 }
 
 static void scheduler_watch(Scheduler *s, size_t index);
@@ -107,7 +116,7 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
                 /* The new segment goes to the table first: a client that converts as soon as
                  * it hears of the step must not get the old model from its fast path. */
                 scheduler_publish(s);
-                scheduler_emit_discontinuity(s, name, burst.step_ns,
+                scheduler_emit_discontinuity(s, index, burst.step_ns,
                                              burst.restarted ? BUS_DISCONTINUITY_RESTART : BUS_DISCONTINUITY_STEP);
                 if (may_repeat)
                         scheduler_calibrate(s, index, false);
@@ -117,7 +126,7 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
                  * cached a model or a conversion need to hear of it as of a step. */
                 log_info(s->log, "the rate of '%s' changed; a new segment starts", name);
                 scheduler_publish(s);
-                scheduler_emit_discontinuity(s, name, 0, BUS_DISCONTINUITY_RATE);
+                scheduler_emit_discontinuity(s, index, 0, BUS_DISCONTINUITY_RATE);
                 return true;
         default:
                 return false;

@@ -52,7 +52,7 @@ struct Domain {
         int64_t cpu_total_ns;
         int64_t rtt_ns[RTT_RING];
         size_t n_rtt;
-        char extra_values[6][EXTRA_VALUE_MAX];
+        char extra_values[7][EXTRA_VALUE_MAX];
 };
 _Static_assert(offsetof(struct Domain, info) == 0, "domain_info_first() reads it there");
 
@@ -366,7 +366,8 @@ static int x11_status(Domain *d, DomainStatus *ret) {
         X11Identity identity;
         DomainStatus s = {};
         /* Most wanted first: the bus may show only the first few. */
-        const char *keys[] = { "rtt_min_ns", "probe_cpu_ns", "probes", "x11_display", "rtt_p50_ns", "connected" };
+        const char *keys[] = { "rtt_min_ns", "probe_cpu_ns", "probes", "x11_display", "rtt_p50_ns", "connected",
+                               "x11_server_id" };
 
         if (!d || !ret)
                 return -EINVAL;
@@ -388,11 +389,17 @@ static int x11_status(Domain *d, DomainStatus *ret) {
         snprintf(d->extra_values[3], EXTRA_VALUE_MAX, "%s", d->link.display.name ?: "");
         snprintf(d->extra_values[4], EXTRA_VALUE_MAX, "%" PRIi64, rtt_stat_ns(d, true));
         snprintf(d->extra_values[5], EXTRA_VALUE_MAX, "%s", x11_conn_is_open(&d->conn) ? "true" : "false");
-        for (size_t i = 0; i < 6; i++) {
+        /* Which server the calibration is of (a client on another display can tell): only while
+         * connected to one that could be told. */
+        if (x11_conn_is_open(&d->conn) && d->has_server_id)
+                snprintf(d->extra_values[6], EXTRA_VALUE_MAX, "%" PRIu64, d->server_id);
+        else
+                d->extra_values[6][0] = '\0';
+        for (size_t i = 0; i < 7; i++) {
                 s.extras[i].key = keys[i];
                 s.extras[i].value = d->extra_values[i];
         }
-        s.n_extras = 6;
+        s.n_extras = d->extra_values[6][0] ? 7 : 6;
         s.unavailable_reason = x11_link_reason(&d->link);
         *ret = s;
         return 0;

@@ -5,7 +5,9 @@
  * name, the unit "frame", an unavailable domain, offsets and rates whose bound dwarfs them
  * (read "unknown"), small ones that stay numbers. Every column of every row starts where its
  * header does, counted in characters ("±" is two bytes, one character). The JSON keeps every
- * field and property, typed, and timeconv(1) documents each field.
+ * field and property, typed, and timeconv(1) documents each field; where the table says
+ * "unknown" the JSON says null (the bound still given), and its rate against monotonic is not
+ * called rate_ppb, which is ListDomains' rate against the reference.
  * usage: test-cli-table TIMECONV_1 */
 
 #define _GNU_SOURCE
@@ -256,6 +258,28 @@ int main(int argc, char *argv[]) {
                    json_integer_value(json_object_get(props, "crtc_index")) == 1044 &&
                    json_is_string(json_object_get(props, "reason")),
                    "properties keep their types: b true, t and u integers, x negative, d real, s string");
+                json_t *coarse = json_array_get(list, 2), *msc = json_array_get(list, 3);
+                json_t *boot = json_array_get(list, 1), *e;
+                bool no_rate_ppb = true;
+                size_t i;
+
+                ok(json_is_null(json_object_get(coarse, "offset_ns")) &&
+                   json_integer_value(json_object_get(coarse, "offset_uncertainty_ns")) == 3000000020 &&
+                   json_is_null(json_object_get(coarse, "rate_to_monotonic_ppb")) &&
+                   json_integer_value(json_object_get(coarse, "rate_to_monotonic_uncertainty_ppb")) == 5000010,
+                   "where the table says unknown: offset and rate null, their bounds given");
+                ok(json_is_null(json_object_get(msc, "rate_to_monotonic_ppb")) &&
+                   json_is_integer(json_object_get(msc, "offset_ns")),
+                   "msc: the rate unknown (null), the offset a number");
+                ok(json_integer_value(json_object_get(boot, "offset_ns")) == 0 &&
+                   json_is_integer(json_object_get(boot, "offset_ns")) &&
+                   json_integer_value(json_object_get(boot, "rate_to_monotonic_ppb")) == 76 &&
+                   json_integer_value(json_object_get(boot, "rate_to_monotonic_uncertainty_ppb")) == 1510 &&
+                   json_integer_value(json_object_get(boot, "rate_to_reference_ppb")) == 76,
+                   "small bounds stay numbers: boottime +0 ns, +76 ppb against monotonic and the reference");
+                json_array_foreach(list, i, e)
+                        no_rate_ppb &= !json_object_get(e, "rate_ppb") && !json_object_get(e, "rate_uncertainty_ppb");
+                ok(no_rate_ppb, "no \"rate_ppb\": ListDomains' name for the rate against the reference");
                 ok(json_is_false(json_object_get(x11, "available")) && json_is_null(json_object_get(x11, "offset_ns")) &&
                    strcmp(json_string_value(json_object_get(x11, "verdict")) ?: "", "identity") == 0,
                    "an unavailable domain: available false, offset null");

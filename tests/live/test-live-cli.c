@@ -122,7 +122,7 @@ static void check_domains(void) {
         json_array_foreach(list, i, e) {
                 fields &= json_is_string(json_object_get(e, "name")) && json_is_string(json_object_get(e, "unit")) &&
                           json_is_boolean(json_object_get(e, "available")) && json_object_get(e, "verdict") &&
-                          json_object_get(e, "offset_ns") && json_object_get(e, "rate_ppb") &&
+                          json_object_get(e, "offset_ns") && json_object_get(e, "rate_to_monotonic_ppb") &&
                           json_object_get(e, "uncertainty_ns") &&
                           json_is_integer(json_object_get(e, "last_calibrated_ns"));
                 if (strcmp(json_string_value(json_object_get(e, "name")) ?: "", "monotonic") == 0)
@@ -157,7 +157,8 @@ static void check_domains(void) {
                    "tai: \"tai_offset_s\" and \"equals_realtime\", which holds when the offset is 0");
         }
         ok(mono && json_integer_value(json_object_get(mono, "offset_ns")) == 0 &&
-           json_integer_value(json_object_get(mono, "rate_ppb")) == 0,
+           json_is_integer(json_object_get(mono, "rate_to_monotonic_ppb")) &&
+           json_integer_value(json_object_get(mono, "rate_to_monotonic_ppb")) == 0,
            "monotonic against itself: offset 0, rate 0");
         off_lo = boottime_offset(&off_hi);
         ok(boot && json_is_integer(json_object_get(boot, "offset_ns")) &&
@@ -416,7 +417,8 @@ static void check_monitor_json(void) {
 }
 
 /* Every entry the daemon lists (ListDomains, read raw here) is in `timeconv domains --json`, at
- * the top (rate_ppb as rate_to_reference_ppb: rate_ppb there is against monotonic) or under
+ * the top (rate_ppb and rate_uncertainty_ppb as rate_to_reference_ppb and
+ * rate_to_reference_uncertainty_ppb: the top's rate is rate_to_monotonic_ppb) or under
  * "properties", with a JSON type that fits its D-Bus type. An application domain this test
  * holds brings its owner. */
 static bool d_count_ok(size_t domains, json_t *list) {
@@ -467,7 +469,9 @@ static void check_every_entry(void) {
                             sd_bus_message_skip(reply, "v") < 0 || sd_bus_message_exit_container(reply) < 0)
                                 break;
                         entries++;
-                        v = json_object_get(d, strcmp(key, "rate_ppb") == 0 ? "rate_to_reference_ppb" : key) ?:
+                        v = json_object_get(d, strcmp(key, "rate_ppb") == 0 ? "rate_to_reference_ppb" :
+                                               strcmp(key, "rate_uncertainty_ppb") == 0 ?
+                                                       "rate_to_reference_uncertainty_ppb" : key) ?:
                             json_object_get(json_object_get(d, "properties"), key);
                         if (!v) {
                                 diag("%s: \"%s\" (%s) is not in domains --json", name, key, contents);
