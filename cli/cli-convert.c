@@ -18,7 +18,8 @@
 #define IN_TEXT_MAX 32
 
 typedef struct Convert {
-        const struct timeconv_snapshots *snapshots;     /* offline, or */
+        const struct timeconv_snapshots *snapshots;     /* offline (names resolved in pair), or */
+        struct timeconv_snapshots_pair pair;
         struct timeconv *tc;                            /* live */
         const char *from, *to;
         int mode;
@@ -181,7 +182,7 @@ static void convert_one(Convert *c, const char *in, size_t in_size, bool too_lon
                      uncertainty_ns);
                 return;
         }
-        r = timeconv_snapshots_convert(c->snapshots, c->mode, c->from, c->to, value, &out, &uncertainty_ns);
+        r = timeconv_snapshots_pair_convert(&c->pair, value, &out, &uncertainty_ns);
         emit(c, in, in_size, r < 0 ? timeconv_strerror(r) : NULL, cli_exit_status(r), out, uncertainty_ns);
 }
 
@@ -240,6 +241,13 @@ static int load_snapshots(const char *file, Convert *c, struct timeconv_snapshot
                         *ret = timeconv_snapshots_free(*ret);
                         return EXIT_DATAERR;
                 }
+        /* Resolved once: a value then costs its conversion, not two name lookups. */
+        r = timeconv_snapshots_pair(*ret, c->mode, c->from, c->to, &c->pair);
+        if (r < 0) {
+                fprintf(stderr, "timeconv: %s: %s\n", file, timeconv_strerror(r));
+                *ret = timeconv_snapshots_free(*ret);
+                return EXIT_DATAERR;
+        }
         return 0;
 }
 

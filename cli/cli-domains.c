@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* timeconv domains, now and export: one request to timeconvd each. The table rows (shared with
+/* timeconv domains and now: one request to timeconvd each. The table rows (shared with
  * monitor) show each domain against CLOCK_MONOTONIC, which is what people compare with, while
  * the daemon calibrates against monotonic_raw: rates are converted here. */
 
@@ -45,7 +45,7 @@ static int common_options(int argc, char **argv, bool *json, bool *wide) {
         return -1;
 }
 
-/* What domains, now and export do first: their options, n_args arguments (else the usage error
+/* What domains and now do first: their options, n_args arguments (else the usage error
  * args_error), a handle. true with *ret to go on; false with the command's exit code in
  * *ret_exit (--help, --version, a usage error, no daemon). */
 static bool start(int argc, char **argv, bool *json, bool *wide, int n_args, const char *args_error,
@@ -182,26 +182,4 @@ int cli_cmd_now(int argc, char **argv) {
                 r = printf("%" PRIi64 "%s%s \xc2\xb1%" PRIi64 " ns\n", value, unit[0] ? " " : "", unit,
                            uncertainty_ns) < 0 || fflush(stdout) != 0 ? -EIO : 0;
         return r < 0 ? EXIT_IOERR : 0;
-}
-
-int cli_cmd_export(int argc, char **argv) {
-        struct timeconv *tc = NULL;
-        char *json = NULL;
-        size_t size;
-        int r;
-
-        if (!start(argc, argv, NULL, NULL, 0, NULL, &tc, &r))
-                return r;
-        r = finish(tc, timeconv_export_snapshots(tc, &json), "cannot export the snapshots");
-        if (r != 0)
-                return r;
-        size = strlen(json);
-        r = fwrite(json, 1, size, stdout) != size || (size > 0 && json[size - 1] != '\n' && putchar('\n') == EOF) ||
-            fflush(stdout) != 0;
-        free(json);
-        if (r) {
-                fputs("timeconv: cannot write the snapshots\n", stderr);
-                return EXIT_IOERR;
-        }
-        return 0;
 }

@@ -60,8 +60,12 @@ static const struct {
           "        before any line is read when it is one of timeconvd's own domains (exit\n"
           "        65) or another client's (exit 1).\n"
           "        Short option: -a REFERENCE.\n" },
-        { "export", "export",
-          "        timeconvd's snapshot history as a JSON snapshot file on standard output.\n" },
+        { "export", "export [--format json|perfetto] [--follow]",
+          "        timeconvd's snapshot history on standard output: a JSON snapshot file, or\n"
+          "        with --format perfetto a Perfetto trace of ClockSnapshot packets (clock ids\n"
+          "        as ListDomains' perfetto_id) that can be concatenated with a recording.\n"
+          "        --follow (perfetto only) keeps appending new snapshots until SIGINT or\n"
+          "        SIGTERM, then exits 0.\n" },
         { "frames", "frames [--json] [--plot FILE.svg] [--refresh-hz HZ] [--window ID] [FILE...]",
           "        Frame rate, intervals, latency and janks from dumpsys SurfaceFlinger\n"
           "        --latency, dumpsys gfxinfo framestats or a libtimeconv frame log (- or\n"

@@ -17,6 +17,7 @@
 #define SNAPSHOT_FILE_MAX_DOMAINS 256
 #define SNAPSHOT_FILE_MAX_SNAPSHOTS 1000000
 #define SNAPSHOT_FILE_MAX_BYTES (1024u * 1024u * 1024u)
+#define SNAPSHOT_FILE_MAX_RATE_PPB 100000000     /* 10 %: the snapshot graph's own limit */
 
 struct timeconv_snapshots {
         SnapshotGraph *graph;

@@ -82,6 +82,23 @@ int timeconv_snapshots_convert(const struct timeconv_snapshots *snapshots, int m
                                const char *from, const char *to, int64_t value,
                                int64_t *ret_value, int64_t *ret_uncertainty_ns);
 
+/* A pair of domains of one set of snapshots and a mode, resolved once: converting through it
+ * skips the two name lookups of timeconv_snapshots_convert() (the fastest way to convert many
+ * values offline). A plain struct the caller owns, valid as long as the snapshots. Errors:
+ * -EINVAL, -ENOENT (a domain not in the snapshots). The conversion answers exactly as
+ * timeconv_snapshots_convert() with the same names and mode. */
+struct timeconv_snapshots_pair {
+        const struct timeconv_snapshots *snapshots;
+        size_t from;
+        size_t to;
+        int mode;
+};
+
+int timeconv_snapshots_pair(const struct timeconv_snapshots *snapshots, int mode, const char *from,
+                            const char *to, struct timeconv_snapshots_pair *ret_pair);
+int timeconv_snapshots_pair_convert(const struct timeconv_snapshots_pair *pair, int64_t value,
+                                    int64_t *ret_value, int64_t *ret_uncertainty_ns);
+
 /* A short English text for a negative errno returned by this library ("unknown domain",
  * "no path between the domains", ...); never NULL. */
 const char *timeconv_strerror(int error);
@@ -258,6 +275,37 @@ struct timeconv_domain **timeconv_domains_free(struct timeconv_domain **domains)
 /* The daemon's snapshot history as a JSON snapshot file (timeconv_snapshots_load_buffer()
  * reads it back), NUL-terminated; release it with free(). */
 int timeconv_export_snapshots(struct timeconv *tc, char **ret_json);
+
+/* ---- Perfetto traces ----
+ *
+ * The Perfetto clock id of a domain name, as ListDomains' perfetto_id gives it: Perfetto's
+ * builtin ids for realtime (1), realtime_coarse (2), monotonic (3), monotonic_coarse (4),
+ * monotonic_raw (5) and boottime (6); for any other name the global id Perfetto recommends for
+ * a named clock, FNV-1a-32("org.timeconv." + name) | 0x80000000. 0 for NULL. A producer that
+ * stamps its packets in a timeconv domain (timestamp_clock_id) uses this id. */
+uint32_t timeconv_perfetto_clock_id(const char *name);
+
+/* A writer of Perfetto ClockSnapshot packets from the daemon's snapshot history. */
+struct timeconv_perfetto_writer;
+
+int timeconv_perfetto_writer_new(struct timeconv_perfetto_writer **ret);
+
+/* Accepts NULL; returns NULL. */
+struct timeconv_perfetto_writer *timeconv_perfetto_writer_free(struct timeconv_perfetto_writer *w);
+
+/* Turns an export (timeconv_export_snapshots()'s JSON, size bytes) into Perfetto trace bytes:
+ * one TracePacket per snapshot, on a sequence of the writer's own, each a ClockSnapshot of every
+ * domain of the snapshot under timeconv_perfetto_clock_id(), with unit_multiplier_ns for a unit
+ * of a whole number of ns (us: 1000, ms: 1000000, ticks of an integral period) and BOOTTIME as
+ * primary_trace_clock; the packet's timestamp is the BOOTTIME reading. A tick or frame domain
+ * of a fractional period (a GPU's 52.083 ns) has no multiplier Perfetto can express: it is
+ * written in ns (value x period, rounded) under the id of name + ".ns". Only the snapshots after
+ * the last one this writer returned (when the export still holds it) are written, so calling it
+ * again on a later export appends what the daemon learnt since. *ret_data (malloc'ed, free())
+ * may be appended to a trace file as it is; *ret_n_snapshots (may be NULL) counts its packets.
+ * Errors: -EINVAL, -EBADMSG (not an export), -ERANGE, -ENOMEM. */
+int timeconv_perfetto_writer_add_export(struct timeconv_perfetto_writer *w, const char *json, size_t size,
+                                        char **ret_data, size_t *ret_size, size_t *ret_n_snapshots);
 
 /* ---- Application clocks ----
  *

@@ -132,6 +132,15 @@ static void check_domains(void) {
         }
         ok(fields, "each: name, unit, available, verdict, offset, rate, uncertainty, last calibration");
         {
+                size_t same = 0;
+
+                json_array_foreach(list, i, e)
+                        same += json_integer_value(json_object_get(e, "perfetto_id")) ==
+                                (json_int_t) timeconv_perfetto_clock_id(json_string_value(json_object_get(e, "name")));
+                ok(same == json_array_size(list), "each perfetto_id is timeconv_perfetto_clock_id() of its name "
+                   "(%zu of %zu)", same, json_array_size(list));
+        }
+        {
                 json_t *rt = NULL, *tai = NULL;
 
                 json_array_foreach(list, i, e) {
@@ -324,6 +333,44 @@ static void check_export(void) {
         ok(out && sscanf(out, "%" SCNi64, &got) == 1 && got >= in + off_lo - LOOSE_NS && got <= in + off_hi + LOOSE_NS,
            "and converts monotonic to boottime with the kernel's offset");
         free(path);
+}
+
+/* export --format perfetto: protoc --decode_raw reads it (.ci/run installs protobuf-compiler),
+ * with the fields Perfetto's ClockSnapshot packets have; --follow ends on SIGTERM with exit 0
+ * and a trace that decodes. */
+static void check_export_perfetto(void) {
+        char *script = NULL, want[64];
+        const char *p;
+        size_t packets = 0;
+
+        if (asprintf(&script, "set -e; \"%s\" export --format perfetto > '%s/e.pftrace'; "
+                     "protoc --decode_raw < '%s/e.pftrace'", tc_path, h->dir, h->dir) < 0)
+                abort();
+        is_int(run_sh(script), 0, "export --format perfetto | protoc --decode_raw: exit 0");
+        free(script);
+        for (p = out ? out : ""; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+                packets += strncmp(p, "1 {\n", 4) == 0;
+        ok(packets > 0, "a Trace of TracePackets (%zu)", packets);
+        ok(out && strstr(out, "  6 {\n    1 {\n      1: "), "each a clock_snapshot (6) of clocks (1) with an id (1)");
+        ok(out && strstr(out, "    2: 6\n"), "primary_trace_clock BOOTTIME (6)");
+        ok(out && strstr(out, "  10: 1952645121\n"), "on a sequence of its own (10)");
+        snprintf(want, sizeof(want), "      1: %" PRIu32 "\n", timeconv_perfetto_clock_id("tai"));
+        ok(out && strstr(out, want) && strstr(out, "      1: 3\n") && strstr(out, "      1: 5\n"),
+           "monotonic (3), monotonic_raw (5) and tai by its hashed id (%" PRIu32 ")",
+           timeconv_perfetto_clock_id("tai"));
+        is_int(RUN("export", "--follow"), 64, "--follow without --format perfetto: usage, exit 64");
+        is_int(RUN("export", "--format", "xml"), 64, "an unknown format: usage, exit 64");
+
+        if (asprintf(&script, "set -e; d='%s'; mkfifo \"$d/fifo\"; \"%s\" export --format perfetto --follow > "
+                     "\"$d/fifo\" & pid=$!; exec 3< \"$d/fifo\"; dd bs=1 count=1 <&3 > \"$d/f.pftrace\" 2>/dev/null; "
+                     "cat <&3 >> \"$d/f.pftrace\" & cat_pid=$!; kill -TERM $pid; status=0; wait $pid || status=$?; "
+                     "wait $cat_pid; echo \"status $status\"; protoc --decode_raw < \"$d/f.pftrace\" | grep -c '^1 {'",
+                     h->dir, tc_path) < 0)
+                abort();
+        is_int(run_sh(script), 0, "export --format perfetto --follow, SIGTERM once it wrote");
+        free(script);
+        ok(out && strncmp(out, "status 0\n", 9) == 0 && atoi(out + 9) > 0,
+           "exits 0, its output a whole trace of packets (%s)", out ? out : "");
 }
 
 static void check_monitor_json(void) {
@@ -587,6 +634,7 @@ int main(int argc, char *argv[]) {
         check_now();
         check_convert();
         check_export();
+        check_export_perfetto();
         check_monitor_json();
         check_push();
         check_every_entry();
