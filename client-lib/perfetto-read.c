@@ -20,6 +20,9 @@
 #define SYNC_SIDE_MAX 16
 /* trace_processor's rule: two client snapshots further apart belong to different rounds. */
 #define SYNC_ROUND_NS (INT64_C(30) * 1000000000)
+/* The rate error the snapshot graph allows between two clocks (snapshot-graph.h): a bracket
+ * that an earlier, tighter one still beats at its own instant is left out. */
+#define BRACKET_RATE_ERROR_PPM 1000
 /* A zstd window larger than the largest block we inflate buys nothing but memory. */
 #define ZSTD_WINDOW_LOG_MAX 26
 
@@ -471,7 +474,8 @@ static const RawClock *find_raw(const RawClock *clocks, size_t n, uint32_t id) {
 
 /* The host snapshot of a, taken between the client snapshots of a and b: each client clock read
  * in both is at their middle, within half their distance, when the host clocks were read. */
-static int add_bracket(PfReader *r, const uint8_t *at, uint32_t machine, const SyncEntry *a, const SyncEntry *b) {
+static int add_bracket(PfReader *r, const uint8_t *at, uint32_t machine, const SyncEntry *a, const SyncEntry *b,
+                       int64_t *last_mid, int64_t *last_half) {
         const RawClock *boot_a = find_raw(a->client, a->n_client, PF_CLOCK_BOOTTIME);
         const RawClock *boot_b = find_raw(b->client, b->n_client, PF_CLOCK_BOOTTIME);
         RawClock clocks[2 * SYNC_SIDE_MAX];
@@ -503,11 +507,20 @@ static int add_bracket(PfReader *r, const uint8_t *at, uint32_t machine, const S
         }
         if (n_client == 0 || n == n_client)
                 return 0;
+        /* Nearest takes the latest snapshot at or before a value: a wide bracket (one across two
+         * rounds of the relay) after a tight one would replace it where the tight one, its bound
+         * grown by the rate error, is still the better (the graph compares nothing itself). */
+        if (*last_half >= 0 && (int64_t) clocks[0].ts >= *last_mid &&
+            uncertainty_ns[0] >= *last_half + ((int64_t) clocks[0].ts - *last_mid) / (1000000 / BRACKET_RATE_ERROR_PPM))
+                return 0;
+        *last_mid = (int64_t) clocks[0].ts;
+        *last_half = uncertainty_ns[0];
         return add_snapshot(r, at, machine, 0, machines, clocks, uncertainty_ns, n);
 }
 
 static int remote_clock_sync(PfReader *r, const Field *remote, uint32_t machine) {
         const uint8_t *p = remote->data, *end = remote->data + remote->size;
+        int64_t last_mid = 0, last_half = -1;
         size_t n = 0;
         Field f;
         int k;
@@ -563,10 +576,14 @@ static int remote_clock_sync(PfReader *r, const Field *remote, uint32_t machine)
         }
         if (k < 0)
                 return k;
+        /* In time order, so that no clock seems to go backwards: a bracket's middle lies between
+         * the client snapshots around it. */
         for (size_t i = 0; i < n; i++) {
-                k = add_snapshot(r, remote->start, machine, 0, NULL, r->sync[i].client, NULL, r->sync[i].n_client);
-                if (k >= 0 && i > 0)
-                        k = add_bracket(r, remote->start, machine, &r->sync[i - 1], &r->sync[i]);
+                k = i > 0 ? add_bracket(r, remote->start, machine, &r->sync[i - 1], &r->sync[i], &last_mid,
+                                        &last_half) : 0;
+                if (k >= 0)
+                        k = add_snapshot(r, remote->start, machine, 0, NULL, r->sync[i].client, NULL,
+                                         r->sync[i].n_client);
                 if (k < 0)
                         return k;
         }
