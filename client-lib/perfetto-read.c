@@ -10,6 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "clock-id.h"
 #include "perfetto-proto.h"
@@ -30,6 +31,10 @@ typedef struct SeqState {
         uint64_t key;                   /* sequence + 1; 0: a free slot */
         uint32_t default_clock_id;
         bool valid;                     /* its incremental state was cleared once */
+        /* The clock its last packet used: id, machine, index, and n_clocks then (a clock
+         * added since may be the one a miss missed). */
+        uint32_t cached_id, cached_machine;
+        size_t cached_clock, cached_n_clocks;
 } SeqState;
 
 typedef struct RawClock {
@@ -60,6 +65,7 @@ struct PfReader {
 
         SeqState *seqs;
         size_t seq_capacity, n_seqs;
+        SeqState *last_seq;             /* the last one found (packets come in runs) */
 
         uint32_t trace_clock_id;
         bool trace_clock_set;
@@ -166,6 +172,22 @@ static inline int read_varint(const uint8_t **pp, const uint8_t *end, uint64_t *
                 *pp = p + 1;
                 return 0;
         }
+        if (end - p >= 10) {
+                /* Far from the end: no bounds check per byte. */
+                for (unsigned i = 0; i < 10; i++) {
+                        uint8_t b = p[i];
+
+                        v |= (uint64_t) (b & 0x7f) << (7 * i);
+                        if (b < 0x80) {
+                                if (i == 9 && b > 1)
+                                        return -EOVERFLOW;
+                                *ret = v;
+                                *pp = p + i + 1;
+                                return 0;
+                        }
+                }
+                return -EOVERFLOW;
+        }
         for (unsigned shift = 0; shift < 64; shift += 7) {
                 uint8_t b;
 
@@ -253,6 +275,10 @@ static SeqState *seq_get(PfReader *r, uint32_t sequence) {
         uint64_t key = (uint64_t) sequence + 1;
         size_t i;
 
+        if (r->last_seq && r->last_seq->key == key)
+                return r->last_seq;
+        r->last_seq = NULL;
+
         if (2 * (r->n_seqs + 1) > r->seq_capacity) {
                 size_t capacity = r->seq_capacity ? 2 * r->seq_capacity : 64;
                 SeqState *s = calloc(capacity, sizeof(*s));
@@ -269,12 +295,13 @@ static SeqState *seq_get(PfReader *r, uint32_t sequence) {
                 free(r->seqs);
                 r->seqs = s;
                 r->seq_capacity = capacity;
+                r->last_seq = NULL;
         }
         for (i = (size_t) (key * 0x9e3779b97f4a7c15u) & (r->seq_capacity - 1); r->seqs[i].key;
              i = (i + 1) & (r->seq_capacity - 1))
                 if (r->seqs[i].key == key)
-                        return &r->seqs[i];
-        r->seqs[i] = (SeqState) { .key = key };
+                        return r->last_seq = &r->seqs[i];
+        r->seqs[i] = (SeqState) { .key = key, .cached_n_clocks = SIZE_MAX };
         r->n_seqs++;
         return &r->seqs[i];
 }
@@ -651,6 +678,8 @@ static int inflate_zlib(PfReader *r, const Field *f, size_t *ret_size) {
 static int inflate_zstd(PfReader *r, const Field *f, size_t *ret_size) {
         ZSTD_inBuffer in = { .src = f->data, .size = f->size };
         ZSTD_outBuffer out = { 0 };
+        unsigned long long content;
+        size_t z;
         int k;
 
         if (!r->zstd) {
@@ -659,10 +688,26 @@ static int inflate_zstd(PfReader *r, const Field *f, size_t *ret_size) {
                         return -ENOMEM;
                 ZSTD_DCtx_setParameter(r->zstd, ZSTD_d_windowLogMax, ZSTD_WINDOW_LOG_MAX);
         }
+        /* A frame that says its size (Perfetto's do) inflates in one call, faster than a stream;
+         * what does not fit (more frames after it) goes the streaming way, bounded as well. */
+        content = ZSTD_getFrameContentSize(f->data, f->size);
+        if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != ZSTD_CONTENTSIZE_ERROR &&
+            content <= PF_INFLATE_MAX_BYTES) {
+                while (r->inflated_allocated < content) {
+                        k = grow_inflated(r, f->start);
+                        if (k < 0)
+                                return k;
+                }
+                z = ZSTD_decompressDCtx(r->zstd, r->inflated, r->inflated_allocated, f->data, f->size);
+                if (!ZSTD_isError(z)) {
+                        *ret_size = z;
+                        return 0;
+                }
+                if (ZSTD_getErrorCode(z) != ZSTD_error_dstSize_tooSmall)
+                        return fail_at(r, f->start, "zstd block: %s", ZSTD_getErrorName(z));
+        }
         ZSTD_DCtx_reset(r->zstd, ZSTD_reset_session_only);
         for (;;) {
-                size_t z;
-
                 if (out.pos == r->inflated_allocated) {
                         k = grow_inflated(r, f->start);
                         if (k < 0)
@@ -704,68 +749,138 @@ static int compressed(PfReader *r, const Field *f) {
 }
 
 typedef struct PacketFields {
-        bool has_ts, has_sequence, cleared;
+        bool has_ts, cleared;
         uint64_t ts;
         uint32_t clock_id, sequence, flags, machine;
-        Field snapshot, defaults, remote, block;
+        /* Where these length-delimited fields start, read again when they are there (rarely). */
+        const uint8_t *snapshot, *defaults, *remote, *block;
 } PacketFields;
 
-static int packet_fields(PfReader *r, const uint8_t *p, const uint8_t *end, PacketFields *pf) {
+/* The error next_field() and expect_wire() give for the field at start, which the fast path
+ * below found wrong. */
+static int field_error(PfReader *r, const uint8_t *start, const uint8_t *end, unsigned expected_wire) {
         Field f;
-        int k;
+        int k = next_field(r, &start, end, &f);
 
-        while ((k = next_field(r, &p, end, &f)) > 0) {
-                Field *keep = NULL;
+        if (k < 0)
+                return k;
+        k = expect_wire(r, &f, expected_wire);
+        return k < 0 ? k : fail_at(r, f.start, "field %u", f.number);
+}
 
-                switch (f.number) {
-                case PF_PACKET_TIMESTAMP:
-                case PF_PACKET_TIMESTAMP_CLOCK_ID:
-                case PF_PACKET_TRUSTED_SEQUENCE_ID:
-                case PF_PACKET_SEQUENCE_FLAGS:
-                case PF_PACKET_INCREMENTAL_STATE_CLEARED:
-                case PF_PACKET_MACHINE_ID:
-                        k = expect_wire(r, &f, PF_WIRE_VARINT);
-                        if (k < 0)
-                                return k;
-                        if (f.number == PF_PACKET_TIMESTAMP) {
+/* The top-level fields of a packet: the hot loop of the reader (most bytes of a trace are in
+ * payload fields it skips by their length). */
+static int packet_fields(PfReader *r, const uint8_t *p, const uint8_t *end, PacketFields *pf) {
+        while (p < end) {
+                const uint8_t *start = p;
+                uint64_t key, v;
+                uint64_t number;
+                unsigned wire;
+
+                if (read_varint(&p, end, &key) < 0 || key >> 3 == 0 || key >> 3 > 0x1fffffff)
+                        return field_error(r, start, end, PF_WIRE_VARINT);
+                number = key >> 3;
+                wire = (unsigned) (key & 7);
+                if (wire == PF_WIRE_VARINT) {
+                        if (read_varint(&p, end, &v) < 0)
+                                return field_error(r, start, end, PF_WIRE_VARINT);
+                        switch (number) {
+                        case PF_PACKET_TIMESTAMP:
                                 pf->has_ts = true;
-                                pf->ts = f.value;
-                        } else if (f.number == PF_PACKET_TIMESTAMP_CLOCK_ID)
-                                pf->clock_id = (uint32_t) f.value;
-                        else if (f.number == PF_PACKET_TRUSTED_SEQUENCE_ID) {
-                                pf->has_sequence = true;
-                                pf->sequence = (uint32_t) f.value;
-                        } else if (f.number == PF_PACKET_SEQUENCE_FLAGS)
-                                pf->flags = (uint32_t) f.value;
-                        else if (f.number == PF_PACKET_INCREMENTAL_STATE_CLEARED)
-                                pf->cleared = f.value != 0;
-                        else
-                                pf->machine = (uint32_t) f.value;
-                        break;
-                case PF_PACKET_CLOCK_SNAPSHOT:
-                        keep = &pf->snapshot;
-                        break;
-                case PF_PACKET_DEFAULTS:
-                        keep = &pf->defaults;
-                        break;
-                case PF_PACKET_REMOTE_CLOCK_SYNC:
-                        keep = &pf->remote;
-                        break;
-                case PF_PACKET_COMPRESSED:
-                case PF_PACKET_ZSTD_COMPRESSED:
-                        keep = &pf->block;
-                        break;
-                default:
-                        break;
+                                pf->ts = v;
+                                break;
+                        case PF_PACKET_TIMESTAMP_CLOCK_ID:
+                                pf->clock_id = (uint32_t) v;
+                                break;
+                        case PF_PACKET_TRUSTED_SEQUENCE_ID:
+                                pf->sequence = (uint32_t) v;
+                                break;
+                        case PF_PACKET_SEQUENCE_FLAGS:
+                                pf->flags = (uint32_t) v;
+                                break;
+                        case PF_PACKET_INCREMENTAL_STATE_CLEARED:
+                                pf->cleared = v != 0;
+                                break;
+                        case PF_PACKET_MACHINE_ID:
+                                pf->machine = (uint32_t) v;
+                                break;
+                        case PF_PACKET_CLOCK_SNAPSHOT:
+                        case PF_PACKET_DEFAULTS:
+                        case PF_PACKET_REMOTE_CLOCK_SYNC:
+                        case PF_PACKET_COMPRESSED:
+                        case PF_PACKET_ZSTD_COMPRESSED:
+                                return field_error(r, start, end, PF_WIRE_LEN);
+                        default:
+                                break;
+                        }
+                        continue;
                 }
-                if (keep) {
-                        k = expect_wire(r, &f, PF_WIRE_LEN);
+                if (wire == PF_WIRE_LEN) {
+                        if (read_varint(&p, end, &v) < 0 || v > (uint64_t) (end - p))
+                                return field_error(r, start, end, PF_WIRE_LEN);
+                        p += v;
+                        switch (number) {
+                        case PF_PACKET_CLOCK_SNAPSHOT:
+                                pf->snapshot = start;
+                                break;
+                        case PF_PACKET_DEFAULTS:
+                                pf->defaults = start;
+                                break;
+                        case PF_PACKET_REMOTE_CLOCK_SYNC:
+                                pf->remote = start;
+                                break;
+                        case PF_PACKET_COMPRESSED:
+                        case PF_PACKET_ZSTD_COMPRESSED:
+                                pf->block = start;
+                                break;
+                        case PF_PACKET_TIMESTAMP:
+                        case PF_PACKET_TIMESTAMP_CLOCK_ID:
+                        case PF_PACKET_TRUSTED_SEQUENCE_ID:
+                        case PF_PACKET_SEQUENCE_FLAGS:
+                        case PF_PACKET_INCREMENTAL_STATE_CLEARED:
+                        case PF_PACKET_MACHINE_ID:
+                                return field_error(r, start, end, PF_WIRE_VARINT);
+                        default:
+                                break;
+                        }
+                        continue;
+                }
+                /* fixed64, fixed32, or what next_field() refuses */
+                p = start;
+                {
+                        Field f;
+                        int k = next_field(r, &p, end, &f);
+
                         if (k < 0)
                                 return k;
-                        *keep = f;
+                        switch (f.number) {
+                        case PF_PACKET_TIMESTAMP:
+                        case PF_PACKET_TIMESTAMP_CLOCK_ID:
+                        case PF_PACKET_TRUSTED_SEQUENCE_ID:
+                        case PF_PACKET_SEQUENCE_FLAGS:
+                        case PF_PACKET_INCREMENTAL_STATE_CLEARED:
+                        case PF_PACKET_MACHINE_ID:
+                                return expect_wire(r, &f, PF_WIRE_VARINT);
+                        case PF_PACKET_CLOCK_SNAPSHOT:
+                        case PF_PACKET_DEFAULTS:
+                        case PF_PACKET_REMOTE_CLOCK_SYNC:
+                        case PF_PACKET_COMPRESSED:
+                        case PF_PACKET_ZSTD_COMPRESSED:
+                                return expect_wire(r, &f, PF_WIRE_LEN);
+                        default:
+                                break;
+                        }
                 }
         }
-        return k;
+        return 0;
+}
+
+/* The length-delimited field that starts at start (already checked by packet_fields()). */
+static Field field_at(PfReader *r, const uint8_t *start, const uint8_t *end) {
+        Field f = { 0 };
+
+        (void) next_field(r, &start, end, &f);
+        return f;
 }
 
 static int packet_defaults(PfReader *r, const Field *defaults, SeqState *seq) {
@@ -805,7 +920,16 @@ static int packet_timestamp(PfReader *r, const uint8_t *at, const PacketFields *
                 p.skip_reason = "sequence-scoped clock without a sequence";
         else {
                 p.clock_sequence = sequence_scoped(p.clock_id) ? pf->sequence : 0;
-                p.clock = clock_find(r, pf->machine, p.clock_sequence, p.clock_id);
+                if (seq->cached_n_clocks == r->n_clocks && seq->cached_id == p.clock_id &&
+                    seq->cached_machine == pf->machine)
+                        p.clock = seq->cached_clock;
+                else {
+                        p.clock = clock_find(r, pf->machine, p.clock_sequence, p.clock_id);
+                        seq->cached_id = p.clock_id;
+                        seq->cached_machine = pf->machine;
+                        seq->cached_clock = p.clock;
+                        seq->cached_n_clocks = r->n_clocks;
+                }
                 if (p.clock != PF_NO_CLOCK && r->clocks[p.clock].incremental) {
                         PfClock *c = &r->clocks[p.clock];
 
@@ -819,16 +943,20 @@ static int packet_timestamp(PfReader *r, const uint8_t *at, const PacketFields *
 }
 
 static int packet(PfReader *r, const Field *outer) {
+        const uint8_t *end = outer->data + outer->size;
         PacketFields pf = { 0 };
         SeqState *seq;
         uint64_t index;
         int k;
 
-        k = packet_fields(r, outer->data, outer->data + outer->size, &pf);
+        k = packet_fields(r, outer->data, end, &pf);
         if (k < 0)
                 return k;
-        if (pf.block.start)
-                return compressed(r, &pf.block);
+        if (pf.block) {
+                Field f = field_at(r, pf.block, end);
+
+                return compressed(r, &f);
+        }
         index = r->n_packets++;
         seq = seq_get(r, pf.sequence);
         if (!seq)
@@ -837,16 +965,24 @@ static int packet(PfReader *r, const Field *outer) {
                 seq->default_clock_id = 0;
                 seq->valid = true;
         }
-        if (pf.defaults.start) {
-                k = packet_defaults(r, &pf.defaults, seq);
+        if (pf.defaults) {
+                Field f = field_at(r, pf.defaults, end);
+
+                k = packet_defaults(r, &f, seq);
                 if (k < 0)
                         return k;
         }
         /* As in trace_processor, the timestamps of these two are not placed. */
-        if (pf.snapshot.start)
-                return clock_snapshot(r, &pf.snapshot, pf.machine, pf.sequence);
-        if (pf.remote.start)
-                return remote_clock_sync(r, &pf.remote, pf.machine);
+        if (pf.snapshot) {
+                Field f = field_at(r, pf.snapshot, end);
+
+                return clock_snapshot(r, &f, pf.machine, pf.sequence);
+        }
+        if (pf.remote) {
+                Field f = field_at(r, pf.remote, end);
+
+                return remote_clock_sync(r, &f, pf.machine);
+        }
         if (pf.has_ts)
                 return packet_timestamp(r, outer->start, &pf, seq, index);
         return 0;
@@ -876,6 +1012,7 @@ int pf_reader_scan(PfReader *r, const uint8_t *data, size_t size, const PfScanOp
         if (r->seqs)
                 memset(r->seqs, 0, r->seq_capacity * sizeof(*r->seqs));
         r->n_seqs = 0;
+        r->last_seq = NULL;
         r->trace_clock_id = r->initial_trace_clock_id ? r->initial_trace_clock_id : PF_CLOCK_BOOTTIME;
         r->trace_clock_set = r->initial_trace_clock_id != 0;
         r->n_packets = 0;
