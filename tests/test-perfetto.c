@@ -54,6 +54,8 @@ static const char *proto_dir;
 static char tmpdir[] = "/tmp/test-perfetto-XXXXXX";
 
 static void buf_put(Buf *b, const void *data, size_t n) {
+        if (n == 0)
+                return;
         if (b->n + n > b->allocated) {
                 b->allocated = 2 * (b->n + n) + 64;
                 b->data = realloc(b->data, b->allocated);
