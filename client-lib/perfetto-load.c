@@ -47,9 +47,9 @@ bool perfetto_trace_detect(const char *data, size_t size) {
          * one whose first byte after white space opens an object or an array. */
         while (i < size && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n'))
                 i++;
-        if (i < size && (data[i] == '{' || data[i] == '['))
+        if (i == size || data[i] == '{' || data[i] == '[')
                 return false;
-        return size > 0 && data[0] == 0x0a;
+        return data[0] == 0x0a;
 }
 
 static int load_snapshot(PfReader *r, const PfSnapshot *s, void *userdata) {
