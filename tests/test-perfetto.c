@@ -469,6 +469,18 @@ static void test_remote_clock_sync(void) {
                                          "timestamp_clock_id: 3 }\n",
                                          (long long) packets_client[i], (long long) (packets_client[i] - 1000000000));
         b = encode(text);
+        /* drift interpolates between brackets: still no answer outside its bound */
+        r = place(&b, TIMECONV_MODE_DRIFT, NULL, pl, &error);
+        for (size_t i = 0; i < pl->n; i++) {
+                const Placed *p = &pl->p[i];
+                double truth = host_of(strcmp(p->clock, "m1:monotonic") == 0 ? p->ts + 1000000000 : p->ts);
+
+                outside += p->error == 0 && fabs((double) p->trace_ts - truth) > (double) p->uncertainty_ns + 1;
+                placed += p->error == 0;
+        }
+        ok(r == 0 && placed == 2 * n_packets && outside == 0, "drift: %zu of %zu placed, %zu outside their bound",
+           placed, 2 * n_packets, outside);
+        placed = outside = 0;
         r = place(&b, TIMECONV_MODE_NEAREST, NULL, pl, &error);
         IS(r, 0, "a trace with RemoteClockSync places (%s)", r < 0 ? error.message : "");
         for (size_t i = 0; i < pl->n; i++) {
