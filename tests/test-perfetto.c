@@ -282,7 +282,8 @@ static const struct {
 static void check_a(const char *what, const Placements *pl, uint64_t index_base) {
         size_t bad = 0;
 
-        IS((int64_t) pl->n, (int64_t) (sizeof(expect_a) / sizeof(expect_a[0])), "%s: every timestamped packet reported", what);
+        IS((int64_t) pl->n, (int64_t) (sizeof(expect_a) / sizeof(expect_a[0])),
+           "%s: every timestamped packet reported", what);
         for (size_t i = 0; i < sizeof(expect_a) / sizeof(expect_a[0]); i++) {
                 const Placed *p = find(pl, expect_a[i].index + index_base);
 
@@ -390,8 +391,9 @@ static void test_snapshots_api(void) {
         r = timeconv_snapshots_load_buffer((const char *) a.data, a.n, &s, &error);
         IS(r, 0, "timeconv_snapshots_load_buffer takes a Perfetto trace (%s)", r < 0 ? error.message : "");
         if (r == 0) {
-                for (const char *const *n = (const char *const[]) { "boottime", "monotonic", "64@1", "128", "65@1", NULL };
-                     *n; n++) {
+                static const char *const want[] = { "boottime", "monotonic", "64@1", "128", "65@1", NULL };
+
+                for (const char *const *n = want; *n; n++) {
                         bool found = false;
 
                         for (size_t i = 0; i < timeconv_snapshots_count_domains(s); i++)
