@@ -83,7 +83,6 @@ uint64_t pf_file_offset(const PfReader *r, const uint8_t *p);
 int pf_next_field(PfReader *r, const uint8_t **pp, const uint8_t *end, Field *f);
 int pf_expect_wire(PfReader *r, const Field *f, unsigned wire);
 
-SeqState *pf_seq_get(PfReader *r, uint32_t sequence);
 size_t pf_clock_find(const PfReader *r, uint32_t machine, uint32_t sequence, uint32_t id);
 size_t pf_clock_add(PfReader *r, uint32_t machine, uint32_t sequence, uint32_t id, int64_t mult, bool incremental);
 bool pf_sequence_scoped(uint32_t id);

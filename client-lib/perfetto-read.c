@@ -50,7 +50,7 @@ const char *pf_clock_name(uint32_t machine, uint32_t sequence, uint32_t id, char
 }
 
 
-SeqState *pf_seq_get(PfReader *r, uint32_t sequence) {
+static SeqState *seq_get(PfReader *r, uint32_t sequence) {
         uint64_t key = (uint64_t) sequence + 1;
         size_t i;
 
@@ -334,7 +334,7 @@ static int packet(PfReader *r, const Field *outer) {
                 return pf_compressed(r, &f);
         }
         index = r->n_packets++;
-        seq = pf_seq_get(r, pf.sequence);
+        seq = seq_get(r, pf.sequence);
         if (!seq)
                 return -ENOMEM;
         if (pf.cleared || (pf.flags & PF_SEQ_INCREMENTAL_STATE_CLEARED)) {
@@ -368,7 +368,23 @@ int pf_scan_buffer(PfReader *r, const uint8_t *p, const uint8_t *end) {
         Field f;
         int k;
 
-        while ((k = pf_next_field(r, &p, end, &f)) > 0) {
+        for (;;) {
+                uint64_t len;
+                const uint8_t *q = p + 1;
+
+                /* Trace.packet's key and a length that fits: most of a trace, read inline. */
+                if (p < end && *p == 0x0a && pf_read_varint(&q, end, &len) >= 0 && len <= (uint64_t) (end - q)) {
+                        f = (Field) { .number = PF_TRACE_PACKET, .wire = PF_WIRE_LEN, .data = q, .size = (size_t) len,
+                                      .start = p };
+                        p = q + len;
+                        k = packet(r, &f);
+                        if (k < 0)
+                                return k;
+                        continue;
+                }
+                k = pf_next_field(r, &p, end, &f);
+                if (k <= 0)
+                        break;
                 if (f.number != PF_TRACE_PACKET)
                         continue;
                 k = pf_expect_wire(r, &f, PF_WIRE_LEN);
