@@ -27,9 +27,9 @@ static const struct {
           "        or {\"in\", \"error\"}. An unknown or malformed domain name stops at once\n"
           "        with one message (exit 65). Put negative VALUEs after \"--\".\n"
           "    convert --from A --to B --snapshots FILE [--mode nearest|drift] [--json] [VALUE...]\n"
-          "        The same offline, with the clock snapshots of FILE. nearest: Perfetto\n"
-          "        trace processor's semantics; drift (default): interpolate between\n"
-          "        snapshots.\n"
+          "        The same offline, with the clock snapshots of FILE, a JSON snapshot file\n"
+          "        or a Perfetto trace (clock names as for trace). nearest: Perfetto trace\n"
+          "        processor's semantics; drift (default): interpolate between snapshots.\n"
           "        Short options: -f A, -t B, -s FILE, -m MODE, -j.\n" },
         { "domains", "domains [--json] [--wide]",
           "        The live calibration table: unit, verdict, offset and rate against\n"
@@ -66,6 +66,16 @@ static const struct {
           "        as ListDomains' perfetto_id) that can be concatenated with a recording.\n"
           "        --follow (perfetto only) keeps appending new snapshots until SIGINT or\n"
           "        SIGTERM, then exits 0.\n" },
+        { "trace", "trace FILE [--to CLOCK] [--mode nearest|drift] [--json]",
+          "        Every packet of the Perfetto trace FILE that carries a timestamp, placed on\n"
+          "        the trace clock (or CLOCK) as trace processor places it (nearest, the\n"
+          "        default) with the bound of its error: \"#PACKET seq SEQ CLOCK TS -> TRACE_TS\n"
+          "        \xc2\xb1" "BOUND ns\" or \"... error: REASON\", then the clocks found and the\n"
+          "        packets not placed, by reason. Clock names: boottime, monotonic, ...; 128\n"
+          "        (a global id); 64@2 (id 64 of sequence 2); m1:boottime (machine 1).\n"
+          "        --json: one JSON object per packet: packet, offset, sequence, machine,\n"
+          "        clock, ts, and trace_ts with uncertainty_ns, or error. Exit status 1 when\n"
+          "        a packet could not be placed.\n" },
         { "frames", "frames [--json] [--plot FILE.svg] [--refresh-hz HZ] [--window ID] [FILE...]",
           "        Frame rate, intervals, latency and janks from dumpsys SurfaceFlinger\n"
           "        --latency, dumpsys gfxinfo framestats or a libtimeconv frame log (- or\n"
@@ -249,6 +259,7 @@ static int run(int argc, char **argv) {
                 { "push", cli_cmd_push },
                 { "export", cli_cmd_export },
                 { "frames", cli_cmd_frames },
+                { "trace", cli_cmd_trace },
         };
         const char *cmd = argc > 1 ? argv[1] : NULL;
 

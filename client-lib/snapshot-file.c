@@ -379,6 +379,8 @@ TIMECONV_EXPORT int timeconv_snapshots_load_buffer(const char *data, size_t size
                 snapshot_file_set_error(ret_error, 0, 0, "invalid argument", "");
                 return -EINVAL;
         }
+        if (perfetto_trace_detect(data, size))
+                return perfetto_snapshots_load(data, size, ret, ret_error);
         root = json_loadb(data ? data : "", size, JSON_REJECT_DUPLICATES, &json_error);
         if (!root) {
                 snapshot_file_set_error(ret_error,

@@ -508,6 +508,82 @@ struct timeconv_frame_record {
  * and -EINVAL for record_flags outside TIMECONV_FRAME_RECORD_*. */
 int timeconv_frame_log_write_record(FILE *f, const struct timeconv_frame_record *record);
 
+/* ---- Offline: Perfetto traces ----
+ *
+ * A Perfetto trace (a concatenation of TracePackets, files concatenated with cat included) read as
+ * trace_processor reads its clocks: ClockSnapshot packets make the snapshot set, packets say which
+ * clock stamped them (timestamp_clock_id, the sequence's trace_packet_defaults, else the trace
+ * clock: BOOTTIME unless a snapshot's primary_trace_clock names another). Clock names: the
+ * builtin ones ("boottime", "monotonic", ...), decimal ids for the others ("128"), "ID@SEQ" for
+ * a sequence-scoped id (64..127) of trusted_packet_sequence_id SEQ ("64@2"), and "mN:NAME" for a
+ * clock of machine_id N != 0 ("m1:boottime"). A clock with unit_multiplier_ns counts in its
+ * units. RemoteClockSync relates a machine's clocks to the host's through brackets: a host
+ * snapshot between two client snapshots, the client clocks given or take half their distance.
+ * timeconv_snapshots_load() takes a trace too. A malformed trace is refused with -EBADMSG and a
+ * message naming the byte offset ("byte 1234: ..."; line and column 0). */
+struct timeconv_trace;
+
+/* A clock of the trace: its name, id, scope (machine; sequence, 0 unless sequence-scoped), unit,
+ * whether packets stamp it with deltas, how many snapshots read it and the least and greatest of
+ * their readings (in its units), and whether a snapshot relates it to another clock. */
+struct timeconv_trace_clock {
+        const char *name;
+        uint32_t id;
+        uint32_t machine;
+        uint32_t sequence;
+        int64_t unit_multiplier_ns;
+        int incremental;
+        uint64_t snapshots;
+        int64_t min_ts;
+        int64_t max_ts;
+        int in_graph;
+};
+
+/* One packet that carries a timestamp: its index among the trace's packets (file order, those
+ * of a compressed block in place), its byte offset in the file (its block's, when compressed),
+ * sequence and machine, the clock that stamped it and its timestamp there (after defaults and
+ * increments); then either error 0 and trace_ts, its place on the target clock, with
+ * uncertainty_ns, or a negative errno with reason (a clock in no snapshot, no path, ...). */
+struct timeconv_trace_packet {
+        uint64_t index;
+        uint64_t offset;
+        uint32_t sequence;
+        uint32_t machine;
+        const char *clock;
+        int64_t ts;
+        int error;
+        const char *reason;
+        int64_t trace_ts;
+        int64_t uncertainty_ns;
+};
+
+/* Called for each timestamped packet, in file order; a negative return stops the walk. */
+typedef int (*timeconv_trace_packet_fn)(const struct timeconv_trace_packet *packet, void *userdata);
+
+/* Maps (or reads) the file at path and reads its clocks. Errors as timeconv_snapshots_load(). */
+int timeconv_trace_load(const char *path, struct timeconv_trace **ret, struct timeconv_error *ret_error);
+
+/* The same from memory; data must stay valid until timeconv_trace_free(). */
+int timeconv_trace_load_buffer(const void *data, size_t size, struct timeconv_trace **ret,
+                               struct timeconv_error *ret_error);
+struct timeconv_trace *timeconv_trace_free(struct timeconv_trace *trace);
+
+/* The trace's snapshot set, for timeconv_snapshots_convert(); owned by the trace. */
+const struct timeconv_snapshots *timeconv_trace_snapshots(const struct timeconv_trace *trace);
+
+/* The name of the trace clock ("boottime" unless the trace says otherwise). */
+const char *timeconv_trace_clock(const struct timeconv_trace *trace);
+
+uint64_t timeconv_trace_count_packets(const struct timeconv_trace *trace);
+size_t timeconv_trace_count_clocks(const struct timeconv_trace *trace);
+int timeconv_trace_get_clock(const struct timeconv_trace *trace, size_t index, struct timeconv_trace_clock *ret);
+
+/* Reads the trace again and places every timestamped packet on the clock to (NULL: the trace
+ * clock) in mode (TIMECONV_MODE_NEAREST: trace_processor's answers), calling fn for each.
+ * Errors: -ENOENT (to is no clock of the trace), -EINVAL, -ENOMEM, or what fn returned. */
+int timeconv_trace_place(const struct timeconv_trace *trace, int mode, const char *to,
+                         timeconv_trace_packet_fn fn, void *userdata, struct timeconv_error *ret_error);
+
 #ifdef __cplusplus
 }
 #endif
