@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock-id.h"
 #include "perfetto-read.h"
 #include "timeconv-internal.h"
 
@@ -52,6 +53,21 @@ bool perfetto_trace_detect(const char *data, size_t size) {
         return data[0] == 0x0a;
 }
 
+/* timeconv's X clocks, in the multipliers timeconv export writes them with, are read as live
+ * reads them: x11 wraps at 32 bits of ms, x11_us is the X11 µs encoding (its ms part wraps
+ * inside the value). Their values then unwrap to the occurrence nearest the snapshots, and
+ * answers in them are in wire form, as live gives them. */
+static void clock_unit(const PfClock *c, DomainUnit *unit) {
+        char name[PF_CLOCK_NAME_MAX];
+
+        if (c->sequence != 0 || !clock_id_known_name(c->id, name, sizeof(name)))
+                return;
+        if (strcmp(name, "x11") == 0 && c->unit_multiplier_ns == 1000000)
+                *unit = UNIT_MS_X11;
+        else if (strcmp(name, "x11_us") == 0 && c->unit_multiplier_ns == 1000)
+                *unit = UNIT_US_X11;
+}
+
 static int load_snapshot(PfReader *r, const PfSnapshot *s, void *userdata) {
         Load *l = userdata;
         SnapshotClock clocks[PF_MAX_SNAPSHOT_CLOCKS];
@@ -70,6 +86,7 @@ static int load_snapshot(PfReader *r, const PfSnapshot *s, void *userdata) {
                         DomainUnit unit = UNIT_NS;
 
                         unit.period_ns = (double) c->unit_multiplier_ns;
+                        clock_unit(c, &unit);
                         k = snapshot_graph_declare(l->graph, name, &unit);
                         if (k == -ENOSPC)
                                 return pf_reader_fail(r, s->offset, "more than %d clocks in snapshots",
