@@ -361,7 +361,24 @@ typedef struct Place {
         timeconv_trace_packet_fn fn;
         void *userdata;
         char name[PF_CLOCK_NAME_MAX];
+        size_t last_found;              /* find_clock()'s last answer */
 } Place;
+
+/* A packet whose clock this pass has not met in a snapshot yet (a producer's file cat'ed
+ * before timeconv's export): the clock of the first pass, which read the whole file. Its index
+ * among the trace's clocks, or NO_INDEX. */
+static size_t find_clock(Place *pl, const PfPacket *p) {
+        const struct timeconv_trace *t = pl->trace;
+
+        if (pl->last_found < t->n_clocks && t->clocks[pl->last_found].id == p->clock_id &&
+            t->clocks[pl->last_found].machine == p->machine && t->clocks[pl->last_found].sequence == p->clock_sequence)
+                return pl->last_found;
+        for (size_t i = 0; i < t->n_clocks; i++)
+                if (t->clocks[i].id == p->clock_id && t->clocks[i].machine == p->machine &&
+                    t->clocks[i].sequence == p->clock_sequence)
+                        return pl->last_found = i;
+        return NO_INDEX;
+}
 
 static int place_packet(PfReader *r, const PfPacket *p, void *userdata) {
         Place *pl = userdata;
@@ -380,6 +397,9 @@ static int place_packet(PfReader *r, const PfPacket *p, void *userdata) {
         if (p->clock != PF_NO_CLOCK && p->clock < t->n_clocks) {
                 out.clock = t->names[p->clock];
                 from = t->graph_index[p->clock];
+        } else if ((from = find_clock(pl, p)) != NO_INDEX) {
+                out.clock = t->names[from];
+                from = t->graph_index[from];
         } else {
                 out.clock = pf_clock_name(p->machine, p->clock_sequence, p->clock_id, pl->name);
                 from = NO_INDEX;
@@ -410,7 +430,7 @@ TIMECONV_EXPORT int timeconv_trace_place(const struct timeconv_trace *trace, int
                                          timeconv_trace_packet_fn fn, void *userdata,
                                          struct timeconv_error *ret_error) {
         static const PfScanOps ops = { .packet = place_packet };
-        Place pl = { .trace = trace, .fn = fn, .userdata = userdata, .to_index = NO_INDEX };
+        Place pl = { .trace = trace, .fn = fn, .userdata = userdata, .to_index = NO_INDEX, .last_found = NO_INDEX };
         PfReader *reader = NULL;
         bool found = false;
         int k;
