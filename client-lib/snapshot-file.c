@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,11 +238,31 @@ static int load_rate(Loader *l, json_t *rate, json_t *rate_unc, SnapshotClock *c
         return 0;
 }
 
+/* "frac_ns" of a clock of a truncating domain (timeconvd's export of X time): where in ts's unit
+ * the instant was, in ns from its start (0 to the period - 1). */
+static int load_frac(Loader *l, json_t *frac, const Declared *d, SnapshotClock *c) {
+        c->has_frac = false;
+        c->frac_ns = 0;
+        if (!frac)
+                return 0;
+        push_key(l, "frac_ns");
+        if (!d || !d->unit.truncates)
+                return fail(l, "only for a domain that truncates");
+        if (!json_is_integer(frac) || json_integer_value(frac) < 0 ||
+            (double) json_integer_value(frac) >= ceil(d->unit.period_ns))
+                return fail(l, "not an integer from 0 to the period - 1");
+        l->depth--;
+        c->has_frac = true;
+        c->frac_ns = json_integer_value(frac);
+        return 0;
+}
+
 /* { "clocks": [ { "domain": ..., "ts": ..., "unc_ns": ... }, ... ] }: "unc_ns" (optional, >= 0) is
  * how far ts may be from the snapshot's instant (timeconvd's export: the live bound). */
 static int load_snapshot(Loader *l, json_t *o) {
         static const char *const snapshot_keys[] = { "clocks", NULL };
-        static const char *const clock_keys[] = { "domain", "ts", "unc_ns", "rate_ppb", "rate_unc_ppb", NULL };
+        static const char *const clock_keys[] = { "domain", "ts", "unc_ns", "rate_ppb", "rate_unc_ppb", "frac_ns",
+                                                  NULL };
         SnapshotClock clocks[SNAPSHOT_FILE_MAX_DOMAINS];
         json_t *array = json_object_get(o, "clocks"), *c;
         size_t n, i;
@@ -299,6 +320,8 @@ static int load_snapshot(Loader *l, json_t *o) {
                         l->depth--;
                 }
                 r = load_rate(l, rate, rate_unc, &clocks[i]);
+                if (r >= 0)
+                        r = load_frac(l, json_object_get(c, "frac_ns"), d, &clocks[i]);
                 if (r < 0)
                         return r;
                 l->depth--;

@@ -128,9 +128,14 @@ static void test_good_files(const char *data_dir) {
         static const Case cases[] = {
                 { NEAREST, "frames_ms", "monotonic", 5001, 0, 5001250000, 1000 },
                 { NEAREST, "gpu0", "monotonic", 100100, 0, 7005208, 6 + 1 + 1 },
-                /* A truncated ms reading is [x, x + 1) ms: its own slack, the snapshot's, 1 ms at 1000 ppm. */
-                { NEAREST, "x11", "monotonic", 8, 0, 8000000, 2001000 },
-                { NEAREST, "monotonic", "x11", 8999999, 0, 8, 2001999 },
+                /* A truncated ms reading is [x, x + 1) ms, read as its middle +-0.5 ms (as live reads
+                 * it): x11 7 at monotonic 7000000 puts X's 7.5 ms at 7000000 +-0.5 ms. So 8 (8.5 ms)
+                 * is 8000000 +- (0.5 ms of its own + 0.5 ms of the reading + 1 ms at 1000 ppm); it
+                 * was +-2001000 when each truncation counted a whole ms. */
+                { NEAREST, "x11", "monotonic", 8, 0, 8000000, 1001000 },
+                /* monotonic 8999999 is X time 9.499999 ms +-0.5 ms +- 999 ns: x11 9, which means
+                 * [9, 10) ms, as live answers; the bound is the instant's (it was 8 +-2001999) */
+                { NEAREST, "monotonic", "x11", 8999999, 0, 9, 502000 },
                 { NEAREST, "clock128 \xc3\xa9", "monotonic", 0, 0, 7000005, 1 },
         };
         struct timeconv_snapshots *s = load("units", units);

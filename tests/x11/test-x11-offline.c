@@ -171,12 +171,14 @@ static void test_unreduced(sd_bus *bus, const struct timeconv_snapshots *s) {
         ok(llabs(a - la) <= ua + (int64_t) lua, "and the two meet");
 }
 
-/* Between two snapshots, the real export's DRIFT answer monotonic -> x11_us is within 2x of what
- * live answers for the same instant (+ 2 us: each side rounds to whole us, and the X time is
- * whole ms below that). */
+/* Between two snapshots, the real export's DRIFT answer is within 2x of what live answers for
+ * the same instant (+ 2 us: each side rounds to whole us), both ways between monotonic and each
+ * X clock. x11 included: its exported readings say where in their ms the time was ("frac_ns"),
+ * and a truncated ms is its middle +-0.5 ms, as live reads it (offline was 2-3 ms against live's
+ * 0.2-0.5 ms while the truncation counted twice). */
 static void test_between(sd_bus *bus, const struct timeconv_snapshots *s, const char *json) {
-        int64_t m[2] = { 0, 0 }, mid, off = 0, off_unc = 0, live = 0;
-        uint64_t live_unc = 0;
+        static const char *const x[] = { "x11_us", "x11" };
+        int64_t m[2] = { 0, 0 }, mid;
         const char *p = json;
         int found = 0;
 
@@ -189,12 +191,28 @@ static void test_between(sd_bus *bus, const struct timeconv_snapshots *s, const 
         }
         mid = m[0] + (m[1] - m[0]) / 2;
         ok(found >= 2 && m[1] > m[0], "two snapshots %" PRId64 " ns apart", m[1] - m[0]);
-        found = timeconv_snapshots_convert(s, TIMECONV_MODE_DRIFT, "monotonic", "x11_us", mid, &off, &off_unc) == 0 &&
-                clock_convert(bus, "monotonic", "x11_us", mid, NULL, &live, &live_unc) == 0;
-        ok(found, "monotonic -> x11_us between them: offline %" PRId64 " +-%" PRId64 ", live %" PRId64 " +-%" PRIu64,
-           off, off_unc, live, live_unc);
-        ok(off_unc <= 2 * (int64_t) live_unc + 2000, "offline within 2x of live there");
-        ok(llabs(off - live) * 1000 <= off_unc + (int64_t) live_unc + 2000, "and the two meet");
+        ok(strstr(json, "\"domain\":\"x11\"") && strstr(json, "\"frac_ns\":"),
+           "the export says where in its ms each x11 reading was (frac_ns)");
+        for (size_t i = 0; i < 4; i++) {
+                const char *from = i % 2 ? x[i / 2] : "monotonic", *to = i % 2 ? "monotonic" : x[i / 2];
+                int64_t value = mid, off = 0, off_unc = 0, live = 0, unit = strcmp(to, "x11") == 0 ? 1000000 :
+                                                                            strcmp(to, "x11_us") == 0 ? 1000 : 1;
+                uint64_t live_unc = 0, unc;
+                bool got;
+
+                /* from an X clock: its value at mid, as live reads it */
+                if (i % 2 && clock_convert(bus, "monotonic", from, mid, NULL, &value, &unc) < 0) {
+                        ok(false, "monotonic -> %s at mid", from);
+                        continue;
+                }
+                got = timeconv_snapshots_convert(s, TIMECONV_MODE_DRIFT, from, to, value, &off, &off_unc) == 0 &&
+                      clock_convert(bus, from, to, value, NULL, &live, &live_unc) == 0;
+                ok(got, "%s -> %s between them: offline %" PRId64 " +-%" PRId64 ", live %" PRId64 " +-%" PRIu64,
+                   from, to, off, off_unc, live, live_unc);
+                ok(off_unc <= 2 * (int64_t) live_unc + 2000, "offline within 2x of live there");
+                /* to an X clock, answers x mean [x, x + 1) units: meet within a unit more */
+                ok(llabs(off - live) * unit <= off_unc + (int64_t) live_unc + (unit > 1 ? unit : 0), "and the two meet");
+        }
 }
 
 /* ---- The loop a user makes (issue 24): a producer's trace stamped in x11_us and x11 by
