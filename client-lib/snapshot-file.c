@@ -14,9 +14,11 @@
 #include "timeconv-internal.h"
 
 #define MAX_DEPTH 6
+#define MACHINE_PREFIX_MAX 16           /* "m4294967295:" */
+#define PREFIXED_NAME_MAX (MACHINE_PREFIX_MAX + SNAPSHOT_FILE_MAX_NAME + 1)
 
 typedef struct Declared {
-        char name[SNAPSHOT_FILE_MAX_NAME + 1];
+        char name[PREFIXED_NAME_MAX];
         DomainUnit unit;
 } Declared;
 
@@ -29,6 +31,13 @@ typedef struct Loader {
         Declared declared[SNAPSHOT_FILE_MAX_DOMAINS];
         size_t n_declared;
         struct timeconv_error error;
+        /* timeconv_snapshots_load_machines(): the file's machine prefix ("" for machine 0) and
+         * its readings of the shared clock, which relate it to machine 0 */
+        char prefix[MACHINE_PREFIX_MAX];
+        const char *shared;
+        int64_t *shared_ts;
+        size_t n_shared, allocated_shared;
+        char names[SNAPSHOT_FILE_MAX_DOMAINS][PREFIXED_NAME_MAX];      /* one snapshot's, prefixed */
 } Loader;
 
 typedef struct UnitName {
@@ -116,6 +125,26 @@ static int get_name(Loader *l, json_t *o, const char *key, const char **ret) {
         return 0;
 }
 
+/* name with the file's machine prefix, in buf (PREFIXED_NAME_MAX bytes). */
+static const char *prefixed(const Loader *l, const char *name, char *buf) {
+        snprintf(buf, PREFIXED_NAME_MAX, "%s%s", l->prefix, name);
+        return buf;
+}
+
+static int add_shared(Loader *l, int64_t ts) {
+        if (l->n_shared == l->allocated_shared) {
+                size_t a = l->allocated_shared ? 2 * l->allocated_shared : 64;
+                int64_t *p = realloc(l->shared_ts, a * sizeof(*p));
+
+                if (!p)
+                        return -ENOMEM;
+                l->shared_ts = p;
+                l->allocated_shared = a;
+        }
+        l->shared_ts[l->n_shared++] = ts;
+        return 0;
+}
+
 static const Declared *find_declared(const Loader *l, const char *name) {
         for (size_t i = 0; i < l->n_declared; i++)
                 if (strcmp(l->declared[i].name, name) == 0)
@@ -199,18 +228,19 @@ static int load_domain(Loader *l, json_t *o) {
          * value (DESIGN.md): exported as plain "us", it is read as that encoding, as live reads it. */
         if (strcmp(name, "x11_us") == 0 && u.period_ns == 1000.0 && (u.wrap_bits == 0 || u.wrap_bits == 64))
                 u.encoding = UNIT_ENCODING_X11_US;
-        return declare(l, name, &u);
+        return declare(l, prefixed(l, name, l->names[0]), &u);
 }
 
-/* X server time is in ms whether or not the file says so. */
-static int declare_builtin(Loader *l, const char *name) {
+/* X server time is in ms whether or not the file says so (name as in the file, full with its
+ * machine prefix). */
+static int declare_builtin(Loader *l, const char *name, const char *full) {
         const DomainUnit *u = strcmp(name, "x11") == 0 ? &UNIT_MS_X11 :
                               strcmp(name, "x11_us") == 0 ? &UNIT_US_X11 : NULL;
         size_t index;
 
-        if (!u || snapshot_graph_find(l->graph, name, &index) >= 0)
+        if (!u || snapshot_graph_find(l->graph, full, &index) >= 0)
                 return 0;
-        return declare(l, name, u);
+        return declare(l, full, u);
 }
 
 /* "rate_ppb" and "rate_unc_ppb" of a clock, both or neither: its rate against the snapshot's
@@ -286,15 +316,18 @@ static int load_snapshot(Loader *l, json_t *o) {
                 json_t *ts = json_object_get(c, "ts"), *unc = json_object_get(c, "unc_ns");
                 json_t *rate = json_object_get(c, "rate_ppb"), *rate_unc = json_object_get(c, "rate_unc_ppb");
                 const Declared *d;
+                const char *name = NULL;
 
                 push_index(l, i);
                 if (!json_is_object(c))
                         return fail(l, "not an object");
                 r = check_keys(l, c, clock_keys);
                 if (r >= 0)
-                        r = get_name(l, c, "domain", &clocks[i].domain);
-                if (r >= 0)
-                        r = declare_builtin(l, clocks[i].domain);
+                        r = get_name(l, c, "domain", &name);
+                if (r >= 0) {
+                        clocks[i].domain = prefixed(l, name, l->names[i]);
+                        r = declare_builtin(l, name, clocks[i].domain);
+                }
                 if (r < 0)
                         return r;
                 for (size_t j = 0; j < i; j++)
@@ -322,6 +355,8 @@ static int load_snapshot(Loader *l, json_t *o) {
                 r = load_rate(l, rate, rate_unc, &clocks[i]);
                 if (r >= 0)
                         r = load_frac(l, json_object_get(c, "frac_ns"), d, &clocks[i]);
+                if (r >= 0 && l->shared && l->prefix[0] && strcmp(name, l->shared) == 0)
+                        r = add_shared(l, clocks[i].ts);
                 if (r < 0)
                         return r;
                 l->depth--;
@@ -375,9 +410,7 @@ static int load_root(Loader *l, json_t *root) {
         r = load_array(l, root, "snapshots", SNAPSHOT_FILE_MAX_SNAPSHOTS, load_snapshot);
         if (r == -ENOENT)
                 return fail(l, "missing \"snapshots\"");
-        if (r < 0)
-                return r;
-        return snapshot_graph_finalize(l->graph);
+        return r < 0 ? r : 0;
 }
 
 void snapshot_file_set_error(struct timeconv_error *e, unsigned line, unsigned column,
@@ -389,21 +422,12 @@ void snapshot_file_set_error(struct timeconv_error *e, unsigned line, unsigned c
         snprintf(e->message, sizeof(e->message), "%s%s", what, detail);
 }
 
-TIMECONV_EXPORT int timeconv_snapshots_load_buffer(const char *data, size_t size,
-                                                   struct timeconv_snapshots **ret,
-                                                   struct timeconv_error *ret_error) {
-        struct timeconv_snapshots *s = NULL;
-        Loader *l = NULL;
+/* One JSON file into l->graph (not finalized). */
+static int load_json(Loader *l, const char *data, size_t size, struct timeconv_error *ret_error) {
         json_error_t json_error;
         json_t *root;
         int r;
 
-        if ((!data && size > 0) || !ret) {
-                snapshot_file_set_error(ret_error, 0, 0, "invalid argument", "");
-                return -EINVAL;
-        }
-        if (perfetto_trace_detect(data, size))
-                return perfetto_snapshots_load(data, size, ret, ret_error);
         root = json_loadb(data ? data : "", size, JSON_REJECT_DUPLICATES, &json_error);
         if (!root) {
                 snapshot_file_set_error(ret_error,
@@ -412,29 +436,118 @@ TIMECONV_EXPORT int timeconv_snapshots_load_buffer(const char *data, size_t size
                                         "invalid JSON: ", json_error.text);
                 return -EBADMSG;
         }
-
-        l = calloc(1, sizeof(*l));
-        s = calloc(1, sizeof(*s));
-        r = l && s ? snapshot_graph_new(&l->graph) : -ENOMEM;
-        if (r >= 0) {
-                l->text = data;
-                l->size = size;
-                r = load_root(l, root);
-        }
+        l->text = data;
+        l->size = size;
+        l->depth = 0;
+        r = load_root(l, root);
         json_decref(root);
         if (r == -EBADMSG && ret_error)
                 *ret_error = l->error;
         else if (r < 0)
-                snapshot_file_set_error(ret_error, 0, 0, "cannot load the snapshots: ",
-                                        strerror(-r));
+                snapshot_file_set_error(ret_error, 0, 0, "cannot load the snapshots: ", strerror(-r));
+        return r;
+}
+
+/* Machine N's readings of the shared clock, each as a snapshot of it with machine 0's, which
+ * reads the same time scale within bound_ns. */
+static int add_bridges(Loader *l, const char *shared, int64_t bound_ns, struct timeconv_error *ret_error) {
+        char other[PREFIXED_NAME_MAX];
+        int r = 0;
+
+        prefixed(l, shared, other);
+        for (size_t i = 0; r >= 0 && i < l->n_shared; i++)
+                r = snapshot_graph_add(l->graph, (const SnapshotClock[]) {
+                                { .domain = shared, .ts = l->shared_ts[i], .uncertainty_ns = bound_ns },
+                                { .domain = other, .ts = l->shared_ts[i] } }, 2);
+        if (r < 0)
+                snapshot_file_set_error(ret_error, 0, 0, "cannot relate the machines: ", strerror(-r));
+        return r;
+}
+
+static struct timeconv_snapshots *loader_done(Loader *l, int r, struct timeconv_snapshots *s) {
         if (r < 0) {
                 if (l)
                         snapshot_graph_free(l->graph);
                 free(s);
-        } else {
+                s = NULL;
+        } else
                 s->graph = l->graph;
-                *ret = s;
-        }
+        if (l)
+                free(l->shared_ts);
         free(l);
+        return s;
+}
+
+TIMECONV_EXPORT int timeconv_snapshots_load_machines(const struct timeconv_snapshot_source *sources, size_t n,
+                                                     const char *shared, int64_t shared_bound_ns,
+                                                     struct timeconv_snapshots **ret,
+                                                     struct timeconv_error *ret_error) {
+        struct timeconv_snapshots *s = NULL;
+        Loader *l = NULL;
+        size_t n_zero = 0;
+        int r;
+
+        for (size_t i = 0; sources && i < n; i++)
+                n_zero += sources[i].machine == 0;
+        if (!sources || n == 0 || n_zero != 1 || !shared || !*shared || strlen(shared) > SNAPSHOT_FILE_MAX_NAME ||
+            shared_bound_ns < 0 || shared_bound_ns > SNAPSHOT_UNCERTAINTY_MAX_NS || !ret) {
+                snapshot_file_set_error(ret_error, 0, 0, "invalid argument",
+                                        n_zero != 1 ? ": one file of machine 0, and only one" : "");
+                return -EINVAL;
+        }
+        l = calloc(1, sizeof(*l));
+        s = calloc(1, sizeof(*s));
+        r = l && s ? snapshot_graph_new(&l->graph) : -ENOMEM;
+        if (r < 0)
+                snapshot_file_set_error(ret_error, 0, 0, "cannot load the snapshots: ", strerror(-r));
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                if (perfetto_trace_detect(sources[i].data, sources[i].size)) {
+                        snapshot_file_set_error(ret_error, 0, 0, "a Perfetto trace: ",
+                                                "its machines are in it (machine_id), not given here");
+                        r = -EBADMSG;
+                        break;
+                }
+                l->prefix[0] = 0;
+                if (sources[i].machine != 0)
+                        snprintf(l->prefix, sizeof(l->prefix), "m%u:", sources[i].machine);
+                l->shared = shared;
+                l->n_shared = 0;
+                r = load_json(l, sources[i].data, sources[i].size, ret_error);
+                if (r >= 0 && sources[i].machine != 0)
+                        r = add_bridges(l, shared, shared_bound_ns, ret_error);
+        }
+        if (r >= 0 && (r = snapshot_graph_finalize(l->graph)) < 0)
+                snapshot_file_set_error(ret_error, 0, 0, "cannot load the snapshots: ", strerror(-r));
+        s = loader_done(l, r, s);
+        if (r >= 0)
+                *ret = s;
+        return r;
+}
+
+TIMECONV_EXPORT int timeconv_snapshots_load_buffer(const char *data, size_t size,
+                                                   struct timeconv_snapshots **ret,
+                                                   struct timeconv_error *ret_error) {
+        struct timeconv_snapshots *s = NULL;
+        Loader *l = NULL;
+        int r;
+
+        if ((!data && size > 0) || !ret) {
+                snapshot_file_set_error(ret_error, 0, 0, "invalid argument", "");
+                return -EINVAL;
+        }
+        if (perfetto_trace_detect(data, size))
+                return perfetto_snapshots_load(data, size, ret, ret_error);
+        l = calloc(1, sizeof(*l));
+        s = calloc(1, sizeof(*s));
+        r = l && s ? snapshot_graph_new(&l->graph) : -ENOMEM;
+        if (r < 0)
+                snapshot_file_set_error(ret_error, 0, 0, "cannot load the snapshots: ", strerror(-r));
+        if (r >= 0)
+                r = load_json(l, data, size, ret_error);
+        if (r >= 0 && (r = snapshot_graph_finalize(l->graph)) < 0)
+                snapshot_file_set_error(ret_error, 0, 0, "cannot load the snapshots: ", strerror(-r));
+        s = loader_done(l, r, s);
+        if (r >= 0)
+                *ret = s;
         return r;
 }

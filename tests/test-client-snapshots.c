@@ -5,6 +5,7 @@
  * documented examples. argv[1] is tests/data. */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -329,6 +330,62 @@ static void test_reading_uncertainty(void) {
         timeconv_snapshots_free(s);
 }
 
+/* Two machines' exports related through realtime, which both keep on UTC within 1 ms of each
+ * other: machine 0's realtime is UTC, machine 1's is 0.3 ms ahead of it. An answer across the
+ * machines holds the truth and carries the stated bound; without a shared reading there is no path. */
+static void test_machines(void) {
+        static const char a[] =
+                "{ \"snapshots\": [\n"
+                "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 1000000000 },\n"
+                "                  { \"domain\": \"realtime\", \"ts\": 1000000000000000000 } ] },\n"
+                "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 2000000000 },\n"
+                "                  { \"domain\": \"realtime\", \"ts\": 1000000001000000000 } ] } ] }\n";
+        static const char b[] =
+                "{ \"snapshots\": [\n"
+                "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 5000000000 },\n"
+                "                  { \"domain\": \"realtime\", \"ts\": 1000000000000300000 } ] },\n"
+                "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 6000000000 },\n"
+                "                  { \"domain\": \"realtime\", \"ts\": 1000000001000300000 } ] } ] }\n";
+        const struct timeconv_snapshot_source sources[] = {
+                { a, sizeof(a) - 1, 0 }, { b, sizeof(b) - 1, 1 },
+        }, two_zero[] = { { a, sizeof(a) - 1, 0 }, { b, sizeof(b) - 1, 0 } };
+        struct timeconv_snapshots *s = NULL;
+        struct timeconv_error e = { 0 };
+        int64_t v = 0, unc = 0;
+        bool named = false;
+        int r;
+
+        r = timeconv_snapshots_load_machines(sources, 2, "realtime", 1000000, &s, &e);
+        ok(r == 0 && s, "machines: two exports load as one set (%s)", e.message);
+        for (size_t i = 0; s && i < timeconv_snapshots_count_domains(s); i++)
+                named |= strcmp(timeconv_snapshots_domain_name(s, i), "m1:monotonic") == 0;
+        ok(named, "machines: machine 1's clocks are m1:NAME");
+        for (int mode = 0; s && mode < 2; mode++) {
+                /* m1's monotonic 6 s is UTC 1e18 + 1 s, machine 0's monotonic 2 s */
+                r = timeconv_snapshots_convert(s, mode, "m1:monotonic", "monotonic", 6000000000, &v, &unc);
+                ok(r == 0 && llabs(v - 2000000000) <= unc && unc >= 1000000 && unc <= 1002000,
+                   "machines (%s): m1:monotonic 6000000000 -> monotonic %" PRId64 " +-%" PRId64
+                   ": holds 2000000000, carries the stated 1 ms", mode ? "drift" : "nearest", v, unc);
+                r = timeconv_snapshots_convert(s, mode, "monotonic", "m1:monotonic", 1000000000, &v, &unc);
+                ok(r == 0 && llabs(v - 5000000000) <= unc && unc >= 1000000 && unc <= 1002000,
+                   "machines (%s): and back, monotonic 1000000000 -> m1:monotonic %" PRId64 " +-%" PRId64,
+                   mode ? "drift" : "nearest", v, unc);
+        }
+        timeconv_snapshots_free(s);
+        s = NULL;
+
+        r = timeconv_snapshots_load_machines(sources, 2, "tai", 1000000, &s, &e);
+        ok(r == 0 && timeconv_snapshots_convert(s, TIMECONV_MODE_NEAREST, "m1:monotonic", "monotonic", 6000000000,
+                                                &v, &unc) == -ENOLINK,
+           "machines: no reading of the shared clock, no path between them");
+        timeconv_snapshots_free(s);
+        s = NULL;
+        r = timeconv_snapshots_load_machines(two_zero, 2, "realtime", 1000000, &s, &e);
+        ok(r == -EINVAL, "machines: two files of machine 0 are refused (%s)", e.message);
+        is_int(timeconv_snapshots_load_machines(sources, 2, "realtime", -1, &s, &e), -EINVAL,
+               "machines: a negative bound is refused");
+}
+
 int main(int argc, char **argv) {
         tap_args(argc, argv, 1, "DATA_DIR");
         test_reading_uncertainty();
@@ -337,5 +394,6 @@ int main(int argc, char **argv) {
         test_malformed();
         test_api();
         test_unit_names();
+        test_machines();
         return done_testing();
 }
