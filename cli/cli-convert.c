@@ -442,15 +442,18 @@ int cli_cmd_convert(int argc, char **argv) {
                         m.files[m.n_files++] = optarg;
                         break;
                 case 'S': {
-                        const char *eq = strrchr(optarg, '=');
+                        char *eq = strrchr(optarg, '=');
 
-                        if (!eq || eq == optarg || parse_int64(eq + 1, strlen(eq + 1), &m.shared_bound_ns) < 0 ||
-                            m.shared_bound_ns < 0) {
+                        /* no bound: the files' (the kernels' maxerror in timeconvd's exports) */
+                        m.shared_bound_ns = TIMECONV_SHARED_BOUND_FROM_FILES;
+                        if (eq && (eq == optarg || parse_int64(eq + 1, strlen(eq + 1), &m.shared_bound_ns) < 0 ||
+                                   m.shared_bound_ns < 0)) {
                                 free(c);
-                                return cli_usage_error("--shared takes CLOCK=BOUND_NS, as realtime=2000000 (got '%s')",
-                                                       optarg);
+                                return cli_usage_error("--shared takes CLOCK or CLOCK=BOUND_NS, as realtime=2000000 "
+                                                       "(got '%s')", optarg);
                         }
-                        *(char *) eq = 0;       /* our own argv: the clock's name ends there */
+                        if (eq)
+                                *eq = 0;        /* our own argv: the clock's name ends there */
                         m.shared = optarg;
                         break;
                 }

@@ -22,6 +22,12 @@ typedef struct Declared {
         DomainUnit unit;
 } Declared;
 
+/* A reading of the shared clock and the kernel's maxerror of it then (-1: not said). */
+typedef struct SharedReading {
+        int64_t ts;
+        int64_t utc_maxerror_ns;
+} SharedReading;
+
 typedef struct Loader {
         const char *text;
         size_t size;
@@ -35,8 +41,10 @@ typedef struct Loader {
          * its readings of the shared clock, which relate it to machine 0 */
         char prefix[MACHINE_PREFIX_MAX];
         const char *shared;
-        int64_t *shared_ts;
+        SharedReading *shared_readings;        /* this file's */
         size_t n_shared, allocated_shared;
+        SharedReading *zero;                   /* machine 0's, sorted by ts */
+        size_t n_zero;
         char names[SNAPSHOT_FILE_MAX_DOMAINS][PREFIXED_NAME_MAX];      /* one snapshot's, prefixed */
 } Loader;
 
@@ -131,17 +139,39 @@ static const char *prefixed(const Loader *l, const char *name, char *buf) {
         return buf;
 }
 
-static int add_shared(Loader *l, int64_t ts) {
+static int add_shared(Loader *l, int64_t ts, int64_t utc_maxerror_ns) {
         if (l->n_shared == l->allocated_shared) {
                 size_t a = l->allocated_shared ? 2 * l->allocated_shared : 64;
-                int64_t *p = realloc(l->shared_ts, a * sizeof(*p));
+                SharedReading *p = realloc(l->shared_readings, a * sizeof(*p));
 
                 if (!p)
                         return -ENOMEM;
-                l->shared_ts = p;
+                l->shared_readings = p;
                 l->allocated_shared = a;
         }
-        l->shared_ts[l->n_shared++] = ts;
+        l->shared_readings[l->n_shared++] = (SharedReading) { ts, utc_maxerror_ns };
+        return 0;
+}
+
+/* "utc_maxerror_ns" and "utc_esterror_ns" (optional, >= 0): how far from UTC the kernel had the
+ * clock (timeconvd's export, on realtime); the first is returned, -1 when absent. */
+static int load_utc(Loader *l, json_t *c, int64_t *ret_maxerror_ns) {
+        static const char *const keys[] = { "utc_maxerror_ns", "utc_esterror_ns" };
+
+        *ret_maxerror_ns = -1;
+        for (size_t k = 0; k < 2; k++) {
+                json_t *v = json_object_get(c, keys[k]);
+
+                if (!v)
+                        continue;
+                push_key(l, keys[k]);
+                if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                    json_integer_value(v) > SNAPSHOT_UNCERTAINTY_MAX_NS)
+                        return fail(l, "not an integer from 0 to 2^58");
+                l->depth--;
+                if (k == 0)
+                        *ret_maxerror_ns = json_integer_value(v);
+        }
         return 0;
 }
 
@@ -292,7 +322,7 @@ static int load_frac(Loader *l, json_t *frac, const Declared *d, SnapshotClock *
 static int load_snapshot(Loader *l, json_t *o) {
         static const char *const snapshot_keys[] = { "clocks", NULL };
         static const char *const clock_keys[] = { "domain", "ts", "unc_ns", "rate_ppb", "rate_unc_ppb", "frac_ns",
-                                                  NULL };
+                                                  "utc_maxerror_ns", "utc_esterror_ns", NULL };
         SnapshotClock clocks[SNAPSHOT_FILE_MAX_DOMAINS];
         json_t *array = json_object_get(o, "clocks"), *c;
         size_t n, i;
@@ -317,6 +347,7 @@ static int load_snapshot(Loader *l, json_t *o) {
                 json_t *rate = json_object_get(c, "rate_ppb"), *rate_unc = json_object_get(c, "rate_unc_ppb");
                 const Declared *d;
                 const char *name = NULL;
+                int64_t utc_maxerror_ns = -1;
 
                 push_index(l, i);
                 if (!json_is_object(c))
@@ -355,8 +386,10 @@ static int load_snapshot(Loader *l, json_t *o) {
                 r = load_rate(l, rate, rate_unc, &clocks[i]);
                 if (r >= 0)
                         r = load_frac(l, json_object_get(c, "frac_ns"), d, &clocks[i]);
-                if (r >= 0 && l->shared && l->prefix[0] && strcmp(name, l->shared) == 0)
-                        r = add_shared(l, clocks[i].ts);
+                if (r >= 0)
+                        r = load_utc(l, c, &utc_maxerror_ns);
+                if (r >= 0 && l->shared && strcmp(name, l->shared) == 0)
+                        r = add_shared(l, clocks[i].ts, utc_maxerror_ns);
                 if (r < 0)
                         return r;
                 l->depth--;
@@ -448,17 +481,74 @@ static int load_json(Loader *l, const char *data, size_t size, struct timeconv_e
         return r;
 }
 
+/* The kernel's maxerror grows by 500 us a second while no NTP update comes (MAXFREQ): machine
+ * 0's bound at ts is its nearest reading's, grown by that over the distance. -1 for none. */
+static int64_t zero_maxerror_ns(const Loader *l, int64_t ts) {
+        size_t lo = 0, hi = l->n_zero;
+        int64_t best = -1;
+
+        while (hi - lo > 1) {           /* the last reading at or before ts, else the first */
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (l->zero[mid].ts <= ts)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        for (size_t k = lo; k < l->n_zero && k <= lo + 1; k++) {
+                __int128 d = (__int128) ts - l->zero[k].ts, grown;
+
+                grown = (__int128) l->zero[k].utc_maxerror_ns + ((d < 0 ? -d : d) + 1999) / 2000;
+                if (grown <= SNAPSHOT_UNCERTAINTY_MAX_NS && (best < 0 || grown < best))
+                        best = (int64_t) grown;
+        }
+        return best;
+}
+
+static int compare_ts(const void *a, const void *b) {
+        const SharedReading *x = a, *y = b;
+
+        return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* Machine 0's readings of the shared clock that say their maxerror, sorted, for the bounds. */
+static int keep_zero(Loader *l) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < l->n_shared; i++)
+                if (l->shared_readings[i].utc_maxerror_ns >= 0)
+                        l->shared_readings[n++] = l->shared_readings[i];
+        l->zero = l->shared_readings;
+        l->n_zero = n;
+        l->shared_readings = NULL;
+        l->n_shared = l->allocated_shared = 0;
+        qsort(l->zero, l->n_zero, sizeof(*l->zero), compare_ts);
+        return 0;
+}
+
 /* Machine N's readings of the shared clock, each as a snapshot of it with machine 0's, which
- * reads the same time scale within bound_ns. */
+ * reads the same time scale within bound_ns, or (bound_ns < 0) within both kernels' maxerror
+ * then: a reading without one relates nothing. */
 static int add_bridges(Loader *l, const char *shared, int64_t bound_ns, struct timeconv_error *ret_error) {
         char other[PREFIXED_NAME_MAX];
         int r = 0;
 
         prefixed(l, shared, other);
-        for (size_t i = 0; r >= 0 && i < l->n_shared; i++)
+        for (size_t i = 0; r >= 0 && i < l->n_shared; i++) {
+                const SharedReading *sr = &l->shared_readings[i];
+                int64_t unc_ns = bound_ns, zero_ns;
+
+                if (bound_ns < 0) {
+                        zero_ns = zero_maxerror_ns(l, sr->ts);
+                        if (sr->utc_maxerror_ns < 0 || zero_ns < 0 ||
+                            zero_ns > SNAPSHOT_UNCERTAINTY_MAX_NS - sr->utc_maxerror_ns)
+                                continue;
+                        unc_ns = zero_ns + sr->utc_maxerror_ns;
+                }
                 r = snapshot_graph_add(l->graph, (const SnapshotClock[]) {
-                                { .domain = shared, .ts = l->shared_ts[i], .uncertainty_ns = bound_ns },
-                                { .domain = other, .ts = l->shared_ts[i] } }, 2);
+                                { .domain = shared, .ts = sr->ts, .uncertainty_ns = unc_ns },
+                                { .domain = other, .ts = sr->ts } }, 2);
+        }
         if (r < 0)
                 snapshot_file_set_error(ret_error, 0, 0, "cannot relate the machines: ", strerror(-r));
         return r;
@@ -472,8 +562,10 @@ static struct timeconv_snapshots *loader_done(Loader *l, int r, struct timeconv_
                 s = NULL;
         } else
                 s->graph = l->graph;
-        if (l)
-                free(l->shared_ts);
+        if (l) {
+                free(l->shared_readings);
+                free(l->zero);
+        }
         free(l);
         return s;
 }
@@ -484,13 +576,16 @@ TIMECONV_EXPORT int timeconv_snapshots_load_machines(const struct timeconv_snaps
                                                      struct timeconv_error *ret_error) {
         struct timeconv_snapshots *s = NULL;
         Loader *l = NULL;
-        size_t n_zero = 0;
+        size_t n_zero = 0, zero = 0;
         int r;
 
         for (size_t i = 0; sources && i < n; i++)
-                n_zero += sources[i].machine == 0;
+                if (sources[i].machine == 0) {
+                        n_zero++;
+                        zero = i;
+                }
         if (!sources || n == 0 || n_zero != 1 || !shared || !*shared || strlen(shared) > SNAPSHOT_FILE_MAX_NAME ||
-            shared_bound_ns < 0 || shared_bound_ns > SNAPSHOT_UNCERTAINTY_MAX_NS || !ret) {
+            shared_bound_ns < TIMECONV_SHARED_BOUND_FROM_FILES || shared_bound_ns > SNAPSHOT_UNCERTAINTY_MAX_NS || !ret) {
                 snapshot_file_set_error(ret_error, 0, 0, "invalid argument",
                                         n_zero != 1 ? ": one file of machine 0, and only one" : "");
                 return -EINVAL;
@@ -500,7 +595,8 @@ TIMECONV_EXPORT int timeconv_snapshots_load_machines(const struct timeconv_snaps
         r = l && s ? snapshot_graph_new(&l->graph) : -ENOMEM;
         if (r < 0)
                 snapshot_file_set_error(ret_error, 0, 0, "cannot load the snapshots: ", strerror(-r));
-        for (size_t i = 0; r >= 0 && i < n; i++) {
+        /* machine 0 first: the others' bounds may need its maxerror */
+        for (size_t k = 0, i = zero; r >= 0 && k < n; k++, i = k <= zero ? k - 1 : k) {
                 if (perfetto_trace_detect(sources[i].data, sources[i].size)) {
                         snapshot_file_set_error(ret_error, 0, 0, "a Perfetto trace: ",
                                                 "its machines are in it (machine_id), not given here");
@@ -513,8 +609,8 @@ TIMECONV_EXPORT int timeconv_snapshots_load_machines(const struct timeconv_snaps
                 l->shared = shared;
                 l->n_shared = 0;
                 r = load_json(l, sources[i].data, sources[i].size, ret_error);
-                if (r >= 0 && sources[i].machine != 0)
-                        r = add_bridges(l, shared, shared_bound_ns, ret_error);
+                if (r >= 0)
+                        r = sources[i].machine == 0 ? keep_zero(l) : add_bridges(l, shared, shared_bound_ns, ret_error);
         }
         if (r >= 0 && (r = snapshot_graph_finalize(l->graph)) < 0)
                 snapshot_file_set_error(ret_error, 0, 0, "cannot load the snapshots: ", strerror(-r));

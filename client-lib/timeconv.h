@@ -75,8 +75,13 @@ int timeconv_snapshots_load_buffer(const char *data, size_t size, struct timecon
  * "realtime" against UTC, the sum of the kernels' maxerror while NTP or PTP keeps them): each
  * reading of shared in machine N's file becomes a snapshot of "mN:" + shared and shared at that
  * same value, shared_bound_ns apart at most, so that an answer across machines carries that
- * bound. A Perfetto trace is refused (its machines are in it). Errors as
+ * bound. shared_bound_ns TIMECONV_SHARED_BOUND_FROM_FILES takes the bound from the files:
+ * timeconvd's exports give realtime's readings the kernel's maxerror against UTC
+ * ("utc_maxerror_ns"), and each reading of machine N is related with its own plus machine 0's
+ * (its nearest reading's, grown by the kernel's 500 us a second); a reading without one relates
+ * nothing. A Perfetto trace is refused (its machines are in it). Errors as
  * timeconv_snapshots_load(); -EINVAL without exactly one source of machine 0. */
+#define TIMECONV_SHARED_BOUND_FROM_FILES (-1)
 struct timeconv_snapshot_source {
         const char *data;
         size_t size;

@@ -109,6 +109,7 @@ void snapshot_ring_take(SnapshotRing *ring, const ClockGraph *g, int64_t r_ns) {
 
         e->r_ns = r_ns;
         e->present = 0;
+        e->utc_maxerror_ns = e->utc_esterror_ns = -1;
         for (size_t i = 0; i < g->n_nodes; i++) {
                 int64_t value, uncertainty_ns, frac_ns;
 
@@ -121,6 +122,16 @@ void snapshot_ring_take(SnapshotRing *ring, const ClockGraph *g, int64_t r_ns) {
                 e->present |= UINT64_C(1) << i;
                 snapshot_rate(g, i, &e->rates_ppb[i], &e->rate_uncertainties_ppb[i]);
         }
+}
+
+void snapshot_ring_set_utc(SnapshotRing *ring, int64_t maxerror_ns, int64_t esterror_ns) {
+        SnapshotEntry *e;
+
+        if (!ring || ring->n == 0)
+                return;
+        e = &ring->entries[(ring->head + ring->n - 1) % ring->capacity];
+        e->utc_maxerror_ns = maxerror_ns;
+        e->utc_esterror_ns = esterror_ns;
 }
 
 const char *snapshot_unit_name(const DomainUnit *u) {
@@ -200,6 +211,14 @@ static json_t *export_snapshot(const SnapshotEntry *e, const ClockGraph *g) {
                 if (c && e->rate_uncertainties_ppb[i] != UINT32_MAX &&
                     (json_object_set_new(c, "rate_ppb", json_integer(e->rates_ppb[i])) < 0 ||
                      json_object_set_new(c, "rate_unc_ppb", json_integer(e->rate_uncertainties_ppb[i])) < 0)) {
+                        json_decref(c);
+                        return NULL;
+                }
+                /* realtime's reading says how far from UTC the kernel had it */
+                if (c && e->utc_maxerror_ns >= 0 && strcmp(g->nodes[i].name, "realtime") == 0 &&
+                    (json_object_set_new(c, "utc_maxerror_ns", json_integer(e->utc_maxerror_ns)) < 0 ||
+                     (e->utc_esterror_ns >= 0 &&
+                      json_object_set_new(c, "utc_esterror_ns", json_integer(e->utc_esterror_ns)) < 0))) {
                         json_decref(c);
                         return NULL;
                 }

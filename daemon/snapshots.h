@@ -28,6 +28,9 @@ typedef struct SnapshotEntry {
          * snapshots by them, as the live model did, instead of by 1000 ppm). UINT32_MAX: none. */
         int32_t rates_ppb[GRAPH_NODES_MAX];
         uint32_t rate_uncertainties_ppb[GRAPH_NODES_MAX];
+        /* The kernel's maxerror and esterror of realtime against UTC then (-1: not synchronised
+         * or not known), exported with the realtime reading: what relates two machines' exports. */
+        int64_t utc_maxerror_ns, utc_esterror_ns;
 } SnapshotEntry;
 
 typedef struct SnapshotRing {
@@ -42,6 +45,10 @@ SnapshotRing *snapshot_ring_free(SnapshotRing *ring);
 
 /* Records the value of every available, calibrated node of g at hub time r_ns. */
 void snapshot_ring_take(SnapshotRing *ring, const ClockGraph *g, int64_t r_ns);
+
+/* The kernel's word on realtime against UTC (ntp-state.h: -1, -1 for none) for the snapshot
+ * just taken. */
+void snapshot_ring_set_utc(SnapshotRing *ring, int64_t maxerror_ns, int64_t esterror_ns);
 
 size_t snapshot_ring_count(const SnapshotRing *ring);
 const SnapshotEntry *snapshot_ring_get(const SnapshotRing *ring, size_t i);     /* 0 = oldest */

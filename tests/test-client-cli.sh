@@ -176,6 +176,13 @@ run convert --snapshots "$tmp/a.json" --snapshots "m1=$tmp/b.json" --shared real
 want '1000300000 \302\2611000300 ns\n'
 check "--snapshots a --snapshots m1=b --shared realtime=1000000: m1:monotonic -> monotonic with the bound" 0 \
         "$tmp/want"
+# --shared realtime alone: the bound from the files (the kernels' maxerror, 0.4 + 0.2 ms)
+sed 's/"ts": 1000000000000000000}/"ts": 1000000000000000000, "utc_maxerror_ns": 400000}/' "$tmp/a.json" > "$tmp/au.json"
+sed 's/"ts": 1000000000000300000}/"ts": 1000000000000300000, "utc_maxerror_ns": 200000}/' "$tmp/b.json" > "$tmp/bu.json"
+run convert --snapshots "$tmp/au.json" --snapshots "m1=$tmp/bu.json" --shared realtime --mode nearest \
+        --from m1:monotonic --to monotonic 5000000000
+want '1000300000 \302\261600450 ns\n'
+check "--shared realtime: the bound from the files' utc_maxerror_ns" 0 "$tmp/want"
 run convert --snapshots "$tmp/a.json" --snapshots "m1=$tmp/b.json" --from m1:monotonic --to monotonic 5000000000
 check_err "several --snapshots without --shared: a usage error" 64 'need --shared CLOCK=BOUND_NS'
 run convert --snapshots "$tmp/a.json" --snapshots "$tmp/b.json" --shared realtime=1 --from monotonic --to realtime 1

@@ -374,6 +374,45 @@ static void test_machines(void) {
         timeconv_snapshots_free(s);
         s = NULL;
 
+        /* the bound from the files: each kernel's maxerror, as timeconvd exports it on realtime;
+         * machine 0's nearest reading is 0.3 ms away, grown by 500 us/s: 150 ns */
+        {
+                static const char a_utc[] =
+                        "{ \"snapshots\": [\n"
+                        "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 1000000000 },\n"
+                        "                  { \"domain\": \"realtime\", \"ts\": 1000000000000000000,\n"
+                        "                    \"utc_maxerror_ns\": 400000, \"utc_esterror_ns\": 20000 } ] },\n"
+                        "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 2000000000 },\n"
+                        "                  { \"domain\": \"realtime\", \"ts\": 1000000001000000000,\n"
+                        "                    \"utc_maxerror_ns\": 400000, \"utc_esterror_ns\": 20000 } ] } ] }\n";
+                static const char b_utc[] =
+                        "{ \"snapshots\": [\n"
+                        "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 5000000000 },\n"
+                        "                  { \"domain\": \"realtime\", \"ts\": 1000000000000300000,\n"
+                        "                    \"utc_maxerror_ns\": 200000, \"utc_esterror_ns\": 10000 } ] },\n"
+                        "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 6000000000 },\n"
+                        "                  { \"domain\": \"realtime\", \"ts\": 1000000001000300000,\n"
+                        "                    \"utc_maxerror_ns\": 200000, \"utc_esterror_ns\": 10000 } ] } ] }\n";
+                /* machine 1 first in the list: machine 0's maxerror is needed first all the same */
+                const struct timeconv_snapshot_source utc[] = { { b_utc, sizeof(b_utc) - 1, 1 },
+                                                                { a_utc, sizeof(a_utc) - 1, 0 } };
+
+                r = timeconv_snapshots_load_machines(utc, 2, "realtime", TIMECONV_SHARED_BOUND_FROM_FILES, &s, &e);
+                if (r == 0)
+                        r = timeconv_snapshots_convert(s, TIMECONV_MODE_NEAREST, "m1:monotonic", "monotonic",
+                                                       6000000000, &v, &unc);
+                ok(r == 0 && llabs(v - 2000000000) <= unc && unc >= 600150 && unc <= 602000,
+                   "machines: the bound from the files' maxerror: %" PRId64 " +-%" PRId64 " (0.4 + 0.2 ms)", v, unc);
+                timeconv_snapshots_free(s);
+                s = NULL;
+                r = timeconv_snapshots_load_machines(sources, 2, "realtime", TIMECONV_SHARED_BOUND_FROM_FILES, &s, &e);
+                ok(r == 0 && timeconv_snapshots_convert(s, TIMECONV_MODE_NEAREST, "m1:monotonic", "monotonic",
+                                                        6000000000, &v, &unc) == -ENOLINK,
+                   "machines: files that do not say their maxerror relate nothing by it");
+                timeconv_snapshots_free(s);
+                s = NULL;
+        }
+
         r = timeconv_snapshots_load_machines(sources, 2, "tai", 1000000, &s, &e);
         ok(r == 0 && timeconv_snapshots_convert(s, TIMECONV_MODE_NEAREST, "m1:monotonic", "monotonic", 6000000000,
                                                 &v, &unc) == -ENOLINK,
@@ -382,7 +421,7 @@ static void test_machines(void) {
         s = NULL;
         r = timeconv_snapshots_load_machines(two_zero, 2, "realtime", 1000000, &s, &e);
         ok(r == -EINVAL, "machines: two files of machine 0 are refused (%s)", e.message);
-        is_int(timeconv_snapshots_load_machines(sources, 2, "realtime", -1, &s, &e), -EINVAL,
+        is_int(timeconv_snapshots_load_machines(sources, 2, "realtime", -2, &s, &e), -EINVAL,
                "machines: a negative bound is refused");
 }
 
