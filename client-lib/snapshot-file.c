@@ -585,7 +585,8 @@ TIMECONV_EXPORT int timeconv_snapshots_load_machines(const struct timeconv_snaps
                         zero = i;
                 }
         if (!sources || n == 0 || n_zero != 1 || !shared || !*shared || strlen(shared) > SNAPSHOT_FILE_MAX_NAME ||
-            shared_bound_ns < TIMECONV_SHARED_BOUND_FROM_FILES || shared_bound_ns > SNAPSHOT_UNCERTAINTY_MAX_NS || !ret) {
+            shared_bound_ns < TIMECONV_SHARED_BOUND_FROM_FILES || shared_bound_ns > SNAPSHOT_UNCERTAINTY_MAX_NS ||
+            !ret) {
                 snapshot_file_set_error(ret_error, 0, 0, "invalid argument",
                                         n_zero != 1 ? ": one file of machine 0, and only one" : "");
                 return -EINVAL;

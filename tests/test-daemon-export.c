@@ -89,7 +89,8 @@ static void check_utc(json_t *snapshots) {
                 size_t k;
 
                 json_array_foreach(clocks, k, c) {
-                        json_t *max = json_object_get(c, "utc_maxerror_ns"), *est = json_object_get(c, "utc_esterror_ns");
+                        json_t *max = json_object_get(c, "utc_maxerror_ns");
+                        json_t *est = json_object_get(c, "utc_esterror_ns");
                         const char *d = json_string_value(json_object_get(c, "domain"));
 
                         if (!d || strcmp(d, "realtime") != 0) {
@@ -105,12 +106,14 @@ static void check_utc(json_t *snapshots) {
                 }
         }
         ok(bad == 0, "utc_maxerror_ns and utc_esterror_ns only on realtime, integers >= 0");
-        if (adjtimex(&before) < 0 || adjtimex(&after) < 0 || (before.status & STA_UNSYNC) != (after.status & STA_UNSYNC)) {
+        if (adjtimex(&before) < 0 || adjtimex(&after) < 0 ||
+            (before.status & STA_UNSYNC) != (after.status & STA_UNSYNC)) {
                 skip("the kernel's synchronisation state is not steady");
                 return;
         }
         synced = !(before.status & STA_UNSYNC);
-        ok(synced ? with > 0 : with == 0, "realtime carries the kernel's maxerror %s (%zu with, %zu without; kernel: %s)",
+        ok(synced ? with > 0 : with == 0,
+           "realtime carries the kernel's maxerror %s (%zu with, %zu without; kernel: %s)",
            synced ? "while synchronised" : "only while synchronised", with, without,
            synced ? "synchronised" : "STA_UNSYNC");
 }

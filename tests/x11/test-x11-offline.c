@@ -211,7 +211,8 @@ static void test_between(sd_bus *bus, const struct timeconv_snapshots *s, const 
                    from, to, off, off_unc, live, live_unc);
                 ok(off_unc <= 2 * (int64_t) live_unc + 2000, "offline within 2x of live there");
                 /* to an X clock, answers x mean [x, x + 1) units: meet within a unit more */
-                ok(llabs(off - live) * unit <= off_unc + (int64_t) live_unc + (unit > 1 ? unit : 0), "and the two meet");
+                ok(llabs(off - live) * unit <= off_unc + (int64_t) live_unc + (unit > 1 ? unit : 0),
+                   "and the two meet");
         }
 }
 
