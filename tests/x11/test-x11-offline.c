@@ -369,7 +369,7 @@ static int run_shell(const Harness *h, const char *script, char **ret_out) {
 }
 
 static void test_loop(const Harness *h, sd_bus *bus, const char *display, const char *tc) {
-        _cleanup_free_ char *script = NULL, *text = NULL, *path = NULL, *bytes = NULL;
+        _cleanup_free_ char *script = NULL, *text = NULL, *path = NULL;
         struct timeconv_trace *trace = NULL;
         struct timeconv_error error = {};
         Stamp stamps[N_STAMPS];
