@@ -149,9 +149,9 @@ static __attribute__((noinline)) int convert_general(const SnapshotGraph *g, Sna
         if (g->domains[from].plain_ns)
                 ns = value;
         else if ((r = snapshot_domain_count(&g->domains[from], value, &count)) < 0 ||
-                 (r = unit_to_ns(&g->domains[from].unit, count, &ns)) < 0)
+                 (r = snapshot_domain_to_ns(&g->domains[from], count, &ns)) < 0)
                 return r;
-        unc = (uint64_t) g->domains[from].slack_ns;
+        unc = (uint64_t) (g->domains[from].slack_ns + g->domains[from].trunc_ns);
         for (size_t i = 0; i < rt->n_hops; i++) {
                 r = hop_convert(g, rt, i, mode, &ns, &unc);
                 if (r < 0)
@@ -163,7 +163,10 @@ static __attribute__((noinline)) int convert_general(const SnapshotGraph *g, Sna
         } else if ((r = unit_from_ns(&g->domains[to].unit, ns, &count, &error_ns)) < 0 ||
                    (r = unit_wrap(&g->domains[to].unit, count, &out)) < 0)
                 return r;
-        unc += (uint64_t) error_ns;
+        /* A truncating target's answer x means [x, x + 1) units, as live gives it: the instant
+         * is in it, and the bound is the instant's. A rounding one's answer is off by error_ns. */
+        if (!g->domains[to].unit.truncates)
+                unc += (uint64_t) error_ns;
         if (unc > INT64_MAX)
                 return -ERANGE;
         *ret_value = out;

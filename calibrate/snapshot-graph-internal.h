@@ -20,7 +20,9 @@
 typedef struct Domain {
         char *name;
         DomainUnit unit;
-        int64_t slack_ns;       /* error of one reading converted to ns */
+        int64_t slack_ns;       /* error of one count converted to ns (a fractional period's rounding) */
+        int64_t center_ns;      /* a truncating unit's count x means [x, x + 1) units: x's ns + this, */
+        int64_t trunc_ns;       /* give or take this (0 for a unit that does not truncate) */
         uint32_t clock_id;      /* Perfetto's, for its tie-breaking between equal paths */
         bool non_monotonic;
         bool plain_ns;          /* unit ns, no wrap: readings are ns as they are */
@@ -121,6 +123,9 @@ struct SnapshotGraph {
 /* The unwrapped count of a reading ts of d (snapshot-graph.h: wrapping domains): the occurrence
  * nearest d's last reading. */
 int snapshot_domain_count(const Domain *d, int64_t ts, int64_t *ret_count);
+
+/* An unwrapped count -> ns, the middle of a truncating unit's count (Domain.center_ns). */
+int snapshot_domain_to_ns(const Domain *d, int64_t count, int64_t *ret_ns);
 
 /* The bucket of v >= ns[0] on side s (first[s] not NULL). */
 static inline size_t pair_bucket(const Pair *p, size_t s, int64_t v) {

@@ -63,11 +63,15 @@ static int domain_append(SnapshotGraph *g, const char *name, const DomainUnit *u
         *d = (Domain) { .name = strdup(name), .unit = *unit, .clock_id = clock_id_for_name(name) };
         if (!d->name)
                 return -ENOMEM;
-        /* unit_to_ns() rounds fractional periods; a truncated reading lags by up to a unit. */
+        /* unit_to_ns() rounds fractional periods. A truncated count x means [x, x + 1) units:
+         * it is read as the middle, half a unit either side (as the live graph reads it), not as
+         * x with a whole unit of slack, which counted the truncation twice over a hop. A reading
+         * that says where in its unit it was (has_frac) has no truncation left. */
         d->plain_ns = unit->period_ns == 1.0 && (unit->wrap_bits == 0 || unit->wrap_bits == 64) &&
                       unit->encoding == UNIT_ENCODING_PLAIN;
-        d->slack_ns = (unit->period_ns != floor(unit->period_ns)) +
-                      (unit->truncates ? (int64_t) ceil(unit->period_ns) : 0);
+        d->center_ns = unit->truncates ? (int64_t) floor(unit->period_ns / 2) : 0;
+        d->trunc_ns = unit->truncates ? (int64_t) ceil(unit->period_ns) - d->center_ns : 0;
+        d->slack_ns = unit->period_ns != floor(unit->period_ns);
         d->wraps = unit->encoding != UNIT_ENCODING_PLAIN || (unit->wrap_bits > 0 && unit->wrap_bits < 64);
         g->n_domains++;
         return 0;
@@ -107,6 +111,38 @@ int snapshot_domain_count(const Domain *d, int64_t ts, int64_t *ret_count) {
         return unit_unwrap(&d->unit, ts, hint, ret_count);
 }
 
+/* A reading's ns and uncertainty: where it says it was in its unit (frac_ns), else the middle
+ * of a truncated count with the half unit added to its uncertainty. */
+static int reading_ns(const Domain *d, const SnapshotClock *c, int64_t count, int64_t *ret_ns, int64_t *ret_unc_ns) {
+        int64_t ns, unc_ns = c->uncertainty_ns;
+        int r;
+
+        if (!c->has_frac || !d->trunc_ns) {
+                r = snapshot_domain_to_ns(d, count, &ns);
+                if (r >= 0 && __builtin_add_overflow(unc_ns, d->trunc_ns, &unc_ns))
+                        r = -ERANGE;
+        } else if (c->frac_ns < 0 || c->frac_ns >= (int64_t) ceil(d->unit.period_ns))
+                r = -EINVAL;
+        else if ((r = unit_to_ns(&d->unit, count, &ns)) >= 0 && __builtin_add_overflow(ns, c->frac_ns, &ns))
+                r = -ERANGE;
+        if (r < 0)
+                return r;
+        *ret_ns = ns;
+        *ret_unc_ns = unc_ns;
+        return 0;
+}
+
+int snapshot_domain_to_ns(const Domain *d, int64_t count, int64_t *ret_ns) {
+        int64_t ns;
+        int r = unit_to_ns(&d->unit, count, &ns);
+
+        if (r < 0)
+                return r;
+        if (__builtin_add_overflow(ns, d->center_ns, ret_ns))
+                return -ERANGE;
+        return 0;
+}
+
 int snapshot_graph_add(SnapshotGraph *g, const SnapshotClock *clocks, size_t n) {
         size_t n_domains;
         Reading *next;
@@ -144,12 +180,12 @@ int snapshot_graph_add(SnapshotGraph *g, const SnapshotClock *clocks, size_t n) 
                         k = g->n_domains - 1;
                 }
                 counts[i] = clocks[i].ts;
-                if (r >= 0 && g->domains[k].plain_ns)      /* the common case: ns as they are */
+                next[i].unc_ns = clocks[i].uncertainty_ns;
+                if (r >= 0 && g->domains[k].plain_ns && !g->domains[k].trunc_ns)   /* the common case */
                         next[i].ns = clocks[i].ts;
                 else if (r >= 0 && (r = snapshot_domain_count(&g->domains[k], clocks[i].ts, &counts[i])) >= 0)
-                        r = unit_to_ns(&g->domains[k].unit, counts[i], &next[i].ns);
+                        r = reading_ns(&g->domains[k], &clocks[i], counts[i], &next[i].ns, &next[i].unc_ns);
                 next[i].snapshot = (uint32_t) g->n_snapshots;
-                next[i].unc_ns = clocks[i].uncertainty_ns;
                 next[i].domain = (uint16_t) k;
                 next[i].has_rate = clocks[i].has_rate;
                 next[i].rate_lo_ppb = rate_clamp(clocks[i].rate_ppb - clocks[i].rate_uncertainty_ppb);
@@ -389,9 +425,10 @@ static void routes_fill(SnapshotGraph *g) {
                                 rt->edge[rt->n_hops++] = (uint16_t) (h->pair << 1 | side);
                         }
                         /* a plain ns domain's slack is 0, or 1 if it truncates */
-                        if (g->domains[from].plain_ns && g->domains[to].plain_ns && g->domains[from].slack_ns <= 1) {
+                        if (g->domains[from].plain_ns && g->domains[to].plain_ns &&
+                            g->domains[from].slack_ns + g->domains[from].trunc_ns <= 1) {
                                 rt->plain_hops = rt->n_hops;
-                                rt->from_slack_ns = (uint8_t) g->domains[from].slack_ns;
+                                rt->from_slack_ns = (uint8_t) (g->domains[from].slack_ns + g->domains[from].trunc_ns);
                         }
                 }
 }

@@ -74,6 +74,12 @@ typedef struct SnapshotClock {
         bool has_rate;
         int64_t rate_ppb;
         int64_t rate_uncertainty_ppb;
+        /* Optional (has_frac), for a truncating unit: where in ts's unit the instant was, in ns
+         * past its start (0 <= frac_ns < the period), which a reading in whole units lost; its
+         * uncertainty_ns is then that of ts + frac_ns. Without it a truncated reading stands for
+         * its unit's middle, half a unit either side. */
+        bool has_frac;
+        int64_t frac_ns;
 } SnapshotClock;
 
 int snapshot_graph_new(SnapshotGraph **ret);

@@ -30,6 +30,10 @@ static const struct {
           "        The same offline, with the clock snapshots of FILE, a JSON snapshot file\n"
           "        or a Perfetto trace (clock names as for trace). nearest: Perfetto trace\n"
           "        processor's semantics; drift (default): interpolate between snapshots.\n"
+          "        Several machines' JSON files: --snapshots FILE --snapshots mN=FILE ...\n"
+          "        --shared CLOCK[=BOUND_NS] (machine N's domains are mN:NAME; the machines\n"
+          "        are related through CLOCK, kept on one time scale within BOUND_NS, or\n"
+          "        within the kernels' maxerror the exports give with realtime).\n"
           "        Short options: -f A, -t B, -s FILE, -m MODE, -j.\n" },
         { "domains", "domains [--json] [--wide]",
           "        The live calibration table: unit, verdict, offset and rate against\n"

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock-id.h"
 #include "perfetto-read.h"
 #include "timeconv-internal.h"
 
@@ -52,6 +53,21 @@ bool perfetto_trace_detect(const char *data, size_t size) {
         return data[0] == 0x0a;
 }
 
+/* timeconv's X clocks, in the multipliers timeconv export writes them with, are read as live
+ * reads them: x11 wraps at 32 bits of ms, x11_us is the X11 µs encoding (its ms part wraps
+ * inside the value). Their values then unwrap to the occurrence nearest the snapshots, and
+ * answers in them are in wire form, as live gives them. */
+static void clock_unit(const PfClock *c, DomainUnit *unit) {
+        char name[PF_CLOCK_NAME_MAX];
+
+        if (c->sequence != 0 || !clock_id_known_name(c->id, name, sizeof(name)))
+                return;
+        if (strcmp(name, "x11") == 0 && c->unit_multiplier_ns == 1000000)
+                *unit = UNIT_MS_X11;
+        else if (strcmp(name, "x11_us") == 0 && c->unit_multiplier_ns == 1000)
+                *unit = UNIT_US_X11;
+}
+
 static int load_snapshot(PfReader *r, const PfSnapshot *s, void *userdata) {
         Load *l = userdata;
         SnapshotClock clocks[PF_MAX_SNAPSHOT_CLOCKS];
@@ -70,6 +86,7 @@ static int load_snapshot(PfReader *r, const PfSnapshot *s, void *userdata) {
                         DomainUnit unit = UNIT_NS;
 
                         unit.period_ns = (double) c->unit_multiplier_ns;
+                        clock_unit(c, &unit);
                         k = snapshot_graph_declare(l->graph, name, &unit);
                         if (k == -ENOSPC)
                                 return pf_reader_fail(r, s->offset, "more than %d clocks in snapshots",
@@ -344,7 +361,24 @@ typedef struct Place {
         timeconv_trace_packet_fn fn;
         void *userdata;
         char name[PF_CLOCK_NAME_MAX];
+        size_t last_found;              /* find_clock()'s last answer */
 } Place;
+
+/* A packet whose clock this pass has not met in a snapshot yet (a producer's file cat'ed
+ * before timeconv's export): the clock of the first pass, which read the whole file. Its index
+ * among the trace's clocks, or NO_INDEX. */
+static size_t find_clock(Place *pl, const PfPacket *p) {
+        const struct timeconv_trace *t = pl->trace;
+
+        if (pl->last_found < t->n_clocks && t->clocks[pl->last_found].id == p->clock_id &&
+            t->clocks[pl->last_found].machine == p->machine && t->clocks[pl->last_found].sequence == p->clock_sequence)
+                return pl->last_found;
+        for (size_t i = 0; i < t->n_clocks; i++)
+                if (t->clocks[i].id == p->clock_id && t->clocks[i].machine == p->machine &&
+                    t->clocks[i].sequence == p->clock_sequence)
+                        return pl->last_found = i;
+        return NO_INDEX;
+}
 
 static int place_packet(PfReader *r, const PfPacket *p, void *userdata) {
         Place *pl = userdata;
@@ -363,6 +397,9 @@ static int place_packet(PfReader *r, const PfPacket *p, void *userdata) {
         if (p->clock != PF_NO_CLOCK && p->clock < t->n_clocks) {
                 out.clock = t->names[p->clock];
                 from = t->graph_index[p->clock];
+        } else if ((from = find_clock(pl, p)) != NO_INDEX) {
+                out.clock = t->names[from];
+                from = t->graph_index[from];
         } else {
                 out.clock = pf_clock_name(p->machine, p->clock_sequence, p->clock_id, pl->name);
                 from = NO_INDEX;
@@ -393,7 +430,7 @@ TIMECONV_EXPORT int timeconv_trace_place(const struct timeconv_trace *trace, int
                                          timeconv_trace_packet_fn fn, void *userdata,
                                          struct timeconv_error *ret_error) {
         static const PfScanOps ops = { .packet = place_packet };
-        Place pl = { .trace = trace, .fn = fn, .userdata = userdata, .to_index = NO_INDEX };
+        Place pl = { .trace = trace, .fn = fn, .userdata = userdata, .to_index = NO_INDEX, .last_found = NO_INDEX };
         PfReader *reader = NULL;
         bool found = false;
         int k;

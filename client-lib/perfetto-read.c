@@ -34,13 +34,13 @@ PfReader *pf_reader_free(PfReader *r) {
 
 
 const char *pf_clock_name(uint32_t machine, uint32_t sequence, uint32_t id, char *buf) {
-        const char *builtin = sequence == 0 ? clock_id_builtin_name(id) : NULL;
         int n = 0;
 
         if (machine != 0)
                 n = snprintf(buf, PF_CLOCK_NAME_MAX, "m%lu:", (unsigned long) machine);
-        if (builtin)
-                snprintf(buf + n, PF_CLOCK_NAME_MAX - (size_t) n, "%s", builtin);
+        /* a builtin clock, or one of timeconv's own, by name (timeconv export writes those) */
+        if (sequence == 0 && clock_id_known_name(id, buf + n, PF_CLOCK_NAME_MAX - (size_t) n))
+                ;
         else if (sequence != 0)
                 snprintf(buf + n, PF_CLOCK_NAME_MAX - (size_t) n, "%lu@%lu", (unsigned long) id,
                          (unsigned long) sequence);

@@ -93,6 +93,7 @@ const char *pf_reader_message(const PfReader *r);
 /* For a callback: stops the scan with -EBADMSG and "byte OFFSET: message". */
 int pf_reader_fail(PfReader *r, uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The name of a clock: "boottime" (builtin ids of machine 0), "128", "64@2" (sequence 2),
- * "m1:boottime" (machine 1). buf holds PF_CLOCK_NAME_MAX bytes. */
+/* The name of a clock: "boottime" (builtin ids), "x11_us" (an id timeconv hashes from one of
+ * its domain names), "128", "64@2" (sequence 2), "m1:boottime" (machine 1). buf holds
+ * PF_CLOCK_NAME_MAX bytes. */
 const char *pf_clock_name(uint32_t machine, uint32_t sequence, uint32_t id, char *buf);

@@ -68,6 +68,30 @@ int timeconv_snapshots_load(const char *path, struct timeconv_snapshots **ret,
 int timeconv_snapshots_load_buffer(const char *data, size_t size, struct timeconv_snapshots **ret,
                                    struct timeconv_error *ret_error);
 
+/* Snapshot files (JSON) of several machines as one set. Each source is one file's bytes and its
+ * machine: the domains of machine N != 0 are named "mN:" + their name ("m1:monotonic"), those of
+ * machine 0 (one source, and only one) as they are. Machines are related through shared, a clock
+ * in ns that every machine keeps on one time scale within shared_bound_ns of each other (for
+ * "realtime" against UTC, the sum of the kernels' maxerror while NTP or PTP keeps them): each
+ * reading of shared in machine N's file becomes a snapshot of "mN:" + shared and shared at that
+ * same value, shared_bound_ns apart at most, so that an answer across machines carries that
+ * bound. shared_bound_ns TIMECONV_SHARED_BOUND_FROM_FILES takes the bound from the files:
+ * timeconvd's exports give realtime's readings the kernel's maxerror against UTC
+ * ("utc_maxerror_ns"), and each reading of machine N is related with its own plus machine 0's
+ * (its nearest reading's, grown by the kernel's 500 us a second); a reading without one relates
+ * nothing. A Perfetto trace is refused (its machines are in it). Errors as
+ * timeconv_snapshots_load(); -EINVAL without exactly one source of machine 0. */
+#define TIMECONV_SHARED_BOUND_FROM_FILES (-1)
+struct timeconv_snapshot_source {
+        const char *data;
+        size_t size;
+        unsigned machine;
+};
+
+int timeconv_snapshots_load_machines(const struct timeconv_snapshot_source *sources, size_t n,
+                                     const char *shared, int64_t shared_bound_ns,
+                                     struct timeconv_snapshots **ret, struct timeconv_error *ret_error);
+
 /* Accepts NULL; returns NULL. */
 struct timeconv_snapshots *timeconv_snapshots_free(struct timeconv_snapshots *snapshots);
 

@@ -519,6 +519,10 @@ int core_calibrate_samples(Core *c, size_t index, int read_result, Sample *sampl
         return 0;
 }
 
+void core_snapshot_utc(Core *c, int64_t maxerror_ns, int64_t esterror_ns) {
+        snapshot_ring_set_utc(c->snapshots, maxerror_ns, esterror_ns);
+}
+
 void core_snapshot(Core *c) {
         int64_t r_ns = clock_now_ns(CLOCK_MONOTONIC_RAW);
 

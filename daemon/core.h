@@ -158,6 +158,9 @@ void core_domain_set_busy(Core *c, size_t index, const DomainStatus *status);
 /* Records one snapshot: the hub's time now and every calibrated domain's value then. */
 void core_snapshot(Core *c);
 
+/* The kernel's maxerror and esterror of realtime against UTC (-1: none) for that snapshot. */
+void core_snapshot_utc(Core *c, int64_t maxerror_ns, int64_t esterror_ns);
+
 /* Writes the graph to the shared table, if there is one. */
 void core_publish(Core *c);
 

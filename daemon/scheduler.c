@@ -255,6 +255,9 @@ static void scheduler_tick(Scheduler *s) {
                 if (!core_domain_is_hub(s->core, i) && !core_domain_is_view(s->core, i))
                         scheduler_calibrate(s, i, true);
         core_snapshot(s->core);
+        /* read at the top of this tick: the kernel's maxerror grows 500 us a second, no more */
+        if (s->ntp_known)
+                core_snapshot_utc(s->core, s->ntp.utc_maxerror_ns, s->ntp.utc_esterror_ns);
         scheduler_publish(s);
         s->n_ticks++;
 }

@@ -166,6 +166,28 @@ for form in '0 ticks frames' '64 tick frame'; do
 done
 set -- "$tc" "$data"
 
+# Two machines' exports related through realtime (machine 1's 0.3 ms ahead), with a stated 1 ms.
+printf '{"snapshots": [{"clocks": [{"domain": "monotonic", "ts": 1000000000},\n' > "$tmp/a.json"
+printf '  {"domain": "realtime", "ts": 1000000000000000000}]}]}\n' >> "$tmp/a.json"
+printf '{"snapshots": [{"clocks": [{"domain": "monotonic", "ts": 5000000000},\n' > "$tmp/b.json"
+printf '  {"domain": "realtime", "ts": 1000000000000300000}]}]}\n' >> "$tmp/b.json"
+run convert --snapshots "$tmp/a.json" --snapshots "m1=$tmp/b.json" --shared realtime=1000000 --mode nearest \
+        --from m1:monotonic --to monotonic 5000000000
+want '1000300000 \302\2611000300 ns\n'
+check "--snapshots a --snapshots m1=b --shared realtime=1000000: m1:monotonic -> monotonic with the bound" 0 \
+        "$tmp/want"
+# --shared realtime alone: the bound from the files (the kernels' maxerror, 0.4 + 0.2 ms)
+sed 's/"ts": 1000000000000000000}/"ts": 1000000000000000000, "utc_maxerror_ns": 400000}/' "$tmp/a.json" > "$tmp/au.json"
+sed 's/"ts": 1000000000000300000}/"ts": 1000000000000300000, "utc_maxerror_ns": 200000}/' "$tmp/b.json" > "$tmp/bu.json"
+run convert --snapshots "$tmp/au.json" --snapshots "m1=$tmp/bu.json" --shared realtime --mode nearest \
+        --from m1:monotonic --to monotonic 5000000000
+want '1000300000 \302\261600450 ns\n'
+check "--shared realtime: the bound from the files' utc_maxerror_ns" 0 "$tmp/want"
+run convert --snapshots "$tmp/a.json" --snapshots "m1=$tmp/b.json" --from m1:monotonic --to monotonic 5000000000
+check_err "several --snapshots without --shared: a usage error" 64 'need --shared CLOCK=BOUND_NS'
+run convert --snapshots "$tmp/a.json" --snapshots "$tmp/b.json" --shared realtime=1 --from monotonic --to realtime 1
+check_err "two files of machine 0: refused (exit 65)" 65 'one FILE of machine 0, the others mN=FILE'
+
 run convert --from custom --to boottime --snapshots "$data/client-malformed.json" 1
 check_err "a malformed file: exit 65, with line, column and element" 65 \
         'client-malformed.json:5:49: snapshots\[1\]\.clocks\[1\]\.ts: not an integer'

@@ -92,9 +92,36 @@ static void test_hashed(void) {
         }
 }
 
+/* Ids timeconv gives are named back (a trace shows "x11_us", not 2354052935); others are not. */
+static void test_known_names(void) {
+        static const char *const names[] = { "realtime", "boottime", "tai", "x11", "x11_us", "msc", "gpu0", "gpu7",
+                                             "gpu15", "x11.ns", "gpu3.ns" };
+        static const uint32_t unknown[] = { 0, 7, 64, 127, 128, 0xd0e429e0 /* Monotonic */, 0x80000000 };
+        char buf[64];
+        bool all = true;
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+                const char *got = clock_id_known_name(clock_id_for_name(names[i]), buf, sizeof(buf));
+
+                if (!got || strcmp(got, names[i]) != 0) {
+                        diag("%s: got %s", names[i], got ? got : "NULL");
+                        all = false;
+                }
+        }
+        ok(all, "the ids of builtin clocks, tai, x11, x11_us, msc, gpu0..gpu15 (and .ns) are named back");
+        ok(clock_id_known_name(UINT32_C(0x8c4fff47), buf, sizeof(buf)) && strcmp(buf, "x11_us") == 0,
+           "0x8c4fff47 is x11_us");
+        all = true;
+        for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+                all &= clock_id_known_name(unknown[i], buf, sizeof(buf)) == NULL;
+        ok(all, "other ids (sequence-scoped, plain, hashed from other names) have no name");
+        ok(clock_id_known_name(clock_id_for_name("gpu16"), buf, sizeof(buf)) == NULL, "gpu16 is past the table");
+}
+
 int main(void) {
         test_fnv();
         test_builtin();
         test_hashed();
+        test_known_names();
         return done_testing();
 }

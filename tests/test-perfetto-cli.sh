@@ -57,6 +57,32 @@ status=$?
 [ "$status" -eq 0 ] && [ "$(cat "$tmp/out")" = "1050000 ±50 ns" ]
 ok $? "convert --snapshots takes the trace: 64@1 150 -> $(cat "$tmp/out")"
 
+# timeconv's own clocks by their ids (FNV-1a("org.timeconv." + name) | 0x80000000): x11_us
+# 2354052935 (in us, as timeconv export writes it), gpu0 2910203390; 2161478284 is "foo", no
+# domain of timeconv's. x11_us is read as live reads it: V + 2^32 x 1000 (mutter's form) is V.
+encode >"$tmp/own.pftrace" <<'PB'
+packet { trusted_packet_sequence_id: 1 clock_snapshot { clocks { clock_id: 6 timestamp: 5000000000 }
+  clocks { clock_id: 2354052935 timestamp: 4000000 unit_multiplier_ns: 1000 } clocks { clock_id: 2161478284 timestamp: 7 }
+  clocks { clock_id: 2910203390 timestamp: 9000 } } }
+packet { trusted_packet_sequence_id: 1 timestamp: 4000500 timestamp_clock_id: 2354052935 }
+packet { trusted_packet_sequence_id: 1 timestamp: 4294971296500 timestamp_clock_id: 2354052935 }
+packet { trusted_packet_sequence_id: 1 timestamp: 5001000000 }
+PB
+"$tc" trace "$tmp/own.pftrace" >"$tmp/out" 2>"$tmp/err"
+grep -q '^#1 seq 1 x11_us 4000500 -> 5000500000 ' "$tmp/out" &&
+        grep -q '^#2 seq 1 x11_us 4294971296500 -> 5000500000 ' "$tmp/out"
+ok $? "text: packets stamped by x11_us's id show x11_us, its unreduced form placed as V"
+grep -Eq '^  2354052935 +x11_us +global ' "$tmp/out" && grep -Eq '^  2910203390 +gpu0 +global ' "$tmp/out" &&
+        grep -Eq '^  2161478284 +2161478284 +global ' "$tmp/out"
+ok $? "summary: x11_us and gpu0 by name, an id of no timeconv domain in decimal"
+[ $? -eq 0 ] || sed 's/^/# /' "$tmp/out" "$tmp/err"
+"$tc" trace --json --to x11_us "$tmp/own.pftrace" >"$tmp/out" 2>"$tmp/err"
+jq -e -s '.[2].clock == "boottime" and .[2].trace_ts == 4001000' "$tmp/out" >/dev/null
+ok $? "--to x11_us: boottime 5001000000 is x11_us 4001000"
+"$tc" convert --snapshots "$tmp/own.pftrace" --from x11_us --to gpu0 4000500 >"$tmp/out" 2>"$tmp/err"
+grep -q '^509000 ' "$tmp/out"
+ok $? "convert --snapshots --from x11_us --to gpu0 by name ($(cat "$tmp/out" "$tmp/err"))"
+
 printf '\n\003\102\001\000' >"$tmp/bad.pftrace"
 "$tc" trace "$tmp/bad.pftrace" >"$tmp/out" 2>"$tmp/err"
 status=$?
