@@ -495,7 +495,7 @@ int cli_cmd_convert(int argc, char **argv) {
                 r = run(c, argc, argv);
         }
         timeconv_snapshots_free(snapshots);
-        timeconv_close(c->tc);
+        timeconv_free(c->tc);
         free(c);
         return r;
 }

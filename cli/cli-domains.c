@@ -74,7 +74,7 @@ static bool start(int argc, char **argv, bool *json, bool *wide, int n_args, con
  * says what failed and why. */
 static int finish(struct timeconv *tc, int r, const char *what) {
         r = r < 0 ? cli_live_error(tc, what, r) : 0;
-        timeconv_close(tc);
+        timeconv_free(tc);
         return r;
 }
 
@@ -154,7 +154,7 @@ int cli_cmd_now(int argc, char **argv) {
                 r = strstr(cli_reason(tc, r), quoted) ? cli_live_error(tc, "now", r) : cli_live_error(tc, domain, r);
         } else
                 domain_unit(tc, domain, unit);
-        timeconv_close(tc);
+        timeconv_free(tc);
         if (r != 0)
                 return r;
         if (json) {

@@ -155,6 +155,6 @@ int cli_cmd_export(int argc, char **argv) {
         } else
                 r = follow ? export_perfetto_follow(tc, w) : export_perfetto_once(tc, w);
         timeconv_perfetto_writer_free(w);
-        timeconv_close(tc);
+        timeconv_free(tc);
         return r;
 }

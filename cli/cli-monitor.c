@@ -287,7 +287,7 @@ int cli_cmd_monitor(int argc, char **argv) {
                 if (r >= 0 || !m->follow)
                         n++;
         }
-        timeconv_close(tc);
+        timeconv_free(tc);
         free(m);
         return status;
 }

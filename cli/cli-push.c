@@ -218,7 +218,7 @@ int cli_cmd_push(int argc, char **argv) {
                 if (keep && status != EXIT_IOERR && status != EXIT_NOINPUT)
                         (void) hold(tc);
         }
-        timeconv_close(tc);
+        timeconv_free(tc);
         free(out);
         return status;
 }

@@ -70,6 +70,9 @@ struct timeconv {
         sd_bus_slot *signal_slot;
         int paths;
         int last_path;
+        /* error_message belongs to the latest call: cleared at the start of each (a store to a
+         * cache line the fast path writes anyway), set by live_error_save(). */
+        bool error_set;
         unsigned checks_left;
         int64_t polled_ns;              /* CLOCK_MONOTONIC of live_check_bus()'s last poll() */
         unsigned owner_changes;         /* NameOwnerChanged seen so far */
@@ -128,6 +131,12 @@ int live_bus_get_shared_table(struct timeconv *tc, int *ret_fd);
 /* live-error.c: keeps error's message (or clears it when no error is set) for
  * timeconv_last_error_message(). Called after every D-Bus call. */
 void live_error_save(struct timeconv *tc, const sd_bus_error *error);
+
+/* At the start of every call on a handle: a failure answered in this process (the table, a
+ * check of the arguments) must not show the message of an earlier call. */
+static inline void live_error_clear(struct timeconv *tc) {
+        tc->error_set = false;
+}
 
 /* live-table.c (the conversions themselves are inline, in live-table.h) */
 /* Forget the table (a new daemon, or it went away): the next conversion asks again. */

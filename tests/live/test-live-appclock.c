@@ -257,13 +257,13 @@ int main(int argc, char *argv[]) {
                    "the handle reports neither: they do not come from the daemon's unique name");
         }
 
-        app = timeconv_close(app);
+        app = timeconv_free(app);
         is_int(live_wait(observer, &seen.removed, 1, WAIT_MS), 0,
                "the owner's handle closes: DomainsChanged with audio0 removed");
 
         strv_free(before);
         strv_free(after);
-        timeconv_close(observer);
-        timeconv_close(errors);
+        timeconv_free(observer);
+        timeconv_free(errors);
         return done_testing();
 }

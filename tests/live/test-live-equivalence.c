@@ -315,7 +315,7 @@ int main(int argc, char *argv[]) {
         timeconv_snapshots_free(snaps);
         json_decref(root);
         free(json);
-        timeconv_close(tc);
+        timeconv_free(tc);
         h = harness_free(h);
         xvfb_stop(&x);
         return done_testing();

@@ -165,9 +165,18 @@ static void check_errors_and_ids(struct timeconv *tc) {
         is_int(timeconv_convert(tc, "monotonic", "nope", 1, &v, &u), -ENOENT, "an unknown domain: -ENOENT");
         is_int(v, 12345, "and ret_value is untouched");
         is_int(timeconv_convert(tc, "Not A Name", "monotonic", 1, &v, &u), -EINVAL,
-               "a malformed name: -EINVAL (InvalidArgument)");
+               "a malformed name: -EINVAL (InvalidArgs)");
+        ok(timeconv_last_error_message(tc) && strstr(timeconv_last_error_message(tc), "argument 'from'"),
+           "with the daemon's words: %s", timeconv_last_error_message(tc) ?: "(none)");
         is_int(timeconv_now(tc, "nope", &v, &u), -ENOENT, "now() of an unknown domain: -ENOENT");
+        ok(timeconv_last_error_message(tc) && strstr(timeconv_last_error_message(tc), "nope") &&
+           !strstr(timeconv_last_error_message(tc), "argument 'from'"),
+           "a failure after a failure: its own words, not the earlier ones (%s)",
+           timeconv_last_error_message(tc) ?: "(none)");
         is_int(timeconv_convert(tc, "monotonic", NULL, 1, &v, &u), -EINVAL, "a NULL name: -EINVAL");
+        ok(!timeconv_last_error_message(tc),
+           "a failure found in this process after one of the daemon's: no stale message (%s)",
+           timeconv_last_error_message(tc) ?: "(none)");
         is_int(timeconv_convert(NULL, "monotonic", "boottime", 1, &v, &u), -EINVAL, "a NULL handle: -EINVAL");
         ok(strcmp(timeconv_strerror(-EHOSTDOWN), "timeconvd is not running") == 0,
            "timeconv_strerror() names -EHOSTDOWN");
@@ -218,6 +227,21 @@ static void check_paths(struct timeconv *tc) {
                 return;
         }
         ok(r == 0 && timeconv_last_path(tc) == TIMECONV_PATH_TABLE, "table only: the table answered (%d)", r);
+        {
+                const char *before, *after;
+
+                /* A refusal in the daemon's words, then a failure the table answers. */
+                timeconv_set_paths(tc, TIMECONV_PATH_DBUS);
+                r = timeconv_convert(tc, "monotonic", "no_such_domain", 1, &v, &u);
+                before = timeconv_last_error_message(tc);
+                ok(r == -ENOENT && before && strstr(before, "no_such_domain"),
+                   "over D-Bus, an unknown domain comes with the daemon's words (%d, %s)", r, before ?: "(none)");
+                timeconv_set_paths(tc, TIMECONV_PATH_TABLE);
+                r = timeconv_convert(tc, "monotonic", "no_such_domain", 1, &v, &u);
+                after = timeconv_last_error_message(tc);
+                ok(r < 0 && !after, "the same failure answered from the table: no stale message (%d, %s)", r,
+                   after ?: "(none)");
+        }
         check_truth(tc, "monotonic", CLOCK_MONOTONIC, "boottime", CLOCK_BOOTTIME, "table");
         check_truth(tc, "realtime", CLOCK_REALTIME, "monotonic", CLOCK_MONOTONIC, "table");
         check_now(tc, "table");
@@ -284,7 +308,7 @@ static void check_gone(Harness *h) {
         ok(kill(h->bus_pid, SIGTERM) == 0 && poll(&p, 1, HARNESS_STOP_TIMEOUT_MS) == 1, "the bus goes away");
         check_each_call(tc, -ECONNRESET, "the bus gone");
         ok(timeconv_process(tc) == -ECONNRESET, "timeconv_process() too: -ECONNRESET");
-        timeconv_close(tc);
+        timeconv_free(tc);
 }
 
 int main(int argc, char *argv[]) {
@@ -297,7 +321,7 @@ int main(int argc, char *argv[]) {
 
         ok(timeconv_open_address("unix:path=/nonexistent/timeconv-test-bus", &tc) < 0 && !tc,
            "opening a bus that is not there fails, *ret untouched");
-        ok(timeconv_close(NULL) == NULL, "timeconv_close(NULL) is NULL");
+        ok(timeconv_free(NULL) == NULL, "timeconv_free(NULL) is NULL");
 
         r = harness_new(NULL, &h);
         is_int(r, 0, "a private dbus-daemon starts");
@@ -326,7 +350,7 @@ int main(int argc, char *argv[]) {
         check_errors_and_ids(tc);
         check_paths(tc);
 
-        tc = timeconv_close(tc);
+        tc = timeconv_free(tc);
         ok(harness_daemon_alive(h), "the daemon still runs");
         check_gone(h);
         return done_testing();
