@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "cli-kernel.h"
 #include "cli-table.h"
 
@@ -333,7 +334,7 @@ void cli_table_text_fit(CliOut *out, struct timeconv_domain **domains, const Cli
         const struct timeconv_domain *mono = find(domains, MONOTONIC);
         size_t n = 0, widths[N_COLS] = {}, total = 0;
         bool shown[N_COLS], dropped = false;
-        Cells *rows;
+        _cleanup_free_ Cells *rows = NULL;
 
         for (size_t j = 0; j < N_COLS; j++)
                 shown[j] = j != COL_EVENT || marks;
@@ -379,7 +380,6 @@ void cli_table_text_fit(CliOut *out, struct timeconv_domain **domains, const Cli
                         cli_out_str(out, rows[i].c[COL_EVENT]);
                         cli_out_char(out, '\n');
                 }
-        free(rows);
         legend(out, domains, shown);
         if (dropped) {
                 cli_out_str(out, "(left out to fit:");

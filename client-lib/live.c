@@ -27,15 +27,6 @@ void live_emit(struct timeconv *tc, const struct timeconv_event *event) {
                 tc->handler(event, tc->userdata);
 }
 
-int live_dispatch(struct timeconv *tc) {
-        int r;
-
-        do
-                r = sd_bus_process(tc->bus, NULL);
-        while (r > 0);
-        return r;
-}
-
 static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct timeconv *tc = userdata;
         const char *name, *old_owner, *new_owner, *sender = sd_bus_message_get_sender(m);
