@@ -115,8 +115,8 @@ static void domain_unit(struct timeconv *tc, const char *domain, char unit[stati
         if (timeconv_list_domains(tc, &domains) < 0)
                 return;
         for (struct timeconv_domain **d = domains; *d; d++)
-                if (strcmp((*d)->name, domain) == 0)
-                        snprintf(unit, 16, "%s", (*d)->unit);
+                if (strcmp(timeconv_domain_get_name(*d), domain) == 0)
+                        snprintf(unit, 16, "%s", timeconv_domain_get_unit(*d));
 }
 
 int cli_cmd_now(int argc, char **argv) {

@@ -120,10 +120,9 @@ static int push_lines(struct timeconv *tc, const char *domain, const char *again
 
 /* The owner of an application domain ("owner"), or NULL for one of the daemon's own. */
 static const char *owner_of(const struct timeconv_domain *d) {
-        for (unsigned i = 0; i < d->n_properties && i < TIMECONV_PROPERTIES_MAX; i++)
-                if (d->properties[i].type == 's' && strcmp(d->properties[i].key, "owner") == 0)
-                        return d->properties[i].s;
-        return NULL;
+        const char *owner;
+
+        return timeconv_domain_get_property_string(d, "owner", &owner) >= 0 ? owner : NULL;
 }
 
 /* What the daemon would refuse at every line, said once before a line is read: a reference it
@@ -137,9 +136,9 @@ static int check_names(struct timeconv *tc, const char *domain, const char *agai
         if (r < 0)
                 return cli_live_error(tc, "push", r);
         for (struct timeconv_domain **d = domains; *d; d++) {
-                if (strcmp((*d)->name, domain) == 0)
+                if (strcmp(timeconv_domain_get_name(*d), domain) == 0)
                         ours = *d;
-                if (strcmp((*d)->name, against) == 0)
+                if (strcmp(timeconv_domain_get_name(*d), against) == 0)
                         reference = *d;
         }
         if (!reference)

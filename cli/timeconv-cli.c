@@ -233,7 +233,7 @@ int cli_unknown_domain(struct timeconv *tc, const char *name) {
         if (tc && timeconv_list_domains(tc, &domains) >= 0) {
                 fputs("; timeconvd has:", stderr);
                 for (struct timeconv_domain **d = domains; *d; d++)
-                        fprintf(stderr, "%s %s", d == domains ? "" : ",", (*d)->name);
+                        fprintf(stderr, "%s %s", d == domains ? "" : ",", timeconv_domain_get_name(*d));
         }
         fputc('\n', stderr);
         return EXIT_DATAERR;

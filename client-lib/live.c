@@ -196,7 +196,7 @@ TIMECONV_EXPORT struct timeconv *timeconv_free(struct timeconv *tc) {
         return NULL;
 }
 
-/* The name of 0.1.0, kept so that its callers still link: the same function. */
+/* The name of 0.1.0, kept so that its callers still build: the same function. */
 TIMECONV_EXPORT struct timeconv *timeconv_close(struct timeconv *tc) {
         return timeconv_free(tc);
 }

@@ -168,7 +168,8 @@ int timeconv_open_address(const char *address, struct timeconv **ret);
  * as every *_free() of this library does. */
 struct timeconv *timeconv_free(struct timeconv *tc);
 
-/* Deprecated: timeconv_free() under its 0.1.0 name, the same function. */
+/* Deprecated: timeconv_free() under its 0.1.0 name, the same function, kept for source
+ * compatibility until 1.0. */
 struct timeconv *timeconv_close(struct timeconv *tc);
 
 /* Converts value, in the unit of domain from, to domain to: *ret_value in to's unit and
@@ -245,56 +246,63 @@ int timeconv_set_paths(struct timeconv *tc, int paths);
  * TIMECONV_PATH_DBUS; TIMECONV_PATH_NONE before the first. */
 int timeconv_last_path(const struct timeconv *tc);
 
-/* Flags of struct timeconv_domain. */
+/* One domain as timeconvd lists it (ListDomains): an object of the library, read through the
+ * getters below, so that a newer daemon's longer strings or more properties are kept whole and
+ * a newer library can know more without changing what a caller compiled against. */
+struct timeconv_domain;
+
+/* Flags of a domain (timeconv_domain_get_flags()). */
 enum {
         TIMECONV_DOMAIN_AVAILABLE = 1,          /* can be read and is calibrated */
         TIMECONV_DOMAIN_MONOTONIC = 2,          /* never goes backwards */
-        TIMECONV_DOMAIN_HAS_OFFSET = 4,         /* offset_ns is set */
-        TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY = 8 /* rate_uncertainty_ppb is set */
-};
-
-#define TIMECONV_PROPERTIES_MAX 16
-
-/* A source-specific property of a domain, as ListDomains gives it, typed: "owner" (s, an
- * application domain's owner), "connected" (b), "probes" (t), "next_vblank_ns" (x),
- * "refresh_interval_ns" (d), ...: org.timeconv.Clock1.xml lists them. type is the D-Bus type
- * and says which member holds the value: 'b' b; 'u' and 't' u; 'x' x; 'd' d; 's' s. */
-struct timeconv_property {
-        char key[32];
-        char type;
-        int b;
-        uint64_t u;
-        int64_t x;
-        double d;
-        char s[128];
-};
-
-/* One domain as timeconvd lists it (ListDomains). Strings are NUL-terminated, "" when the
- * daemon gave none. New fields are only ever appended. */
-struct timeconv_domain {
-        char name[64];
-        char unit[16];                  /* "ns", "ms", "us", "tick", ... */
-        char reference[64];             /* the domain it is calibrated against */
-        char verdict[16];               /* X server time: "identity" or "tracked" */
-        unsigned flags;                 /* TIMECONV_DOMAIN_* */
-        unsigned wrap_bits;             /* width of the raw value; 64: no wrap */
-        uint32_t perfetto_id;
-        uint64_t resolution_ns;
-        int64_t rate_ppb;               /* rate against the reference, minus nominal */
-        uint64_t rate_uncertainty_ppb;
-        uint64_t uncertainty_ns;        /* bound of a conversion to the reference */
-        int64_t last_calibrated_ns;     /* CLOCK_MONOTONIC time of the last burst; 0: never */
-        int64_t offset_ns;              /* against CLOCK_MONOTONIC */
-        double period_ns;               /* ns per tick; 0 unless the unit is "tick" */
-        char device_name[128];          /* GPUs */
-        char driver[64];                /* GPUs */
-        /* Every other entry of the daemon's, in its order (up to TIMECONV_PROPERTIES_MAX). */
-        unsigned n_properties;
-        struct timeconv_property properties[TIMECONV_PROPERTIES_MAX];
+        TIMECONV_DOMAIN_HAS_OFFSET = 4,         /* the offset is known */
+        TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY = 8 /* the rate's bound is known */
 };
 
 /* The daemon's domains, as a NULL-terminated array. */
 int timeconv_list_domains(struct timeconv *tc, struct timeconv_domain ***ret);
+
+/* The getters take a domain of the array (never NULL) and are valid until
+ * timeconv_domains_free(). Strings are never NULL: "" when the daemon gave none. */
+const char *timeconv_domain_get_name(const struct timeconv_domain *d);
+const char *timeconv_domain_get_unit(const struct timeconv_domain *d);         /* "ns", "tick", ... */
+const char *timeconv_domain_get_reference(const struct timeconv_domain *d);    /* calibrated against */
+const char *timeconv_domain_get_verdict(const struct timeconv_domain *d);      /* X: "identity", "tracked" */
+const char *timeconv_domain_get_device_name(const struct timeconv_domain *d);  /* GPUs */
+const char *timeconv_domain_get_driver(const struct timeconv_domain *d);       /* GPUs */
+unsigned timeconv_domain_get_flags(const struct timeconv_domain *d);           /* TIMECONV_DOMAIN_* */
+unsigned timeconv_domain_get_wrap_bits(const struct timeconv_domain *d);       /* 64: no wrap */
+uint32_t timeconv_domain_get_perfetto_id(const struct timeconv_domain *d);
+uint64_t timeconv_domain_get_resolution_ns(const struct timeconv_domain *d);
+/* The rate against the reference, minus nominal, and its bound (HAS_RATE_UNCERTAINTY). */
+int64_t timeconv_domain_get_rate_ppb(const struct timeconv_domain *d);
+uint64_t timeconv_domain_get_rate_uncertainty_ppb(const struct timeconv_domain *d);
+/* The bound of a conversion to the reference. */
+uint64_t timeconv_domain_get_uncertainty_ns(const struct timeconv_domain *d);
+/* CLOCK_MONOTONIC time of the last burst; 0: never. */
+int64_t timeconv_domain_get_last_calibrated_ns(const struct timeconv_domain *d);
+/* Against CLOCK_MONOTONIC (HAS_OFFSET). */
+int64_t timeconv_domain_get_offset_ns(const struct timeconv_domain *d);
+/* ns per tick; 0 unless the unit is "tick" or "frame". */
+double timeconv_domain_get_period_ns(const struct timeconv_domain *d);
+
+/* Every other entry of the daemon's for the domain, in its order: a source-specific property,
+ * typed: "owner" (s, an application domain's owner), "connected" (b), "probes" (t),
+ * "next_vblank_ns" (x), "refresh_interval_ns" (d), ...: org.timeconv.Clock1.xml lists them.
+ * By index: its key and D-Bus type ('b', 'u', 't', 'x', 'd' or 's'); NULL and 0 past the end. */
+size_t timeconv_domain_count_properties(const struct timeconv_domain *d);
+const char *timeconv_domain_get_property_key(const struct timeconv_domain *d, size_t index);
+char timeconv_domain_get_property_type(const struct timeconv_domain *d, size_t index);
+
+/* By key, the value of a property of that type into *ret (may be NULL: whether it is there):
+ * -ENOENT when the domain has no property key, -EINVAL when it has another type (bool: 'b';
+ * uint: 'u' and 't'; int: 'x'; double: 'd'; string: 's', valid as the domain) or for a NULL
+ * domain or key. */
+int timeconv_domain_get_property_bool(const struct timeconv_domain *d, const char *key, int *ret);
+int timeconv_domain_get_property_uint(const struct timeconv_domain *d, const char *key, uint64_t *ret);
+int timeconv_domain_get_property_int(const struct timeconv_domain *d, const char *key, int64_t *ret);
+int timeconv_domain_get_property_double(const struct timeconv_domain *d, const char *key, double *ret);
+int timeconv_domain_get_property_string(const struct timeconv_domain *d, const char *key, const char **ret);
 
 /* Accepts NULL; returns NULL. */
 struct timeconv_domain **timeconv_domains_free(struct timeconv_domain **domains);

@@ -26,7 +26,7 @@
 
 static const struct timeconv_domain *find(struct timeconv_domain **list, const char *name) {
         for (struct timeconv_domain **d = list; *d; d++)
-                if (strcmp((*d)->name, name) == 0)
+                if (strcmp(timeconv_domain_get_name(*d), name) == 0)
                         return *d;
         return NULL;
 }
@@ -46,22 +46,22 @@ static void check_domains(struct timeconv *tc) {
         boot = find(list, "boottime");
         ok(mono && raw && boot, "it lists monotonic, monotonic_raw and boottime");
         if (mono && raw && boot) {
-                ok(strcmp(mono->unit, "ns") == 0 && strcmp(mono->reference, "monotonic_raw") == 0 &&
-                   (mono->flags & TIMECONV_DOMAIN_AVAILABLE) && (mono->flags & TIMECONV_DOMAIN_MONOTONIC) &&
-                   mono->perfetto_id == 3 && mono->wrap_bits == 64 && mono->last_calibrated_ns > 0,
+                ok(strcmp(timeconv_domain_get_unit(mono), "ns") == 0 && strcmp(timeconv_domain_get_reference(mono), "monotonic_raw") == 0 &&
+                   (timeconv_domain_get_flags(mono) & TIMECONV_DOMAIN_AVAILABLE) && (timeconv_domain_get_flags(mono) & TIMECONV_DOMAIN_MONOTONIC) &&
+                   timeconv_domain_get_perfetto_id(mono) == 3 && timeconv_domain_get_wrap_bits(mono) == 64 && timeconv_domain_get_last_calibrated_ns(mono) > 0,
                    "monotonic: ns, against monotonic_raw, available, monotonic, Perfetto id 3, calibrated");
-                ok(strcmp(raw->reference, "monotonic_raw") == 0 && raw->uncertainty_ns == 0 &&
-                   raw->perfetto_id == 5, "monotonic_raw is its own reference, exactly");
-                ok((mono->flags & TIMECONV_DOMAIN_HAS_OFFSET) && mono->offset_ns == 0,
+                ok(strcmp(timeconv_domain_get_reference(raw), "monotonic_raw") == 0 && timeconv_domain_get_uncertainty_ns(raw) == 0 &&
+                   timeconv_domain_get_perfetto_id(raw) == 5, "monotonic_raw is its own reference, exactly");
+                ok((timeconv_domain_get_flags(mono) & TIMECONV_DOMAIN_HAS_OFFSET) && timeconv_domain_get_offset_ns(mono) == 0,
                    "monotonic's offset to CLOCK_MONOTONIC is 0");
                 /* boottime - monotonic is constant while nothing suspends: the kernel's own figure
                  * must lie within the two bounds. */
                 bracket_read(CLOCK_MONOTONIC, CLOCK_BOOTTIME, &b);
-                ok((boot->flags & TIMECONV_DOMAIN_HAS_OFFSET) &&
-                   bracket_holds(boot->offset_ns, boot->uncertainty_ns + mono->uncertainty_ns,
+                ok((timeconv_domain_get_flags(boot) & TIMECONV_DOMAIN_HAS_OFFSET) &&
+                   bracket_holds(timeconv_domain_get_offset_ns(boot), timeconv_domain_get_uncertainty_ns(boot) + timeconv_domain_get_uncertainty_ns(mono),
                                  b.to_lo_ns - b.from_ns, b.to_hi_ns - b.from_ns),
                    "boottime's offset %" PRIi64 " +- %" PRIu64 " ns holds the kernel's [%" PRIi64 ", %" PRIi64 "]",
-                   boot->offset_ns, boot->uncertainty_ns + mono->uncertainty_ns, b.to_lo_ns - b.from_ns,
+                   timeconv_domain_get_offset_ns(boot), timeconv_domain_get_uncertainty_ns(boot) + timeconv_domain_get_uncertainty_ns(mono), b.to_lo_ns - b.from_ns,
                    b.to_hi_ns - b.from_ns);
         }
         list = timeconv_domains_free(list);
