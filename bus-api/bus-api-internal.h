@@ -12,9 +12,22 @@
 
 typedef struct BusDomainSeen BusDomainSeen;
 
+/* Estimates of an answer's bytes on the bus, for the budget of every reply (bus-api-filter.c): a
+ * small message (header, names, a few numbers), ListDomains' entry per domain (10 typed entries
+ * and a few strings; 5.3 KiB for the 14 of a desktop), sd-bus's introspection of our object
+ * (about 5 KiB). */
+#define BUS_API_REPLY_BYTES_MIN 128u
+#define BUS_API_LIST_DOMAIN_BYTES 384u
+#define BUS_API_INTROSPECT_BYTES 8192u
+/* Answers queued to the bus daemon beyond which GetSharedTable is refused: each one holds an fd
+ * of the daemon's until it is written. */
+#define BUS_API_FD_REPLIES_QUEUED_MAX 64
+
 struct BusApi {
         sd_bus *bus;
         sd_bus_slot *slot;
+        sd_bus_slot *filter_slot;               /* bus-api-filter.c */
+        bool sndbuf_shrunk;
         const BusCoreOps *ops;
         void *core;
 
@@ -33,6 +46,12 @@ struct BusApi {
 /* bus-api-changes.c: the list DomainsChanged compares with, taken at the start and dropped. */
 int bus_api_changes_init(BusApi *a);
 void bus_api_changes_done(BusApi *a);
+
+/* bus-api-filter.c: every call from a client takes its answer's bytes from its budget first. */
+int bus_api_filter_add(BusApi *a);
+
+/* bus-api-jobs.c: asks for a small send buffer on the bus socket (BUS_JOBS_SNDBUF_BYTES). */
+void bus_api_sndbuf_shrink(sd_bus *bus);
 
 /* The record of the caller of m (bus-clients.h); QuotaExceeded when too many are tracked. NULL
  * on a connection without a bus: no limits there. */

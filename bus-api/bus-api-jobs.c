@@ -18,6 +18,8 @@ static BusJob *job_free(BusJob *j) {
         if (!j)
                 return NULL;
         sd_bus_message_unref(j->call);
+        sd_bus_message_unref(j->reply);
+        free(j->values_copy);
         if (j->map)
                 (void) munmap(j->map, j->map_size);
         else {
@@ -112,6 +114,9 @@ static int job_reply(BusJob *j) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
+        /* ListDomains: the answer is made. */
+        if (j->reply)
+                return sd_bus_send(NULL, j->reply, NULL);
         r = sd_bus_message_new_method_return(j->call, &reply);
         if (r < 0)
                 return r;
@@ -132,6 +137,10 @@ static int job_slice(BusApi *a, BusJob *j, int64_t deadline_ns) {
         BusPair p;
         int r;
 
+        if (j->reply) {
+                (void) job_reply(j);
+                return 1;
+        }
         /* Between slices an application clock may have left and its slot gone to another domain:
          * the indices are looked up again, and a change ends the call. */
         r = bus_api_resolve(a, j->pair.from, j->pair.to, &p, &error);
@@ -165,7 +174,7 @@ static void client_pop_job(BusApi *a, BusClient *cl) {
         cl->jobs--;
         if (j->map)
                 a->memfd_jobs--;
-        else
+        else if (!j->reply)
                 a->values_queued -= j->n;
         job_free(j);
 }
@@ -210,7 +219,7 @@ static int on_jobs(sd_event_source *s, uint64_t usec, void *userdata) {
  * in it, unseen by the pause of on_jobs(), ahead of every small answer. With about one reply's
  * worth (BUS_JOBS_SNDBUF_BYTES), the rest waits in sd-bus's queue, where on_jobs() counts it,
  * and goes out as the bus daemon takes it. */
-static void bus_sndbuf_shrink(sd_bus *bus) {
+void bus_api_sndbuf_shrink(sd_bus *bus) {
         int fd = sd_bus_get_fd(bus), bytes = BUS_JOBS_SNDBUF_BYTES;
 
         if (fd >= 0)
@@ -237,7 +246,7 @@ static int jobs_source_make(BusApi *a) {
         if (r >= 0)
                 (void) sd_event_source_set_description(a->jobs_source, "bus-jobs");
         if (r >= 0)
-                bus_sndbuf_shrink(a->bus);
+                bus_api_sndbuf_shrink(a->bus);
         return r;
 }
 
@@ -250,6 +259,59 @@ void bus_api_jobs_drop_client(BusApi *a, BusClient *cl) {
         while (cl->jobs_head)
                 client_pop_job(a, cl);
         arm(a, 0);
+}
+
+int bus_api_reply_address(sd_bus_message *m, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *t = NULL;
+        const char *sender = sd_bus_message_get_sender(m);
+        uint64_t cookie;
+        int r;
+
+        r = sd_bus_message_get_cookie(m, &cookie);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_new_method_call(sd_bus_message_get_bus(m), &t, NULL, sd_bus_message_get_path(m),
+                                           sd_bus_message_get_interface(m), sd_bus_message_get_member(m));
+        if (r >= 0 && sender)
+                r = sd_bus_message_set_sender(t, sender);
+        if (r >= 0)
+                r = sd_bus_message_set_expect_reply(t, sd_bus_message_get_expect_reply(m));
+        if (r >= 0)
+                r = sd_bus_message_seal(t, cookie, 0);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+/* What a job keeps of its call once it waits: the reply address, the names, the values. */
+static int job_detach(BusJob *j) {
+        sd_bus_message *address = NULL;
+        int r;
+
+        r = bus_api_reply_address(j->call, &address);
+        if (r < 0)
+                return r;
+        if (!j->map && !j->reply) {
+                j->values_copy = malloc(j->n ? j->n * sizeof(int64_t) : 1);
+                if (!j->values_copy) {
+                        sd_bus_message_unref(address);
+                        return -ENOMEM;
+                }
+                memcpy(j->values_copy, j->values, j->n * sizeof(int64_t));
+                j->values = j->values_copy;
+        }
+        if (j->pair.from) {
+                (void) snprintf(j->names[0], sizeof(j->names[0]), "%s", j->pair.from);
+                j->pair.from = j->names[0];
+        }
+        if (j->pair.to) {
+                (void) snprintf(j->names[1], sizeof(j->names[1]), "%s", j->pair.to);
+                j->pair.to = j->names[1];
+        }
+        sd_bus_message_unref(j->call);
+        j->call = address;
+        return 0;
 }
 
 /* Queues j (or, without an event loop, runs it whole now). Takes j. */
@@ -267,6 +329,11 @@ static int job_queue(BusApi *a, BusClient *cl, BusJob *j) {
                 job_free(j);
                 return 1;
         }
+        r = job_detach(j);
+        if (r < 0) {
+                job_free(j);
+                return r;
+        }
 
         if (cl->jobs_tail)
                 cl->jobs_tail->next = j;
@@ -276,7 +343,7 @@ static int job_queue(BusApi *a, BusClient *cl, BusJob *j) {
         cl->jobs++;
         if (j->map)
                 a->memfd_jobs++;
-        else
+        else if (!j->reply)
                 a->values_queued += j->n;
         ring_push(a, cl);
         arm(a, 0);
@@ -293,9 +360,10 @@ static int jobs_admit(BusApi *a, BusClient *cl, size_t n, bool memfd, sd_bus_err
         int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
 
         if (cl && cl->jobs >= BUS_CLIENT_JOBS_MAX)
-                return bus_timeconv_error_setf(error, -EDQUOT, "%u ConvertMany or ConvertManyMemfd calls of this "
-                                               "client are in flight already, at most %d: %s refused",
-                                               cl->jobs, BUS_CLIENT_JOBS_MAX, method);
+                return bus_timeconv_error_setf(error, -EDQUOT, "%u calls of this client with large answers "
+                                               "(ListDomains, ConvertMany, ConvertManyMemfd) are in flight "
+                                               "already, at most %d: %s refused", cl->jobs,
+                                               BUS_CLIENT_JOBS_MAX, method);
         if (cl && memfd && a->memfd_jobs >= BUS_JOBS_MEMFD_MAX)
                 return bus_timeconv_error_setf(error, -EDQUOT, "the daemon has %zu ConvertManyMemfd calls in "
                                                "flight, at most %d: try again later, or use ConvertMany",
@@ -369,6 +437,25 @@ int bus_api_jobs_submit_memfd(BusApi *a, sd_bus_message *m, BusClient *cl, const
                 .uncertainties_ns = (uint64_t *) (void *) (p + 2 * n * sizeof(int64_t)),
                 .map = p,
                 .map_size = map_size,
+        };
+        return job_queue(a, cl, j);
+}
+
+int bus_api_jobs_submit_reply(BusApi *a, sd_bus_message *m, BusClient *cl, sd_bus_message *reply,
+                              sd_bus_error *error) {
+        BusJob *j;
+
+        if (cl && cl->jobs >= BUS_CLIENT_JOBS_MAX)
+                return bus_timeconv_error_setf(error, -EDQUOT, "%u calls of this client with large answers "
+                                               "(ListDomains, ConvertMany, ConvertManyMemfd) are in flight "
+                                               "already, at most %d: read your answers", cl->jobs,
+                                               BUS_CLIENT_JOBS_MAX);
+        j = calloc(1, sizeof(*j));
+        if (!j)
+                return -ENOMEM;
+        *j = (BusJob) {
+                .call = sd_bus_message_ref(m),
+                .reply = sd_bus_message_ref(reply),
         };
         return job_queue(a, cl, j);
 }

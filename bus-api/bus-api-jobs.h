@@ -38,11 +38,20 @@
  * 0.9-1.4 with 8 KiB, in the same minutes. */
 #define BUS_JOBS_SNDBUF_BYTES (8 << 10)
 
+/* A queued job holds neither the call nor anything of it: the call's fds (those its signature
+ * names and those it does not, up to 253) would stay open in the daemon for as long as the job
+ * waits, and many clients' jobs would take every fd the daemon may open; its body may be 4 KiB of
+ * values or, for ListDomains, nothing worth keeping. The job keeps what it needs: an empty sealed
+ * message with the call's sender and serial to address the answer to (bus_api_reply_address()),
+ * the names, a copy of the values. A job that runs at once uses the call itself. */
 struct BusJob {
         BusJob *next;
-        sd_bus_message *call;           /* holds the pair's names and the values */
+        sd_bus_message *call;           /* the call, or its reply address once queued */
+        sd_bus_message *reply;          /* ListDomains: the answer, made already; sent as it is */
         BusPair pair;
+        char names[2][BUS_API_DOMAIN_NAME_MAX + 1];     /* pair.from, pair.to once queued */
         const uint8_t *values;          /* n int64_t, not promised to be aligned */
+        uint8_t *values_copy;           /* ConvertMany, queued: where values points */
         size_t n, done;
         int64_t *results;
         uint64_t *uncertainties_ns;
@@ -64,6 +73,18 @@ int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPa
  * the values and takes the answers. The job owns map from here on, refused or not. */
 int bus_api_jobs_submit_memfd(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPair *pair,
                               void *map, size_t map_size, size_t n, sd_bus_error *error);
+
+/* ListDomains: reply (made already) is queued to be sent in turn with the other clients' large
+ * answers, when the daemon's send queue is empty, so that it never waits ahead of a small answer
+ * to someone else. 1: queued (or sent); < 0: refused (QuotaExceeded: calls in flight), error set.
+ * Takes a reference of reply. */
+int bus_api_jobs_submit_reply(BusApi *a, sd_bus_message *m, BusClient *cl, sd_bus_message *reply,
+                              sd_bus_error *error);
+
+/* An empty method call, sealed, with m's sender, serial, path and member: sd-bus makes a reply
+ * (sd_bus_message_new_method_return(), _error()) to m from it, while m itself, its body and its
+ * fds are let go. */
+int bus_api_reply_address(sd_bus_message *m, sd_bus_message **ret);
 
 /* The client left: its jobs go without an answer. */
 void bus_api_jobs_drop_client(BusApi *a, BusClient *cl);

@@ -71,11 +71,15 @@ static int append_entries(sd_bus_message *reply, const BusDomainInfo *d) {
 int bus_api_method_list_domains(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         BusApi *a = userdata;
+        BusClient *cl;
         size_t n;
         int r;
 
         bus_api_touch(a);
 
+        r = bus_api_client(a, m, &cl, error);
+        if (r < 0)
+                return r;
         r = sd_bus_message_new_method_return(m, &reply);
         if (r < 0)
                 return r;
@@ -115,7 +119,9 @@ int bus_api_method_list_domains(sd_bus_message *m, void *userdata, sd_bus_error 
         if (r < 0)
                 return r;
 
-        return sd_bus_send(NULL, reply, NULL);
+        /* A few KiB: sent in turn with the other large answers, never ahead of a small one
+         * (bus-api-jobs.h). */
+        return bus_api_jobs_submit_reply(a, m, cl, reply, error);
 }
 
 int bus_api_read_pair_names(sd_bus_message *m, const char **ret_from, const char **ret_to, sd_bus_error *error) {

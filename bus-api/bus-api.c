@@ -246,6 +246,10 @@ int bus_api_new(sd_bus *bus, const BusCoreOps *ops, void *core, BusApi **ret) {
         if (r < 0)
                 return r;
 
+        r = bus_api_filter_add(a);
+        if (r < 0)
+                return r;
+
         r = bus_api_changes_init(a);
         if (r < 0)
                 return r;
@@ -258,6 +262,7 @@ BusApi *bus_api_free(BusApi *a) {
         if (!a)
                 return NULL;
 
+        sd_bus_slot_unref(a->filter_slot);
         sd_bus_slot_unref(a->slot);
         a->clients = bus_clients_free(a->clients);
         bus_api_jobs_done(a);
