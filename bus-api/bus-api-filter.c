@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <systemd/sd-event.h>
 
 #include "bus-api-internal.h"
 #include "bus-api-jobs.h"
@@ -39,6 +40,39 @@ static uint64_t queued_write(BusApi *a) {
         return sd_bus_get_n_queued_write(a->bus, &n) >= 0 ? n : 0;
 }
 
+/* Once the long queue is sent: the memory back, else look again later. */
+static int on_release(sd_event_source *s, uint64_t usec, void *userdata) {
+        BusApi *a = userdata;
+
+        if (queued_write(a) > 0) {
+                (void) sd_event_source_set_time_relative(s, BUS_API_RELEASE_CHECK_USEC);
+                (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+                return 0;
+        }
+        a->ops->release_memory(a->core);
+        return 0;
+}
+
+/* A long queue of answers: its memory is to be given back once it is sent. */
+static void release_arm(BusApi *a) {
+        sd_event *e = sd_bus_get_event(a->bus);
+        int enabled = SD_EVENT_OFF;
+
+        if (!a->ops->release_memory || !e)
+                return;
+        if (!a->release_source) {
+                if (sd_event_add_time_relative(e, &a->release_source, CLOCK_MONOTONIC, BUS_API_RELEASE_CHECK_USEC,
+                                               BUS_API_RELEASE_CHECK_USEC / 10, on_release, a) < 0)
+                        return;
+                (void) sd_event_source_set_description(a->release_source, "bus-release-memory");
+                return;
+        }
+        if (sd_event_source_get_enabled(a->release_source, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                return;
+        (void) sd_event_source_set_time_relative(a->release_source, BUS_API_RELEASE_CHECK_USEC);
+        (void) sd_event_source_set_enabled(a->release_source, SD_EVENT_ONESHOT);
+}
+
 static int on_call(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         BusApi *a = userdata;
         const char *sender = sd_bus_message_get_sender(m);
@@ -54,6 +88,8 @@ static int on_call(sd_bus_message *m, void *userdata, sd_bus_error *error) {
                 bus_api_sndbuf_shrink(a->bus);
                 a->sndbuf_shrunk = true;
         }
+        if (queued_write(a) >= BUS_API_RELEASE_AFTER_QUEUED)
+                release_arm(a);
 
         r = bus_api_client(a, m, &cl, error);
         if (r < 0)
@@ -82,4 +118,9 @@ static int on_call(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 
 int bus_api_filter_add(BusApi *a) {
         return sd_bus_add_filter(a->bus, &a->filter_slot, on_call, a);
+}
+
+void bus_api_filter_done(BusApi *a) {
+        a->release_source = sd_event_source_disable_unref(a->release_source);
+        a->filter_slot = sd_bus_slot_unref(a->filter_slot);
 }

@@ -22,12 +22,18 @@ typedef struct BusDomainSeen BusDomainSeen;
 /* Answers queued to the bus daemon beyond which GetSharedTable is refused: each one holds an fd
  * of the daemon's until it is written. */
 #define BUS_API_FD_REPLIES_QUEUED_MAX 64
+/* Answers queued to the bus daemon from which, once they are sent, the memory they took is given
+ * back (BusCoreOps.release_memory): 20,000 answers of a flood, errors or not, held 2-13 MiB of
+ * heap for good. */
+#define BUS_API_RELEASE_AFTER_QUEUED 1024
+#define BUS_API_RELEASE_CHECK_USEC 250000
 
 struct BusApi {
         sd_bus *bus;
         sd_bus_slot *slot;
         sd_bus_slot *filter_slot;               /* bus-api-filter.c */
         bool sndbuf_shrunk;
+        sd_event_source *release_source;        /* memory given back once a long queue is sent */
         const BusCoreOps *ops;
         void *core;
 
@@ -49,6 +55,7 @@ void bus_api_changes_done(BusApi *a);
 
 /* bus-api-filter.c: every call from a client takes its answer's bytes from its budget first. */
 int bus_api_filter_add(BusApi *a);
+void bus_api_filter_done(BusApi *a);
 
 /* bus-api-jobs.c: asks for a small send buffer on the bus socket (BUS_JOBS_SNDBUF_BYTES). */
 void bus_api_sndbuf_shrink(sd_bus *bus);

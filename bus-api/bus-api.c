@@ -262,7 +262,7 @@ BusApi *bus_api_free(BusApi *a) {
         if (!a)
                 return NULL;
 
-        sd_bus_slot_unref(a->filter_slot);
+        bus_api_filter_done(a);
         sd_bus_slot_unref(a->slot);
         a->clients = bus_clients_free(a->clients);
         bus_api_jobs_done(a);
