@@ -51,7 +51,8 @@ typedef struct Raw {
 } Raw;
 
 static void put(Raw *r, const void *p, size_t n) {
-        memcpy(r->buf + r->n, p, n);
+        if (n > 0)
+                memcpy(r->buf + r->n, p, n);
         r->n += n;
 }
 
