@@ -58,8 +58,9 @@
 #define BEYOND_TARGETS(attack) ((attack) == 6 || (attack) == 7)
 /* The same traffic against a service that does nothing (floor_*): attack 2 against it, attack 4
  * against it answered with empty arrays and with replies of the size of the daemon's, attack 6
- * against it copying the values where the answers go, attack 7 against it. */
-#define FLOOR_RUNS 5
+ * against it copying the values where the answers go, attacks 7, 8 (it has no ListDomains: each
+ * call is answered with a small error, as the daemon refuses a flooder's) and 10 against it. */
+#define FLOOR_RUNS 7
 #define RUNS (PHASES + FLOOR_RUNS)
 /* The victim's samples: for each run, a quiet window just before it (2 * run), then the run. */
 #define SLOTS (2 * RUNS)
@@ -119,9 +120,11 @@ static const Run runs[RUNS] = {
         { 10, BUS_API_SERVICE, BUS_API_OBJECT },
         { 2, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY }, { 4, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY },
         { 4, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_ECHO }, { 6, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_ECHO },
-        { 7, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY },
+        { 7, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY }, { 8, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY },
+        { 10, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY },
 };
-enum { RUN_FLOOR_UNREAD = PHASES, RUN_FLOOR_MSC_EMPTY, RUN_FLOOR_MSC_ECHO, RUN_FLOOR_MEMFD, RUN_FLOOR_FLOOD };
+enum { RUN_FLOOR_UNREAD = PHASES, RUN_FLOOR_MSC_EMPTY, RUN_FLOOR_MSC_ECHO, RUN_FLOOR_MEMFD, RUN_FLOOR_FLOOD,
+       RUN_FLOOR_LIST_DOMAINS, RUN_FLOOR_INTROSPECT };
 
 /* Convert(monotonic -> boottime) of the time between two reads of both clocks: the answer
  * must lie in the bracket, widened by its bound (the floor service's answers are not checked). */
@@ -333,8 +336,8 @@ static void attack_many(const Harness *h, const Run *run, const char *from, unsi
 
 /* 8-10: n calls of member sent at once; read: their answers are read as they come and to the
  * last, else none is and the client leaves. */
-static void attack_small_flood(const Harness *h, const char *interface, const char *member, unsigned n, bool read,
-                               pid_t pid, int64_t *peak_kib) {
+static void attack_small_flood(const Harness *h, const Run *run, const char *interface, const char *member,
+                               unsigned n, bool read, pid_t pid, int64_t *peak_kib) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         unsigned sent = 0, answered = 0;
 
@@ -343,7 +346,7 @@ static void attack_small_flood(const Harness *h, const char *interface, const ch
         for (unsigned i = 0; i < n; i++) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
 
-                if (sd_bus_message_new_method_call(bus, &m, BUS_API_SERVICE, BUS_API_OBJECT, interface, member) < 0 ||
+                if (sd_bus_message_new_method_call(bus, &m, run->service, run->object, interface, member) < 0 ||
                     sd_bus_call_async(bus, NULL, m, on_counted_reply, &answered, CALL_USEC) < 0)
                         return;
                 sent++;
@@ -555,11 +558,11 @@ int main(int argc, char **argv) {
                         break;
                 case 8:
                 case 9:
-                        attack_small_flood(h, BUS_API_INTERFACE, "ListDomains", FLOOD_SMALL_CALLS, run->attack == 9,
+                        attack_small_flood(h, run, BUS_API_INTERFACE, "ListDomains", FLOOD_SMALL_CALLS, run->attack == 9,
                                            pid, &p->rss_peak_kib);
                         break;
                 case 10:
-                        attack_small_flood(h, "org.freedesktop.DBus.Introspectable", "Introspect", FLOOD_SMALL_CALLS,
+                        attack_small_flood(h, run, "org.freedesktop.DBus.Introspectable", "Introspect", FLOOD_SMALL_CALLS,
                                            false, pid, &p->rss_peak_kib);
                         break;
                 }
