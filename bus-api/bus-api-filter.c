@@ -84,10 +84,6 @@ static int on_call(sd_bus_message *m, void *userdata, sd_bus_error *error) {
          * call (replies to our own calls, signals) pass. */
         if (!sender || strcmp(sender, BUS_DRIVER_NAME) == 0 || !sd_bus_message_is_method_call(m, NULL, NULL))
                 return 0;
-        if (!a->sndbuf_shrunk) {
-                bus_api_sndbuf_shrink(a->bus);
-                a->sndbuf_shrunk = true;
-        }
         if (queued_write(a) >= BUS_API_RELEASE_AFTER_QUEUED)
                 release_arm(a);
 
@@ -104,7 +100,7 @@ static int on_call(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         /* sd-bus sends its introspection at once, where ListDomains' answer waits its turn
          * (bus-api-jobs.h): it goes only when nothing else waits to be sent, so that it is never
          * queued ahead of someone's small answer. */
-        if (is_call(m, "org.freedesktop.DBus.Introspectable", "Introspect") && queued_write(a) > 0)
+        if (is_call(m, "org.freedesktop.DBus.Introspectable", "Introspect") && bus_api_sending(a, 0))
                 return bus_timeconv_error_setf(error, -EDQUOT, "the daemon is sending other answers: "
                                                "introspect again later");
         /* Each GetSharedTable answer holds a copy of the table's fd until the bus daemon takes it:

@@ -32,7 +32,6 @@ struct BusApi {
         sd_bus *bus;
         sd_bus_slot *slot;
         sd_bus_slot *filter_slot;               /* bus-api-filter.c */
-        bool sndbuf_shrunk;
         sd_event_source *release_source;        /* memory given back once a long queue is sent */
         const BusCoreOps *ops;
         void *core;
@@ -57,8 +56,9 @@ void bus_api_changes_done(BusApi *a);
 int bus_api_filter_add(BusApi *a);
 void bus_api_filter_done(BusApi *a);
 
-/* bus-api-jobs.c: asks for a small send buffer on the bus socket (BUS_JOBS_SNDBUF_BYTES). */
-void bus_api_sndbuf_shrink(sd_bus *bus);
+/* bus-api-jobs.c: whether answers wait to be sent: more than queued_max in sd-bus's queue, or more
+ * than BUS_JOBS_OUTQ_BYTES in the bus socket, which the bus daemon has not read yet. */
+bool bus_api_sending(BusApi *a, uint64_t queued_max);
 
 /* The record of the caller of m (bus-clients.h); QuotaExceeded when too many are tracked. NULL
  * on a connection without a bus: no limits there. */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
@@ -197,11 +199,10 @@ static void arm(BusApi *a, int64_t delay_ns) {
 static int on_jobs(sd_event_source *s, uint64_t usec, void *userdata) {
         BusApi *a = userdata;
         BusClient *cl;
-        uint64_t queued = 0;
 
         /* Replies the bus daemon has not taken yet: more would only grow our queue, and delay
          * everyone's small answers behind them. */
-        if (sd_bus_get_n_queued_write(a->bus, &queued) >= 0 && queued > BUS_JOBS_WQUEUE_MAX) {
+        if (bus_api_sending(a, BUS_JOBS_WQUEUE_MAX)) {
                 arm(a, WQUEUE_PAUSE_NS);
                 return 0;
         }
@@ -215,15 +216,14 @@ static int on_jobs(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* sd-bus asks for an 8 MiB send buffer on its socket: a thousand replies at the limit would sit
- * in it, unseen by the pause of on_jobs(), ahead of every small answer. With about one reply's
- * worth (BUS_JOBS_SNDBUF_BYTES), the rest waits in sd-bus's queue, where on_jobs() counts it,
- * and goes out as the bus daemon takes it. */
-void bus_api_sndbuf_shrink(sd_bus *bus) {
-        int fd = sd_bus_get_fd(bus), bytes = BUS_JOBS_SNDBUF_BYTES;
+bool bus_api_sending(BusApi *a, uint64_t queued_max) {
+        int fd = sd_bus_get_fd(a->bus), outq_bytes = 0;
+        uint64_t queued = 0;
 
-        if (fd >= 0)
-                (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+        if (sd_bus_get_n_queued_write(a->bus, &queued) >= 0 && queued > queued_max)
+                return true;
+        /* What the kernel holds for the bus daemon, ahead of anything sent now. */
+        return fd >= 0 && ioctl(fd, SIOCOUTQ, &outq_bytes) >= 0 && outq_bytes > BUS_JOBS_OUTQ_BYTES;
 }
 
 /* Made at the first job, when the bus has its event loop (the daemon attaches it after making the
@@ -245,8 +245,6 @@ static int jobs_source_make(BusApi *a) {
                 r = sd_event_source_set_enabled(a->jobs_source, SD_EVENT_OFF);
         if (r >= 0)
                 (void) sd_event_source_set_description(a->jobs_source, "bus-jobs");
-        if (r >= 0)
-                bus_api_sndbuf_shrink(a->bus);
         return r;
 }
 

@@ -32,11 +32,16 @@
  * when the budget was 16 MiB/s and a reply at the limit 256 KiB (bench-hostile, attack 2): 64
  * allowed, p99 0.6-14 s; none, p99 8 ms, max 40 ms, the do-nothing service's p99 14 ms. */
 #define BUS_JOBS_WQUEUE_MAX 0
-/* Asked of the bus socket (Linux doubles it): a reply at the limit (8 KiB). With 128 KiB, 32 such
- * replies could wait in the socket ahead of a small answer; the victim's p99 under a stream of
- * calls at the limit (bench-hostile, attack 4) was 1.8-3.1 times its quiet one with 128 KiB,
- * 0.9-1.4 with 8 KiB, in the same minutes. */
-#define BUS_JOBS_SNDBUF_BYTES (8 << 10)
+/* Bytes in the bus socket not yet read by the bus daemon (SIOCOUTQ) beyond which jobs pause too:
+ * a reply at the limit (8 KiB). sd-bus asks for an 8 MiB send buffer, where a thousand replies at
+ * the limit would sit ahead of every small answer, unseen by sd-bus's queue. With 128 KiB, 32
+ * such replies could wait there; the victim's p99 under a stream of calls at the limit
+ * (bench-hostile, attack 4) was 1.8-3.1 times its quiet one with 128 KiB, 0.9-1.4 with 8 KiB, in
+ * the same minutes (then the socket's buffer itself was made that small; but with it, each 16 KiB
+ * of a flood's small answers waited for the daemon to be woken, and on a loaded machine the
+ * others' answers behind them waited seconds: the buffer stays large, and the pause looks at
+ * it). */
+#define BUS_JOBS_OUTQ_BYTES (8 << 10)
 
 /* A queued job holds neither the call nor anything of it: the call's fds (those its signature
  * names and those it does not, up to 253) would stay open in the daemon for as long as the job
