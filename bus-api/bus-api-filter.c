@@ -44,22 +44,25 @@ static uint64_t queued_write(BusApi *a) {
 static int on_release(sd_event_source *s, uint64_t usec, void *userdata) {
         BusApi *a = userdata;
 
+        if (!a->release_pending)
+                return 0;
         if (queued_write(a) > 0) {
                 (void) sd_event_source_set_time_relative(s, BUS_API_RELEASE_CHECK_USEC);
                 (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
                 return 0;
         }
+        a->release_pending = false;
         a->ops->release_memory(a->core);
         return 0;
 }
 
-/* A long queue of answers: its memory is to be given back once it is sent. */
-static void release_arm(BusApi *a) {
+void bus_api_release_arm(BusApi *a) {
         sd_event *e = sd_bus_get_event(a->bus);
         int enabled = SD_EVENT_OFF;
 
         if (!a->ops->release_memory || !e)
                 return;
+        a->release_pending = true;
         if (!a->release_source) {
                 if (sd_event_add_time_relative(e, &a->release_source, CLOCK_MONOTONIC, BUS_API_RELEASE_CHECK_USEC,
                                                BUS_API_RELEASE_CHECK_USEC / 10, on_release, a) < 0)
@@ -85,7 +88,13 @@ static int on_call(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         if (!sender || strcmp(sender, BUS_DRIVER_NAME) == 0 || !sd_bus_message_is_method_call(m, NULL, NULL))
                 return 0;
         if (queued_write(a) >= BUS_API_RELEASE_AFTER_QUEUED)
-                release_arm(a);
+                bus_api_release_arm(a);
+        else if (a->release_pending && queued_write(a) == 0) {
+                /* The next call after a client left, with nothing waiting: at once, rather than
+                 * when the timer comes. */
+                a->release_pending = false;
+                a->ops->release_memory(a->core);
+        }
 
         r = bus_api_client(a, m, &cl, error);
         if (r < 0)

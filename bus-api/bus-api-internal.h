@@ -33,6 +33,7 @@ struct BusApi {
         sd_bus_slot *slot;
         sd_bus_slot *filter_slot;               /* bus-api-filter.c */
         sd_event_source *release_source;        /* memory given back once a long queue is sent */
+        bool release_pending;
         const BusCoreOps *ops;
         void *core;
 
@@ -55,6 +56,10 @@ void bus_api_changes_done(BusApi *a);
 /* bus-api-filter.c: every call from a client takes its answer's bytes from its budget first. */
 int bus_api_filter_add(BusApi *a);
 void bus_api_filter_done(BusApi *a);
+/* Asks for the memory to be given back (BusCoreOps.release_memory) once nothing waits to be sent:
+ * after a long queue of answers, and after a client left, whose record, queue and answers were
+ * freed. Calls in a row ask once. */
+void bus_api_release_arm(BusApi *a);
 
 /* bus-api-jobs.c: whether answers wait to be sent: more than queued_max in sd-bus's queue, or more
  * than BUS_JOBS_OUTQ_BYTES in the bus socket, which the bus daemon has not read yet. */

@@ -215,9 +215,10 @@ int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *wher
         return bus_timeconv_error_setf(error, r, "%sreading '%s' failed", where, from);
 }
 
-/* A client left the bus: what it queued goes unanswered. */
+/* A client left the bus: what it queued goes unanswered, and the memory it took goes back. */
 static void on_client_gone(BusClient *cl, void *userdata) {
         bus_api_jobs_drop_client(userdata, cl);
+        bus_api_release_arm(userdata);
 }
 
 int bus_api_new(sd_bus *bus, const BusCoreOps *ops, void *core, BusApi **ret) {
@@ -262,9 +263,10 @@ BusApi *bus_api_free(BusApi *a) {
         if (!a)
                 return NULL;
 
-        bus_api_filter_done(a);
         sd_bus_slot_unref(a->slot);
+        /* Before the filter's sources: each client gone asks for a release (on_client_gone). */
         a->clients = bus_clients_free(a->clients);
+        bus_api_filter_done(a);
         bus_api_jobs_done(a);
         bus_api_changes_done(a);
         sd_bus_unref(a->bus);

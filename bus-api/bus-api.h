@@ -108,8 +108,8 @@ typedef struct BusCoreOps {
         int (*push_snapshot)(void *core, const char *sender, const BusClockReading *clocks, size_t n,
                              BusPushFailure *ret_failure);
         /* Called once a long queue of answers (a flood of calls, each answered, if only by an
-         * error) has been sent: the allocator may give the memory back to the system (NULL: not
-         * asked). */
+         * error) has been sent, and a moment after clients left: the allocator may give the
+         * memory back to the system (NULL: not asked). */
         void (*release_memory)(void *core);
 } BusCoreOps;
 
