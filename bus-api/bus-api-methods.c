@@ -283,8 +283,13 @@ int bus_api_method_get_shared_table(sd_bus_message *m, void *userdata, sd_bus_er
                                                "times in a row, more than one a second after that: map the "
                                                "one you have", BUS_CLIENT_TABLES_BURST);
 
-        /* sd-bus sends a dup of fd: ours stays open. */
-        return sd_bus_reply_method_return(m, "h", fd);
+        /* sd-bus sends a dup of fd: ours stays open. At the daemon's limit of open files the dup
+         * fails: the call is refused like any other beyond a limit, and the daemon goes on. */
+        r = sd_bus_reply_method_return(m, "h", fd);
+        if (r == -EMFILE || r == -ENFILE)
+                return bus_timeconv_error_setf(error, -EDQUOT, "the daemon cannot open another file now (%s): "
+                                               "ask for the shared table again later", strerror(-r));
+        return r;
 }
 
 /* Reads the a(sx) into clocks, at most BUS_API_SNAPSHOT_CLOCKS_MAX: the array is walked, never
