@@ -72,6 +72,9 @@ int bus_api_client(BusApi *a, sd_bus_message *m, BusClient **ret, sd_bus_error *
 /* QuotaExceeded for a large reply that the buckets of bus-clients.h do not allow now. */
 int bus_api_reply_quota_error(sd_bus_error *error);
 
+/* Tells the core a call was refused at the daemon's limit of open files (BusCoreOps.out_of_fds). */
+void bus_api_out_of_fds(BusApi *a, int errnum);
+
 /* Tells the core a client is active; every method handler calls it first. */
 void bus_api_touch(BusApi *a);
 

@@ -80,6 +80,11 @@ static const sd_bus_vtable bus_api_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
+void bus_api_out_of_fds(BusApi *a, int errnum) {
+        if (a->ops->out_of_fds)
+                a->ops->out_of_fds(a->core, errnum);
+}
+
 void bus_api_touch(BusApi *a) {
         if (a->ops->client_activity)
                 a->ops->client_activity(a->core);

@@ -326,6 +326,17 @@ static void core_bus_release_memory(void *userdata) {
         (void) malloc_trim(0);
 }
 
+/* Once: a client that keeps the daemon at its limit would otherwise fill the journal. The calls
+ * are refused (QuotaExceeded) and the daemon goes on. */
+static void core_bus_out_of_fds(void *userdata, int errnum) {
+        Core *c = userdata;
+
+        if (c->out_of_fds_logged)
+                return;
+        c->out_of_fds_logged = true;
+        log_warning_errno(c->log, errnum, "at the limit of open files, refusing calls that need one: %m");
+}
+
 const BusCoreOps core_bus_ops = {
         .count_domains = core_bus_count_domains,
         .get_domain = core_bus_get_domain,
@@ -339,4 +350,5 @@ const BusCoreOps core_bus_ops = {
         .client_activity = core_bus_client_activity,
         .push_snapshot = core_bus_push_snapshot,
         .release_memory = core_bus_release_memory,
+        .out_of_fds = core_bus_out_of_fds,
 };

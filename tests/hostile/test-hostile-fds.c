@@ -11,11 +11,14 @@
  *   - the daemon is still there, and answers another client's Convert;
  *   - every call of the attackers has an answer: a value, or an error of ours by name
  *     (QuotaExceeded beyond the calls in flight), never a lost connection;
- *   - once they are gone, the daemon holds no more fds than before.
+ *   - once they are gone, the daemon holds no more fds than before;
+ *   - held at its limit, it refuses a call that needs an fd with QuotaExceeded, says so once in
+ *     its log, and goes on.
  * Counts and names only: nothing here depends on timing. */
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -353,6 +356,63 @@ static int victim_convert(sd_bus *victim) {
                                   "ssx", "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC));
 }
 
+/* The lowest fd number pid does not use: a limit of open files there leaves it none. */
+static int lowest_free_fd(pid_t pid) {
+        bool used[4096] = {};
+        char path[64];
+        DIR *d;
+
+        (void) snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+        d = opendir(path);
+        if (!d)
+                return -errno;
+        for (struct dirent *e; (e = readdir(d)); ) {
+                int fd = atoi(e->d_name);
+
+                if (e->d_name[0] != '.' && fd >= 0 && fd < 4096)
+                        used[fd] = true;
+        }
+        closedir(d);
+        for (int fd = 3; fd < 4096; fd++)
+                if (!used[fd])
+                        return fd;
+        return -EMFILE;
+}
+
+/* At its limit of open files, the daemon refuses a call that needs one (GetSharedTable sends a
+ * copy of the table's fd) with QuotaExceeded, says so once, and goes on answering the others. */
+static void test_at_limit(Harness *h, sd_bus *victim, pid_t pid) {
+        struct rlimit none, was = {};
+        unsigned quota = 0;
+        _cleanup_free_ char *log = NULL;
+        const char *p;
+        unsigned said = 0;
+        int lowest = lowest_free_fd(pid), r;
+
+        r = lowest < 0 ? lowest : prlimit(pid, RLIMIT_NOFILE, NULL, &was) < 0 ? -errno : 0;
+        none = (struct rlimit) { (rlim_t) lowest, was.rlim_max };
+        if (r >= 0 && prlimit(pid, RLIMIT_NOFILE, &none, NULL) < 0)
+                r = -errno;
+        ok(r >= 0, "the daemon may open no more file (%s)", strerror(-r));
+        for (int i = 0; r >= 0 && i < 3; i++) {
+                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+
+                if (sd_bus_call_method(victim, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "GetSharedTable", &e,
+                                       NULL, "") < 0 && sd_bus_error_has_name(&e, BUS_ERROR_QUOTA_EXCEEDED))
+                        quota++;
+                else
+                        diag("GetSharedTable: %s", e.message ? e.message : "answered");
+        }
+        ok(quota == 3, "GetSharedTable is QuotaExceeded (%u of 3)", quota);
+        ok(victim_convert(victim) >= 0 && harness_daemon_alive(h), "the daemon goes on answering Convert");
+        if (was.rlim_max > 0)
+                (void) prlimit(pid, RLIMIT_NOFILE, &was, NULL);
+        ok(victim_convert(victim) >= 0 && harness_daemon_log(h, &log) >= 0, "its log can be read");
+        for (p = log; p && (p = strstr(p, "at the limit of open files")); p++)
+                said++;
+        ok(said == 1, "it said once that it is at the limit of open files (%u times)", said);
+}
+
 int main(int argc, char **argv) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *victim = NULL;
@@ -453,6 +513,8 @@ int main(int argc, char **argv) {
         (void) victim_convert(victim);
         n_after = proc_count_fds(pid);
         ok(n_after >= 0 && n_after <= n0 + 2, "the daemon has %d fds open, as before (%d)", n_after, n0);
+
+        test_at_limit(h, victim, pid);
 
         return done_testing();
 }
