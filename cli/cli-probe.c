@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli-frames-print.h"
+#include "cli-probe-wayland.h"
 #include "cli-probe-x11.h"
 #include "cli-probe.h"
 #include "cli.h"
@@ -54,12 +55,24 @@ static int record(struct timeconv *tc, const ProbeRun *run, const ProbeFrame *f,
         return timeconv_frame_log_write_record(out, &rec);
 }
 
+int cli_probe_write_file(const char *path, const char *text, size_t size) {
+        FILE *file = fopen(path, "we");
+        bool written;
+
+        if (!file)
+                return -errno;
+        written = fwrite(text, 1, size, file) == size;
+        if (fclose(file) != 0 || !written)
+                return -EIO;
+        return 0;
+}
+
 /* The frame log as text (and to log_path when given). */
 static int write_log(struct timeconv *tc, const ProbeRun *run, const char *log_path, char **ret_text,
                      size_t *ret_size) {
         char *text = NULL;
         size_t size = 0;
-        FILE *mem = open_memstream(&text, &size), *file;
+        FILE *mem = open_memstream(&text, &size);
         int r = 0;
 
         if (!mem)
@@ -68,17 +81,8 @@ static int write_log(struct timeconv *tc, const ProbeRun *run, const char *log_p
                 r = record(tc, run, &run->frames[i], mem);
         if (fclose(mem) != 0 && r >= 0)
                 r = -ENOMEM;
-        if (r >= 0 && log_path) {
-                file = fopen(log_path, "we");
-                if (!file)
-                        r = -errno;
-                else {
-                        bool written = fwrite(text, 1, size, file) == size;
-
-                        if (fclose(file) != 0 || !written)
-                                r = -EIO;
-                }
-        }
+        if (r >= 0 && log_path)
+                r = cli_probe_write_file(log_path, text, size);
         if (r < 0) {
                 free(text);
                 return r;
@@ -87,6 +91,11 @@ static int write_log(struct timeconv *tc, const ProbeRun *run, const char *log_p
         *ret_size = size;
         return 0;
 }
+
+typedef struct X11Header {
+        const ProbeOptions *o;
+        const ProbeRun *run;
+} X11Header;
 
 static void print_probe_text(const ProbeOptions *o, const ProbeRun *run, double cpu_percent) {
         printf("compositor      %s (_NET_WM_FRAME_DRAWN%s)\n", run->wm_name,
@@ -129,9 +138,18 @@ static void print_probe_json(const ProbeOptions *o, const ProbeRun *run, double 
         fputs("},\"report\":", stdout);
 }
 
-static int summary(const ProbeOptions *o, const ProbeRun *run, const char *text, size_t size, bool json,
-                   const char *plot) {
-        double cpu_percent = run->wall_ns > 0 ? 100.0 * (double) run->cpu_ns / (double) run->wall_ns : NAN;
+static void x11_header(const void *userdata, bool json, double cpu_percent) {
+        const X11Header *x = userdata;
+
+        if (json)
+                print_probe_json(x->o, x->run, cpu_percent);
+        else
+                print_probe_text(x->o, x->run, cpu_percent);
+}
+
+int cli_probe_summary(const char *text, size_t size, bool json, const char *plot, int64_t cpu_ns, int64_t wall_ns,
+                      CliProbeHeader header, const void *userdata) {
+        double cpu_percent = wall_ns > 0 ? 100.0 * (double) cpu_ns / (double) wall_ns : NAN;
         FramesReport *report = NULL;
         FramesLog *log = NULL;
         FramesError error;
@@ -148,10 +166,7 @@ static int summary(const ProbeOptions *o, const ProbeRun *run, const char *text,
                 frames_log_free(log);
                 return EXIT_FAILURE;
         }
-        if (json)
-                print_probe_json(o, run, cpu_percent);
-        else
-                print_probe_text(o, run, cpu_percent);
+        header(userdata, json, cpu_percent);
         status = cli_frames_print(report, json, plot);
         if (json)
                 puts("}");
@@ -170,6 +185,9 @@ int cli_probe(int argc, char **argv) {
                 { "log", required_argument, NULL, 'l' },
                 { "json", no_argument, NULL, 'j' },
                 { "plot", required_argument, NULL, 'p' },
+                { "wayland", no_argument, NULL, 'W' },
+                { "x11", no_argument, NULL, 'X' },
+                { "output", required_argument, NULL, 'o' },
                 CLI_COMMON_OPTIONS,
                 {}
         };
@@ -178,6 +196,10 @@ int cli_probe(int argc, char **argv) {
         struct timeconv *tc = NULL;
         char message[512] = "", *text = NULL;
         ProbeRun run = {};
+        const char *wayland_display = getenv("WAYLAND_DISPLAY");
+        /* On Wayland unless told otherwise (--x11, --display): the session's own protocol. */
+        int wayland = -1;
+        const char *output = NULL;
         bool json = false;
         size_t size = 0;
         int opt, r, status;
@@ -189,6 +211,16 @@ int cli_probe(int argc, char **argv) {
                         break;
                 case 'd':
                         o.display = optarg;
+                        wayland = wayland == 1 ? 1 : 0;
+                        break;
+                case 'W':
+                        wayland = 1;
+                        break;
+                case 'X':
+                        wayland = 0;
+                        break;
+                case 'o':
+                        output = optarg;
                         break;
                 case 'n': {
                         int64_t n;
@@ -221,6 +253,25 @@ int cli_probe(int argc, char **argv) {
                 }
         if (optind < argc)
                 return cli_usage_error("'frames --probe' takes no file: '%s'", argv[optind]);
+        if (wayland < 0)
+                wayland = wayland_display && *wayland_display;
+        if (wayland && o.display)
+                return cli_usage_error("--display %s names an X display: not with --wayland", o.display);
+        if (!wayland && output)
+                return cli_usage_error("--output %s is for the probe on Wayland (--wayland)", output);
+        if (wayland && o.urgent)
+                return cli_usage_error("--urgent is for the probe on X11 (%s)", "--x11");
+        if (wayland) {
+                WaylandProbeOptions w = { .n_frames = o.n_frames, .rate_hz = o.rate_hz, .output = output,
+                                          .wait_ns = o.wait_ns };
+
+                status = cli_open(&tc);
+                if (status != 0)
+                        return status;
+                status = cli_probe_wayland(tc, &w, log_path, json, plot);
+                timeconv_close(tc);
+                return status;
+        }
 
         /* The daemon first: frames drawn for nothing are a waste of the user's time. Not
          * calibrated yet (-ENODEV) is fine: it will be by the time the frames are converted. */
@@ -254,7 +305,8 @@ int cli_probe(int argc, char **argv) {
                                 r < -1 && r > -4096 ? strerror(-r) : timeconv_strerror(r));
                 status = cli_unavailable(r) || r == -ENODEV || r == -ENOENT ? EXIT_UNAVAILABLE : EXIT_IOERR;
         } else
-                status = summary(&o, &run, text, size, json, plot);
+                status = cli_probe_summary(text, size, json, plot, run.cpu_ns, run.wall_ns, x11_header,
+                                           &(X11Header) { &o, &run });
         free(text);
         probe_run_done(&run);
         timeconv_close(tc);

@@ -1,0 +1,624 @@
+/* SPDX-License-Identifier: MIT */
+
+/* The probe's Wayland client: one xdg_toplevel (or a fullscreen one on a named output) showing
+ * wl_shm buffers, a wp_presentation feedback per committed frame. Frames are committed at
+ * t0 + k / rate (an absolute schedule: a late wake-up does not shift the later frames) or, with
+ * no rate, on the previous frame's frame callback, which is how a client paced by the
+ * compositor draws. Nothing here converts: the presented times stay in the compositor's clock. */
+
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <wayland-client.h>
+
+#include "cli-probe-wayland.h"
+#include "presentation-time-client-protocol.h"
+#include "time-util.h"
+#include "xdg-output-unstable-v1-client-protocol.h"
+#include "xdg-shell-client-protocol.h"
+
+#define WIDTH 256
+#define HEIGHT 256
+#define STRIDE (WIDTH * 4)
+#define N_BUFFERS 3
+
+typedef struct Probe Probe;
+
+typedef struct Output {
+        Probe *probe;
+        struct wl_output *output;
+        struct zxdg_output_v1 *xdg_output;
+        WaylandOutputInfo *info;
+} Output;
+
+typedef struct Buffer {
+        struct wl_buffer *buffer;
+        uint32_t *pixels;
+        bool busy;
+} Buffer;
+
+/* A feedback and the frame it is for. */
+typedef struct Feedback {
+        Probe *probe;
+        struct wp_presentation_feedback *feedback;
+        WaylandFrame *frame;
+} Feedback;
+
+struct Probe {
+        struct wl_display *display;
+        struct wl_registry *registry;
+        struct wl_compositor *compositor;
+        struct wl_shm *shm;
+        struct xdg_wm_base *wm_base;
+        struct wp_presentation *presentation;
+        struct zxdg_output_manager_v1 *output_manager;
+        Output outputs[16];
+        size_t n_outputs;
+        bool have_clock;
+        struct wl_surface *surface;
+        struct xdg_surface *xdg_surface;
+        struct xdg_toplevel *toplevel;
+        bool configured, closed;
+        struct wl_callback *frame_callback;
+        Buffer buffers[N_BUFFERS];
+        void *pool_memory;
+        Feedback *feedbacks;
+        size_t n_outstanding;           /* feedbacks not answered yet */
+        WaylandProbeRun *run;
+};
+
+static int fail(char *message, size_t size, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *message, size_t size, int r, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(message, size, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+const char *probe_wayland_clock_domain(clockid_t clock_id) {
+        switch (clock_id) {
+        case CLOCK_REALTIME:
+                return "realtime";
+        case CLOCK_MONOTONIC:
+                return "monotonic";
+        case CLOCK_MONOTONIC_RAW:
+                return "monotonic_raw";
+        case CLOCK_REALTIME_COARSE:
+                return "realtime_coarse";
+        case CLOCK_MONOTONIC_COARSE:
+                return "monotonic_coarse";
+        case CLOCK_BOOTTIME:
+                return "boottime";
+        case CLOCK_TAI:
+                return "tai";
+        default:
+                return NULL;
+        }
+}
+
+static void output_mode(void *data, struct wl_output *o, uint32_t flags, int32_t width, int32_t height,
+                        int32_t refresh_mhz) {
+        Output *out = data;
+
+        if (flags & WL_OUTPUT_MODE_CURRENT)
+                out->info->refresh_mhz = refresh_mhz;
+}
+
+static void output_geometry(void *data, struct wl_output *o, int32_t x, int32_t y, int32_t w_mm, int32_t h_mm,
+                            int32_t subpixel, const char *make, const char *model, int32_t transform) {
+}
+
+static void output_done(void *data, struct wl_output *o) {
+}
+
+static void output_scale(void *data, struct wl_output *o, int32_t factor) {
+}
+
+static const struct wl_output_listener output_listener = {
+        .geometry = output_geometry,
+        .mode = output_mode,
+        .done = output_done,
+        .scale = output_scale,
+};
+
+static void xdg_output_name(void *data, struct zxdg_output_v1 *x, const char *name) {
+        Output *out = data;
+
+        snprintf(out->info->name, sizeof(out->info->name), "%s", name);
+}
+
+static void xdg_output_position(void *data, struct zxdg_output_v1 *x, int32_t a, int32_t b) {
+}
+
+static void xdg_output_done(void *data, struct zxdg_output_v1 *x) {
+}
+
+static void xdg_output_description(void *data, struct zxdg_output_v1 *x, const char *description) {
+}
+
+static const struct zxdg_output_v1_listener xdg_output_listener = {
+        .logical_position = xdg_output_position,
+        .logical_size = xdg_output_position,
+        .done = xdg_output_done,
+        .name = xdg_output_name,
+        .description = xdg_output_description,
+};
+
+static void presentation_clock(void *data, struct wp_presentation *presentation, uint32_t clock_id) {
+        Probe *p = data;
+
+        p->run->clock_id = (clockid_t) clock_id;
+        p->have_clock = true;
+}
+
+static const struct wp_presentation_listener presentation_listener = {
+        .clock_id = presentation_clock,
+};
+
+static void wm_base_ping(void *data, struct xdg_wm_base *wm_base, uint32_t serial) {
+        xdg_wm_base_pong(wm_base, serial);
+}
+
+static const struct xdg_wm_base_listener wm_base_listener = {
+        .ping = wm_base_ping,
+};
+
+static void global(void *data, struct wl_registry *registry, uint32_t name, const char *interface,
+                   uint32_t version) {
+        Probe *p = data;
+
+        if (strcmp(interface, wl_compositor_interface.name) == 0 && !p->compositor)
+                p->compositor = wl_registry_bind(registry, name, &wl_compositor_interface, 4);
+        else if (strcmp(interface, wl_shm_interface.name) == 0 && !p->shm)
+                p->shm = wl_registry_bind(registry, name, &wl_shm_interface, 1);
+        else if (strcmp(interface, xdg_wm_base_interface.name) == 0 && !p->wm_base) {
+                p->wm_base = wl_registry_bind(registry, name, &xdg_wm_base_interface, 1);
+                xdg_wm_base_add_listener(p->wm_base, &wm_base_listener, p);
+        } else if (strcmp(interface, wp_presentation_interface.name) == 0 && !p->presentation) {
+                p->presentation = wl_registry_bind(registry, name, &wp_presentation_interface, 1);
+                wp_presentation_add_listener(p->presentation, &presentation_listener, p);
+        } else if (strcmp(interface, zxdg_output_manager_v1_interface.name) == 0 && version >= 2 &&
+                   !p->output_manager)
+                p->output_manager = wl_registry_bind(registry, name, &zxdg_output_manager_v1_interface, 2);
+        else if (strcmp(interface, wl_output_interface.name) == 0 && version >= 2 &&
+                 p->n_outputs < sizeof(p->outputs) / sizeof(p->outputs[0])) {
+                Output *out = &p->outputs[p->n_outputs];
+
+                *out = (Output) {
+                        .probe = p,
+                        .output = wl_registry_bind(registry, name, &wl_output_interface, 2),
+                        .info = &p->run->outputs[p->n_outputs],
+                };
+                snprintf(out->info->name, sizeof(out->info->name), "wl_output-%" PRIu32, name);
+                wl_output_add_listener(out->output, &output_listener, out);
+                p->n_outputs++;
+                p->run->n_outputs = p->n_outputs;
+        }
+}
+
+static void global_remove(void *data, struct wl_registry *registry, uint32_t name) {
+}
+
+static const struct wl_registry_listener registry_listener = {
+        .global = global,
+        .global_remove = global_remove,
+};
+
+static void xdg_surface_configure(void *data, struct xdg_surface *xdg_surface, uint32_t serial) {
+        Probe *p = data;
+
+        xdg_surface_ack_configure(xdg_surface, serial);
+        p->configured = true;
+}
+
+static const struct xdg_surface_listener xdg_surface_listener = {
+        .configure = xdg_surface_configure,
+};
+
+static void toplevel_configure(void *data, struct xdg_toplevel *t, int32_t width, int32_t height,
+                               struct wl_array *states) {
+}
+
+static void toplevel_close(void *data, struct xdg_toplevel *t) {
+        Probe *p = data;
+
+        p->closed = true;
+}
+
+static const struct xdg_toplevel_listener toplevel_listener = {
+        .configure = toplevel_configure,
+        .close = toplevel_close,
+};
+
+static void buffer_release(void *data, struct wl_buffer *wl_buffer) {
+        Buffer *b = data;
+
+        b->busy = false;
+}
+
+static const struct wl_buffer_listener buffer_listener = {
+        .release = buffer_release,
+};
+
+static void frame_done(void *data, struct wl_callback *callback, uint32_t time_ms) {
+        Probe *p = data;
+
+        wl_callback_destroy(callback);
+        p->frame_callback = NULL;
+}
+
+static const struct wl_callback_listener frame_listener = {
+        .done = frame_done,
+};
+
+static void feedback_finish(Feedback *f, WaylandFrameState state) {
+        f->frame->state = state;
+        f->frame->feedback_received_ns = clock_now_ns(CLOCK_MONOTONIC);
+        wp_presentation_feedback_destroy(f->feedback);
+        f->feedback = NULL;
+        f->probe->n_outstanding--;
+}
+
+static void feedback_sync_output(void *data, struct wp_presentation_feedback *feedback, struct wl_output *output) {
+        Feedback *f = data;
+        Probe *p = f->probe;
+
+        for (size_t i = 0; i < p->n_outputs; i++)
+                if (p->outputs[i].output == output)
+                        snprintf(f->frame->output, sizeof(f->frame->output), "%s", p->outputs[i].info->name);
+}
+
+static void feedback_presented(void *data, struct wp_presentation_feedback *feedback, uint32_t tv_sec_hi,
+                               uint32_t tv_sec_lo, uint32_t tv_nsec, uint32_t refresh_ns, uint32_t seq_hi,
+                               uint32_t seq_lo, uint32_t flags) {
+        Feedback *f = data;
+        uint64_t sec = (uint64_t) tv_sec_hi << 32 | tv_sec_lo;
+
+        /* A clock past 2^63 ns is no clock this machine has: 0 marks it unusable. */
+        f->frame->presented_ns = sec < (uint64_t) INT64_MAX / 1000000000 - 1 ?
+                (int64_t) sec * 1000000000 + tv_nsec : 0;
+        f->frame->refresh_ns = refresh_ns;
+        f->frame->seq = (uint64_t) seq_hi << 32 | seq_lo;
+        f->frame->flags = flags;
+        feedback_finish(f, WAYLAND_FRAME_PRESENTED);
+}
+
+static void feedback_discarded(void *data, struct wp_presentation_feedback *feedback) {
+        feedback_finish(data, WAYLAND_FRAME_DISCARDED);
+}
+
+static const struct wp_presentation_feedback_listener feedback_listener = {
+        .sync_output = feedback_sync_output,
+        .presented = feedback_presented,
+        .discarded = feedback_discarded,
+};
+
+/* Sends what is queued, waits until deadline_ns (CLOCK_MONOTONIC) at most for events, and
+ * dispatches them: 0, or -ECONNRESET when the connection broke. */
+static int dispatch_until(Probe *p, int64_t deadline_ns) {
+        struct pollfd pfd = { .fd = wl_display_get_fd(p->display), .events = POLLIN };
+        int64_t left_ns;
+        int r;
+
+        while (wl_display_prepare_read(p->display) != 0)
+                if (wl_display_dispatch_pending(p->display) < 0)
+                        return -ECONNRESET;
+        if (wl_display_flush(p->display) < 0 && errno != EAGAIN) {
+                wl_display_cancel_read(p->display);
+                return -ECONNRESET;
+        }
+        left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
+        r = poll(&pfd, 1, left_ns <= 0 ? 0 : (int) ((left_ns + 999999) / 1000000));
+        if (r > 0) {
+                if (wl_display_read_events(p->display) < 0)
+                        return -ECONNRESET;
+        } else
+                wl_display_cancel_read(p->display);
+        if (r < 0 && errno != EINTR)
+                return -errno;
+        if (wl_display_dispatch_pending(p->display) < 0)
+                return -ECONNRESET;
+        return 0;
+}
+
+static int roundtrip(Probe *p) {
+        return wl_display_roundtrip(p->display) < 0 ? -ECONNRESET : 0;
+}
+
+static int buffers_new(Probe *p) {
+        size_t size = (size_t) STRIDE * HEIGHT * N_BUFFERS;
+        struct wl_shm_pool *pool;
+        int fd, r = 0;
+
+        fd = memfd_create("timeconv-probe", MFD_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (ftruncate(fd, (off_t) size) < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        p->pool_memory = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p->pool_memory == MAP_FAILED) {
+                r = -errno;
+                p->pool_memory = NULL;
+                close(fd);
+                return r;
+        }
+        pool = wl_shm_create_pool(p->shm, fd, (int32_t) size);
+        for (size_t i = 0; i < N_BUFFERS; i++) {
+                Buffer *b = &p->buffers[i];
+
+                b->buffer = wl_shm_pool_create_buffer(pool, (int32_t) (i * STRIDE * HEIGHT), WIDTH, HEIGHT, STRIDE,
+                                                      WL_SHM_FORMAT_XRGB8888);
+                b->pixels = (uint32_t *) ((char *) p->pool_memory + i * STRIDE * HEIGHT);
+                wl_buffer_add_listener(b->buffer, &buffer_listener, b);
+        }
+        wl_shm_pool_destroy(pool);
+        close(fd);
+        return 0;
+}
+
+static Buffer *free_buffer(Probe *p) {
+        for (size_t i = 0; i < N_BUFFERS; i++)
+                if (!p->buffers[i].busy)
+                        return &p->buffers[i];
+        return NULL;
+}
+
+/* A frame's picture: a grey that changes every frame, so that no compositor skips it as the same. */
+static void paint(Buffer *b, size_t k) {
+        uint32_t grey = (uint32_t) (k * 37 % 256);
+        uint32_t pixel = 0xff000000u | grey << 16 | grey << 8 | grey;
+
+        for (size_t i = 0; i < (size_t) WIDTH * HEIGHT; i++)
+                b->pixels[i] = pixel;
+}
+
+static int commit_frame(Probe *p, size_t k, bool paced_by_callback) {
+        WaylandFrame *f = &p->run->frames[k];
+        Feedback *fb = &p->feedbacks[k];
+        Buffer *b = free_buffer(p);
+
+        if (!b)
+                return -EBUSY;
+        f->begin_ns = clock_now_ns(CLOCK_MONOTONIC);
+        paint(b, k);
+        wl_surface_attach(p->surface, b->buffer, 0, 0);
+        wl_surface_damage_buffer(p->surface, 0, 0, WIDTH, HEIGHT);
+        if (paced_by_callback) {
+                p->frame_callback = wl_surface_frame(p->surface);
+                wl_callback_add_listener(p->frame_callback, &frame_listener, p);
+        }
+        *fb = (Feedback) { .probe = p, .frame = f, .feedback = wp_presentation_feedback(p->presentation, p->surface) };
+        wp_presentation_feedback_add_listener(fb->feedback, &feedback_listener, fb);
+        p->n_outstanding++;
+        wl_surface_commit(p->surface);
+        b->busy = true;
+        if (wl_display_flush(p->display) < 0 && errno != EAGAIN)
+                return -ECONNRESET;
+        f->commit_ns = clock_now_ns(CLOCK_MONOTONIC);
+        p->run->n_frames = k + 1;
+        return 0;
+}
+
+static void probe_destroy(Probe *p) {
+        if (p->feedbacks)
+                for (size_t i = 0; i < p->run->n_frames; i++)
+                        if (p->feedbacks[i].feedback)
+                                wp_presentation_feedback_destroy(p->feedbacks[i].feedback);
+        free(p->feedbacks);
+        if (p->frame_callback)
+                wl_callback_destroy(p->frame_callback);
+        for (size_t i = 0; i < N_BUFFERS; i++)
+                if (p->buffers[i].buffer)
+                        wl_buffer_destroy(p->buffers[i].buffer);
+        if (p->pool_memory)
+                munmap(p->pool_memory, (size_t) STRIDE * HEIGHT * N_BUFFERS);
+        if (p->toplevel)
+                xdg_toplevel_destroy(p->toplevel);
+        if (p->xdg_surface)
+                xdg_surface_destroy(p->xdg_surface);
+        if (p->surface)
+                wl_surface_destroy(p->surface);
+        for (size_t i = 0; i < p->n_outputs; i++) {
+                if (p->outputs[i].xdg_output)
+                        zxdg_output_v1_destroy(p->outputs[i].xdg_output);
+                wl_output_destroy(p->outputs[i].output);
+        }
+        if (p->output_manager)
+                zxdg_output_manager_v1_destroy(p->output_manager);
+        if (p->presentation)
+                wp_presentation_destroy(p->presentation);
+        if (p->wm_base)
+                xdg_wm_base_destroy(p->wm_base);
+        if (p->shm)
+                wl_shm_destroy(p->shm);
+        if (p->compositor)
+                wl_compositor_destroy(p->compositor);
+        if (p->registry)
+                wl_registry_destroy(p->registry);
+        if (p->display)
+                wl_display_disconnect(p->display);
+}
+
+/* The globals, the outputs' names, the presentation clock. */
+static int setup(Probe *p, const WaylandProbeOptions *o, char *message, size_t size) {
+        const char *name = getenv("WAYLAND_DISPLAY");
+        int r;
+
+        snprintf(p->run->display, sizeof(p->run->display), "%s", name && *name ? name : "wayland-0");
+        p->display = wl_display_connect(NULL);
+        if (!p->display)
+                return fail(message, size, -ENXIO, "cannot connect to the Wayland compositor '%s': %m",
+                            p->run->display);
+        p->registry = wl_display_get_registry(p->display);
+        wl_registry_add_listener(p->registry, &registry_listener, p);
+        /* The globals, then what binding them announced (clock id, modes, xdg-output names). */
+        r = roundtrip(p);
+        if (r >= 0 && p->output_manager)
+                for (size_t i = 0; i < p->n_outputs; i++) {
+                        Output *out = &p->outputs[i];
+
+                        out->xdg_output = zxdg_output_manager_v1_get_xdg_output(p->output_manager, out->output);
+                        zxdg_output_v1_add_listener(out->xdg_output, &xdg_output_listener, out);
+                }
+        if (r >= 0)
+                r = roundtrip(p);
+        if (r < 0)
+                return fail(message, size, r, "the Wayland compositor '%s' closed the connection", p->run->display);
+        if (!p->compositor || !p->shm || !p->wm_base || !p->presentation)
+                return fail(message, size, -EOPNOTSUPP, "the Wayland compositor '%s' lacks %s", p->run->display,
+                            !p->compositor ? "wl_compositor" : !p->shm ? "wl_shm" :
+                            !p->wm_base ? "xdg_wm_base" : "wp_presentation (presentation-time)");
+        if (!p->have_clock)
+                return fail(message, size, -EOPNOTSUPP, "the Wayland compositor '%s' announced no presentation clock",
+                            p->run->display);
+        return 0;
+}
+
+static int create_window(Probe *p, const WaylandProbeOptions *o, char *message, size_t size) {
+        struct wl_output *fullscreen = NULL;
+        int64_t deadline_ns;
+        int r;
+
+        if (o->output) {
+                char names[256] = "";
+                size_t len = 0;
+
+                for (size_t i = 0; i < p->n_outputs && !fullscreen; i++)
+                        if (strcmp(p->run->outputs[i].name, o->output) == 0)
+                                fullscreen = p->outputs[i].output;
+                for (size_t i = 0; i < p->n_outputs && len < sizeof(names); i++) {
+                        int n = snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "",
+                                         p->run->outputs[i].name);
+
+                        len = n < 0 ? sizeof(names) : len + (size_t) n;
+                }
+                if (!fullscreen)
+                        return fail(message, size, -ENOENT, "the Wayland compositor '%s' has no output '%s' (it has: %s)",
+                                    p->run->display, o->output, p->n_outputs ? names : "none");
+                snprintf(p->run->fullscreen_output, sizeof(p->run->fullscreen_output), "%s", o->output);
+        }
+        p->surface = wl_compositor_create_surface(p->compositor);
+        p->run->surface = wl_proxy_get_id((struct wl_proxy *) p->surface);
+        p->xdg_surface = xdg_wm_base_get_xdg_surface(p->wm_base, p->surface);
+        xdg_surface_add_listener(p->xdg_surface, &xdg_surface_listener, p);
+        p->toplevel = xdg_surface_get_toplevel(p->xdg_surface);
+        xdg_toplevel_add_listener(p->toplevel, &toplevel_listener, p);
+        xdg_toplevel_set_title(p->toplevel, "timeconv frames --probe");
+        xdg_toplevel_set_app_id(p->toplevel, "org.timeconv.probe");
+        if (fullscreen)
+                xdg_toplevel_set_fullscreen(p->toplevel, fullscreen);
+        wl_surface_commit(p->surface);
+        deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + o->wait_ns;
+        while (!p->configured) {
+                if (clock_now_ns(CLOCK_MONOTONIC) >= deadline_ns)
+                        return fail(message, size, -ETIMEDOUT, "the Wayland compositor '%s' did not configure the "
+                                    "probe's window", p->run->display);
+                r = dispatch_until(p, deadline_ns);
+                if (r < 0)
+                        return fail(message, size, r, "the Wayland compositor '%s' closed the connection",
+                                    p->run->display);
+        }
+        r = buffers_new(p);
+        if (r < 0)
+                return fail(message, size, r, "shared memory for the frames: %s", strerror(-r));
+        return 0;
+}
+
+/* Commits the frames at their pace. A frame callback or a buffer that does not come within
+ * the wait does not stop the run: the frame is committed late, and its times say so. */
+static int frames(Probe *p, const WaylandProbeOptions *o, char *message, size_t size) {
+        bool by_callback = !(o->rate_hz > 0);
+        int64_t t0_ns = clock_now_ns(CLOCK_MONOTONIC), cpu0_ns = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+        int r;
+
+        for (size_t k = 0; k < o->n_frames && !p->closed; k++) {
+                int64_t due_ns = by_callback ? clock_now_ns(CLOCK_MONOTONIC) + o->wait_ns :
+                        t0_ns + (int64_t) ((double) k * 1e9 / o->rate_hz);
+                int64_t give_up_ns = by_callback ? due_ns : due_ns + o->wait_ns;
+
+                for (;;) {
+                        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
+                        bool ready = free_buffer(p) && (by_callback ? !p->frame_callback : now_ns >= due_ns);
+
+                        if (ready || now_ns >= give_up_ns)
+                                break;
+                        r = dispatch_until(p, by_callback || now_ns >= due_ns ? give_up_ns : due_ns);
+                        if (r < 0)
+                                return fail(message, size, r, "the Wayland compositor '%s' closed the connection",
+                                            p->run->display);
+                }
+                if (p->frame_callback) {
+                        /* Not called back in time: a new callback for the next frame. */
+                        wl_callback_destroy(p->frame_callback);
+                        p->frame_callback = NULL;
+                }
+                r = commit_frame(p, k, by_callback);
+                if (r == -EBUSY) {
+                        /* Every buffer still held: the compositor does not release them. */
+                        return fail(message, size, -ETIMEDOUT, "the Wayland compositor '%s' held every buffer "
+                                    "for %.1f s", p->run->display, (double) o->wait_ns / 1e9);
+                }
+                if (r < 0)
+                        return fail(message, size, r, "the Wayland compositor '%s' closed the connection",
+                                    p->run->display);
+        }
+        p->run->cpu_ns = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0_ns;
+        p->run->wall_ns = clock_now_ns(CLOCK_MONOTONIC) - t0_ns;
+        /* The last frames' feedback; what does not come in the wait stays pending. */
+        {
+                int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + o->wait_ns;
+
+                while (p->n_outstanding > 0 && clock_now_ns(CLOCK_MONOTONIC) < deadline_ns) {
+                        r = dispatch_until(p, deadline_ns);
+                        if (r < 0)
+                                return fail(message, size, r, "the Wayland compositor '%s' closed the connection",
+                                            p->run->display);
+                }
+        }
+        return 0;
+}
+
+int probe_wayland_run(const WaylandProbeOptions *o, WaylandProbeRun *ret, char *message, size_t size) {
+        WaylandProbeRun run = {};
+        Probe p = { .run = &run };
+        int r;
+
+        run.frames = calloc(o->n_frames, sizeof(WaylandFrame));
+        p.feedbacks = calloc(o->n_frames, sizeof(Feedback));
+        if (!run.frames || !p.feedbacks) {
+                free(run.frames);
+                free(p.feedbacks);
+                return fail(message, size, -ENOMEM, "out of memory");
+        }
+        r = setup(&p, o, message, size);
+        if (r >= 0)
+                r = create_window(&p, o, message, size);
+        if (r >= 0)
+                r = frames(&p, o, message, size);
+        probe_destroy(&p);
+        if (r < 0) {
+                free(run.frames);
+                return r;
+        }
+        *ret = run;
+        return 0;
+}
+
+void probe_wayland_run_done(WaylandProbeRun *run) {
+        free(run->frames);
+        run->frames = NULL;
+        run->n_frames = 0;
+}
