@@ -141,6 +141,22 @@ int compositor_start_mutter(Compositor *c, const char *bus_address) {
         return start(c, argv, bus_address);
 }
 
+int compositor_start_mutter_xwayland(Compositor *c, const char *bus_address, const char *cgroup_procs) {
+        char script[512];
+        const char *argv[] = { "sh", "-c", script, NULL };
+        int r;
+
+        *c = (Compositor) { .pidfd = -1 };
+        r = make_dir(c);
+        if (r < 0)
+                return r;
+        snprintf(c->socket, sizeof(c->socket), "wl-mutter");
+        snprintf(script, sizeof(script),
+                 "echo $$ > '%s' && exec mutter --wayland --headless --sm-disable --wayland-display=%s "
+                 "--virtual-monitor 800x600", cgroup_procs, c->socket);
+        return start(c, argv, bus_address);
+}
+
 void compositor_stop(Compositor *c, bool show_log) {
         if (c->pid > 0) {
                 proc_signal(c->pidfd, SIGTERM);

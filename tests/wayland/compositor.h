@@ -29,5 +29,10 @@ int compositor_start_weston(Compositor *c, const char *bus_address);
  * 800x600@144 (Meta-1). */
 int compositor_start_mutter(Compositor *c, const char *bus_address);
 
+/* mutter --wayland --headless with Xwayland on demand: started by `sh -c` that first moves itself
+ * into the cgroup whose cgroup.procs is given (one that looks like a systemd user unit, which
+ * is what makes mutter 43 start Xwayland only when an X client connects). One 800x600 monitor. */
+int compositor_start_mutter_xwayland(Compositor *c, const char *bus_address, const char *cgroup_procs);
+
 /* Ends it, removes the directory. Shows its log on stderr when show_log. */
 void compositor_stop(Compositor *c, bool show_log);
