@@ -112,7 +112,7 @@ static void header_text(const Header *h, double cpu_percent) {
         printf("compositor      Wayland '%s' (wp_presentation, clock %s)\n", run->display, h->domain);
         printf("outputs        ");
         for (size_t i = 0; i < run->n_outputs; i++)
-                printf(" %s%s (%.3f Hz)", i ? ", " : "", run->outputs[i].name, run->outputs[i].refresh_mhz / 1000.0);
+                printf("%s%s (%.3f Hz)", i ? ", " : " ", run->outputs[i].name, run->outputs[i].refresh_mhz / 1000.0);
         printf("%s\n", run->n_outputs ? "" : " none");
         printf("probe           surface %" PRIu32 "%s%s, %zu frames, ", run->surface,
                *run->fullscreen_output ? ", fullscreen on " : "", run->fullscreen_output, run->n_frames);

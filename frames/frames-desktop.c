@@ -67,6 +67,9 @@ const char *frames_timed_by_name(FramesTimedBy t) {
 /* Whether the window's frames are its series as they are: every row drawn and presented, in
  * order (what frames_log_add() would keep, all of it). */
 static bool frames_are_series(const FramesWindow *w) {
+        /* A Wayland row's desired time is its commit, not a time it asked to be presented at. */
+        if (w->n_rows > 0 && (w->rows[0].flags & FRAMES_ROW_WAYLAND))
+                return false;
         for (size_t i = 0; i < w->n_rows; i++)
                 if (w->frames[i].desired_ns == FRAMES_NO_TIME || w->frames[i].present_ns == FRAMES_NO_TIME ||
                     (i > 0 && w->frames[i].present_ns <= w->frames[i - 1].present_ns))
@@ -120,7 +123,8 @@ int frames_window_series(const FramesWindow *w, FramesLog **ret_series, FramesTi
                 if (presented) {
                         /* Not presented yet: pending, as the older reader counted it. */
                         f.present_ns = row->present_ns != FRAMES_NO_TIME ? row->present_ns : INT64_MAX;
-                        f.desired_ns = row->desired_ns;
+                        if (!(w->rows[i].flags & FRAMES_ROW_WAYLAND))
+                                f.desired_ns = row->desired_ns;
                 } else
                         f.present_ns = row->desired_ns;
                 if (frames_log_add(series, &f) < 0) {
