@@ -9,9 +9,7 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
-#include <inttypes.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,200 +17,14 @@
 #include <unistd.h>
 #include <wayland-client.h>
 
-#include "cli-probe-wayland.h"
+#include "cli-probe-wayland-internal.h"
 #include "presentation-time-client-protocol.h"
 #include "time-util.h"
-#include "xdg-output-unstable-v1-client-protocol.h"
 #include "xdg-shell-client-protocol.h"
 
 #define WIDTH 256
 #define HEIGHT 256
 #define STRIDE (WIDTH * 4)
-#define N_BUFFERS 3
-
-typedef struct Probe Probe;
-
-typedef struct Output {
-        Probe *probe;
-        struct wl_output *output;
-        struct zxdg_output_v1 *xdg_output;
-        WaylandOutputInfo *info;
-} Output;
-
-typedef struct Buffer {
-        struct wl_buffer *buffer;
-        uint32_t *pixels;
-        bool busy;
-} Buffer;
-
-/* A feedback and the frame it is for. */
-typedef struct Feedback {
-        Probe *probe;
-        struct wp_presentation_feedback *feedback;
-        WaylandFrame *frame;
-} Feedback;
-
-struct Probe {
-        struct wl_display *display;
-        struct wl_registry *registry;
-        struct wl_compositor *compositor;
-        struct wl_shm *shm;
-        struct xdg_wm_base *wm_base;
-        struct wp_presentation *presentation;
-        struct zxdg_output_manager_v1 *output_manager;
-        Output outputs[16];
-        size_t n_outputs;
-        bool have_clock;
-        struct wl_surface *surface;
-        struct xdg_surface *xdg_surface;
-        struct xdg_toplevel *toplevel;
-        bool configured, closed;
-        struct wl_callback *frame_callback;
-        Buffer buffers[N_BUFFERS];
-        void *pool_memory;
-        Feedback *feedbacks;
-        size_t n_outstanding;           /* feedbacks not answered yet */
-        WaylandProbeRun *run;
-};
-
-static int fail(char *message, size_t size, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *message, size_t size, int r, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(message, size, fmt, ap);
-        va_end(ap);
-        return r;
-}
-
-const char *probe_wayland_clock_domain(clockid_t clock_id) {
-        switch (clock_id) {
-        case CLOCK_REALTIME:
-                return "realtime";
-        case CLOCK_MONOTONIC:
-                return "monotonic";
-        case CLOCK_MONOTONIC_RAW:
-                return "monotonic_raw";
-        case CLOCK_REALTIME_COARSE:
-                return "realtime_coarse";
-        case CLOCK_MONOTONIC_COARSE:
-                return "monotonic_coarse";
-        case CLOCK_BOOTTIME:
-                return "boottime";
-        case CLOCK_TAI:
-                return "tai";
-        default:
-                return NULL;
-        }
-}
-
-static void output_mode(void *data, struct wl_output *o, uint32_t flags, int32_t width, int32_t height,
-                        int32_t refresh_mhz) {
-        Output *out = data;
-
-        if (flags & WL_OUTPUT_MODE_CURRENT)
-                out->info->refresh_mhz = refresh_mhz;
-}
-
-static void output_geometry(void *data, struct wl_output *o, int32_t x, int32_t y, int32_t w_mm, int32_t h_mm,
-                            int32_t subpixel, const char *make, const char *model, int32_t transform) {
-}
-
-static void output_done(void *data, struct wl_output *o) {
-}
-
-static void output_scale(void *data, struct wl_output *o, int32_t factor) {
-}
-
-static const struct wl_output_listener output_listener = {
-        .geometry = output_geometry,
-        .mode = output_mode,
-        .done = output_done,
-        .scale = output_scale,
-};
-
-static void xdg_output_name(void *data, struct zxdg_output_v1 *x, const char *name) {
-        Output *out = data;
-
-        snprintf(out->info->name, sizeof(out->info->name), "%s", name);
-}
-
-static void xdg_output_position(void *data, struct zxdg_output_v1 *x, int32_t a, int32_t b) {
-}
-
-static void xdg_output_done(void *data, struct zxdg_output_v1 *x) {
-}
-
-static void xdg_output_description(void *data, struct zxdg_output_v1 *x, const char *description) {
-}
-
-static const struct zxdg_output_v1_listener xdg_output_listener = {
-        .logical_position = xdg_output_position,
-        .logical_size = xdg_output_position,
-        .done = xdg_output_done,
-        .name = xdg_output_name,
-        .description = xdg_output_description,
-};
-
-static void presentation_clock(void *data, struct wp_presentation *presentation, uint32_t clock_id) {
-        Probe *p = data;
-
-        p->run->clock_id = (clockid_t) clock_id;
-        p->have_clock = true;
-}
-
-static const struct wp_presentation_listener presentation_listener = {
-        .clock_id = presentation_clock,
-};
-
-static void wm_base_ping(void *data, struct xdg_wm_base *wm_base, uint32_t serial) {
-        xdg_wm_base_pong(wm_base, serial);
-}
-
-static const struct xdg_wm_base_listener wm_base_listener = {
-        .ping = wm_base_ping,
-};
-
-static void global(void *data, struct wl_registry *registry, uint32_t name, const char *interface,
-                   uint32_t version) {
-        Probe *p = data;
-
-        if (strcmp(interface, wl_compositor_interface.name) == 0 && !p->compositor)
-                p->compositor = wl_registry_bind(registry, name, &wl_compositor_interface, 4);
-        else if (strcmp(interface, wl_shm_interface.name) == 0 && !p->shm)
-                p->shm = wl_registry_bind(registry, name, &wl_shm_interface, 1);
-        else if (strcmp(interface, xdg_wm_base_interface.name) == 0 && !p->wm_base) {
-                p->wm_base = wl_registry_bind(registry, name, &xdg_wm_base_interface, 1);
-                xdg_wm_base_add_listener(p->wm_base, &wm_base_listener, p);
-        } else if (strcmp(interface, wp_presentation_interface.name) == 0 && !p->presentation) {
-                p->presentation = wl_registry_bind(registry, name, &wp_presentation_interface, 1);
-                wp_presentation_add_listener(p->presentation, &presentation_listener, p);
-        } else if (strcmp(interface, zxdg_output_manager_v1_interface.name) == 0 && version >= 2 &&
-                   !p->output_manager)
-                p->output_manager = wl_registry_bind(registry, name, &zxdg_output_manager_v1_interface, 2);
-        else if (strcmp(interface, wl_output_interface.name) == 0 && version >= 2 &&
-                 p->n_outputs < sizeof(p->outputs) / sizeof(p->outputs[0])) {
-                Output *out = &p->outputs[p->n_outputs];
-
-                *out = (Output) {
-                        .probe = p,
-                        .output = wl_registry_bind(registry, name, &wl_output_interface, 2),
-                        .info = &p->run->outputs[p->n_outputs],
-                };
-                snprintf(out->info->name, sizeof(out->info->name), "wl_output-%" PRIu32, name);
-                wl_output_add_listener(out->output, &output_listener, out);
-                p->n_outputs++;
-                p->run->n_outputs = p->n_outputs;
-        }
-}
-
-static void global_remove(void *data, struct wl_registry *registry, uint32_t name) {
-}
-
-static const struct wl_registry_listener registry_listener = {
-        .global = global,
-        .global_remove = global_remove,
-};
 
 static void xdg_surface_configure(void *data, struct xdg_surface *xdg_surface, uint32_t serial) {
         Probe *p = data;
@@ -331,10 +143,6 @@ static int dispatch_until(Probe *p, int64_t deadline_ns) {
         return 0;
 }
 
-static int roundtrip(Probe *p) {
-        return wl_display_roundtrip(p->display) < 0 ? -ECONNRESET : 0;
-}
-
 static int buffers_new(Probe *p) {
         size_t size = (size_t) STRIDE * HEIGHT * N_BUFFERS;
         struct wl_shm_pool *pool;
@@ -431,60 +239,7 @@ static void probe_destroy(Probe *p) {
                 xdg_surface_destroy(p->xdg_surface);
         if (p->surface)
                 wl_surface_destroy(p->surface);
-        for (size_t i = 0; i < p->n_outputs; i++) {
-                if (p->outputs[i].xdg_output)
-                        zxdg_output_v1_destroy(p->outputs[i].xdg_output);
-                wl_output_destroy(p->outputs[i].output);
-        }
-        if (p->output_manager)
-                zxdg_output_manager_v1_destroy(p->output_manager);
-        if (p->presentation)
-                wp_presentation_destroy(p->presentation);
-        if (p->wm_base)
-                xdg_wm_base_destroy(p->wm_base);
-        if (p->shm)
-                wl_shm_destroy(p->shm);
-        if (p->compositor)
-                wl_compositor_destroy(p->compositor);
-        if (p->registry)
-                wl_registry_destroy(p->registry);
-        if (p->display)
-                wl_display_disconnect(p->display);
-}
-
-/* The globals, the outputs' names, the presentation clock. */
-static int setup(Probe *p, const WaylandProbeOptions *o, char *message, size_t size) {
-        const char *name = getenv("WAYLAND_DISPLAY");
-        int r;
-
-        snprintf(p->run->display, sizeof(p->run->display), "%s", name && *name ? name : "wayland-0");
-        p->display = wl_display_connect(NULL);
-        if (!p->display)
-                return fail(message, size, -ENXIO, "cannot connect to the Wayland compositor '%s': %m",
-                            p->run->display);
-        p->registry = wl_display_get_registry(p->display);
-        wl_registry_add_listener(p->registry, &registry_listener, p);
-        /* The globals, then what binding them announced (clock id, modes, xdg-output names). */
-        r = roundtrip(p);
-        if (r >= 0 && p->output_manager)
-                for (size_t i = 0; i < p->n_outputs; i++) {
-                        Output *out = &p->outputs[i];
-
-                        out->xdg_output = zxdg_output_manager_v1_get_xdg_output(p->output_manager, out->output);
-                        zxdg_output_v1_add_listener(out->xdg_output, &xdg_output_listener, out);
-                }
-        if (r >= 0)
-                r = roundtrip(p);
-        if (r < 0)
-                return fail(message, size, r, "the Wayland compositor '%s' closed the connection", p->run->display);
-        if (!p->compositor || !p->shm || !p->wm_base || !p->presentation)
-                return fail(message, size, -EOPNOTSUPP, "the Wayland compositor '%s' lacks %s", p->run->display,
-                            !p->compositor ? "wl_compositor" : !p->shm ? "wl_shm" :
-                            !p->wm_base ? "xdg_wm_base" : "wp_presentation (presentation-time)");
-        if (!p->have_clock)
-                return fail(message, size, -EOPNOTSUPP, "the Wayland compositor '%s' announced no presentation clock",
-                            p->run->display);
-        return 0;
+        probe_wayland_globals_destroy(p);
 }
 
 static int create_window(Probe *p, const WaylandProbeOptions *o, char *message, size_t size) {
@@ -506,7 +261,7 @@ static int create_window(Probe *p, const WaylandProbeOptions *o, char *message, 
                         len = n < 0 ? sizeof(names) : len + (size_t) n;
                 }
                 if (!fullscreen)
-                        return fail(message, size, -ENOENT, "the Wayland compositor '%s' has no output '%s' (it has: %s)",
+                        return probe_wayland_fail(message, size, -ENOENT, "the Wayland compositor '%s' has no output '%s' (it has: %s)",
                                     p->run->display, o->output, p->n_outputs ? names : "none");
                 snprintf(p->run->fullscreen_output, sizeof(p->run->fullscreen_output), "%s", o->output);
         }
@@ -524,16 +279,16 @@ static int create_window(Probe *p, const WaylandProbeOptions *o, char *message, 
         deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + o->wait_ns;
         while (!p->configured) {
                 if (clock_now_ns(CLOCK_MONOTONIC) >= deadline_ns)
-                        return fail(message, size, -ETIMEDOUT, "the Wayland compositor '%s' did not configure the "
+                        return probe_wayland_fail(message, size, -ETIMEDOUT, "the Wayland compositor '%s' did not configure the "
                                     "probe's window", p->run->display);
                 r = dispatch_until(p, deadline_ns);
                 if (r < 0)
-                        return fail(message, size, r, "the Wayland compositor '%s' closed the connection",
+                        return probe_wayland_fail(message, size, r, "the Wayland compositor '%s' closed the connection",
                                     p->run->display);
         }
         r = buffers_new(p);
         if (r < 0)
-                return fail(message, size, r, "shared memory for the frames: %s", strerror(-r));
+                return probe_wayland_fail(message, size, r, "shared memory for the frames: %s", strerror(-r));
         return 0;
 }
 
@@ -557,7 +312,7 @@ static int frames(Probe *p, const WaylandProbeOptions *o, char *message, size_t 
                                 break;
                         r = dispatch_until(p, by_callback || now_ns >= due_ns ? give_up_ns : due_ns);
                         if (r < 0)
-                                return fail(message, size, r, "the Wayland compositor '%s' closed the connection",
+                                return probe_wayland_fail(message, size, r, "the Wayland compositor '%s' closed the connection",
                                             p->run->display);
                 }
                 if (p->frame_callback) {
@@ -568,11 +323,11 @@ static int frames(Probe *p, const WaylandProbeOptions *o, char *message, size_t 
                 r = commit_frame(p, k, by_callback);
                 if (r == -EBUSY) {
                         /* Every buffer still held: the compositor does not release them. */
-                        return fail(message, size, -ETIMEDOUT, "the Wayland compositor '%s' held every buffer "
+                        return probe_wayland_fail(message, size, -ETIMEDOUT, "the Wayland compositor '%s' held every buffer "
                                     "for %.1f s", p->run->display, (double) o->wait_ns / 1e9);
                 }
                 if (r < 0)
-                        return fail(message, size, r, "the Wayland compositor '%s' closed the connection",
+                        return probe_wayland_fail(message, size, r, "the Wayland compositor '%s' closed the connection",
                                     p->run->display);
         }
         p->run->cpu_ns = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0_ns;
@@ -584,7 +339,7 @@ static int frames(Probe *p, const WaylandProbeOptions *o, char *message, size_t 
                 while (p->n_outstanding > 0 && clock_now_ns(CLOCK_MONOTONIC) < deadline_ns) {
                         r = dispatch_until(p, deadline_ns);
                         if (r < 0)
-                                return fail(message, size, r, "the Wayland compositor '%s' closed the connection",
+                                return probe_wayland_fail(message, size, r, "the Wayland compositor '%s' closed the connection",
                                             p->run->display);
                 }
         }
@@ -601,9 +356,9 @@ int probe_wayland_run(const WaylandProbeOptions *o, WaylandProbeRun *ret, char *
         if (!run.frames || !p.feedbacks) {
                 free(run.frames);
                 free(p.feedbacks);
-                return fail(message, size, -ENOMEM, "out of memory");
+                return probe_wayland_fail(message, size, -ENOMEM, "out of memory");
         }
-        r = setup(&p, o, message, size);
+        r = probe_wayland_setup(&p, message, size);
         if (r >= 0)
                 r = create_window(&p, o, message, size);
         if (r >= 0)
