@@ -24,22 +24,22 @@ static const struct {
 
 #define N_BUILTIN_CLOCKS (sizeof(builtin_clocks) / sizeof(builtin_clocks[0]))
 
-/* NULL hashes like the empty string. */
-uint32_t clock_id_fnv1a32(const char *s) {
-        uint32_t h = FNV1A32_OFFSET_BASIS;
-
-        if (!s)
-                return h;
-
+static uint32_t fnv1a32_more(uint32_t h, const char *s) {
         for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
                 h ^= *p;
                 h *= FNV1A32_PRIME;     /* uint32_t: wraps mod 2^32 by definition */
         }
-
         return h;
 }
 
-/* 0 (no clock in Perfetto) for NULL. The top bit keeps hashed ids clear of the builtin range. */
+/* NULL hashes like the empty string. */
+uint32_t clock_id_fnv1a32(const char *s) {
+        return s ? fnv1a32_more(FNV1A32_OFFSET_BASIS, s) : FNV1A32_OFFSET_BASIS;
+}
+
+/* 0 (no clock in Perfetto) for NULL. Perfetto recommends a global id hashed from a fully
+ * qualified name, so ours are "org.timeconv." + name; the top bit keeps them clear of the
+ * builtin and sequence-scoped ranges. */
 uint32_t clock_id_for_name(const char *name) {
         if (!name)
                 return 0;
@@ -48,7 +48,7 @@ uint32_t clock_id_for_name(const char *name) {
                 if (strcmp(builtin_clocks[i].name, name) == 0)
                         return builtin_clocks[i].id;
 
-        return clock_id_fnv1a32(name) | UINT32_C(0x80000000);
+        return fnv1a32_more(fnv1a32_more(FNV1A32_OFFSET_BASIS, CLOCK_ID_NAMESPACE), name) | UINT32_C(0x80000000);
 }
 
 const char *clock_id_builtin_name(uint32_t id) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* Perfetto clock ids: the builtin ids for the POSIX clocks, FNV-1a(name) | 0x80000000 else. */
+/* Perfetto clock ids: the builtin ids for the POSIX clocks, FNV-1a("org.timeconv." + name) |
+ * 0x80000000 else (32-bit FNV-1a). */
 
 #include <stdint.h>
 
@@ -13,6 +14,8 @@ enum {
         CLOCK_ID_MONOTONIC_RAW = 5,
         CLOCK_ID_BOOTTIME = 6,
 };
+
+#define CLOCK_ID_NAMESPACE "org.timeconv."
 
 uint32_t clock_id_fnv1a32(const char *s);
 uint32_t clock_id_for_name(const char *name);

@@ -18,7 +18,8 @@
 #define IN_TEXT_MAX 32
 
 typedef struct Convert {
-        const struct timeconv_snapshots *snapshots;     /* offline, or */
+        const struct timeconv_snapshots *snapshots;     /* offline (names resolved in pair), or */
+        struct timeconv_snapshots_pair pair;
         struct timeconv *tc;                            /* live */
         const char *from, *to;
         int mode;
@@ -181,7 +182,7 @@ static void convert_one(Convert *c, const char *in, size_t in_size, bool too_lon
                      uncertainty_ns);
                 return;
         }
-        r = timeconv_snapshots_convert(c->snapshots, c->mode, c->from, c->to, value, &out, &uncertainty_ns);
+        r = timeconv_snapshots_pair_convert(&c->pair, value, &out, &uncertainty_ns);
         emit(c, in, in_size, r < 0 ? timeconv_strerror(r) : NULL, cli_exit_status(r), out, uncertainty_ns);
 }
 
@@ -224,6 +225,12 @@ static int load_snapshots(const char *file, Convert *c, struct timeconv_snapshot
                         fprintf(stderr, "timeconv: %s: %s\n", file, error.message);
                 return r == -EBADMSG ? EXIT_DATAERR : EXIT_NOINPUT;
         }
+        if (timeconv_snapshots_count_domains(*ret) == 0) {
+                /* {"snapshots": []}: nothing to list after "they have:". */
+                fprintf(stderr, "timeconv: %s: the file has no snapshots\n", file);
+                *ret = timeconv_snapshots_free(*ret);
+                return EXIT_DATAERR;
+        }
         for (const char *const *d = (const char *const[]) { c->from, c->to, NULL }; *d; d++)
                 if (!has_domain(*ret, *d)) {
                         fprintf(stderr, "timeconv: %s: no domain '%s' in the snapshots; they have:", file, *d);
@@ -234,6 +241,13 @@ static int load_snapshots(const char *file, Convert *c, struct timeconv_snapshot
                         *ret = timeconv_snapshots_free(*ret);
                         return EXIT_DATAERR;
                 }
+        /* Resolved once: a value then costs its conversion, not two name lookups. */
+        r = timeconv_snapshots_pair(*ret, c->mode, c->from, c->to, &c->pair);
+        if (r < 0) {
+                fprintf(stderr, "timeconv: %s: %s\n", file, timeconv_strerror(r));
+                *ret = timeconv_snapshots_free(*ret);
+                return EXIT_DATAERR;
+        }
         return 0;
 }
 
@@ -247,7 +261,9 @@ static int run(Convert *c, int argc, char **argv) {
         else
                 r = convert_stdin(c);
         flush_batch(c);
-        status = c->fatal ? c->fatal : r < 0 ? EXIT_IOERR : c->status;
+        /* Input that cannot be read (a directory, an I/O error) is 66, as for a file: 74 is
+         * for what we write. */
+        status = c->fatal ? c->fatal : r < 0 ? EXIT_NOINPUT : c->status;
         if (cli_out_flush(&c->out) < 0) {
                 fprintf(stderr, "timeconv: cannot write: %s\n", strerror(-c->out.error));
                 status = EXIT_IOERR;
@@ -255,6 +271,29 @@ static int run(Convert *c, int argc, char **argv) {
         if (c->unavailable && !c->fatal)
                 fputs("timeconv: timeconvd is not available\n", stderr);
         return status;
+}
+
+/* The first argument before "--" that getopt would take for an option but is a negative number
+ * ("-5"), skipping the values of the options that take one; NULL if none. */
+static const char *negative_value(int argc, char **argv) {
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+
+                if (strcmp(a, "--") == 0)
+                        return NULL;
+                if (a[0] == '-' && a[1] >= '0' && a[1] <= '9')
+                        return a;
+                if (a[0] == '-' && a[1] == '-')
+                        i += !strchr(a, '=') && (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 ||
+                                                 strcmp(a, "--snapshots") == 0 || strcmp(a, "--mode") == 0);
+                else if (a[0] == '-' && a[1]) {
+                        /* A cluster ("-jf A"): an option that takes a value ends it. */
+                        size_t k = strcspn(a + 1, "ftsm");
+
+                        i += a[1 + k] && !a[2 + k];
+                }
+        }
+        return NULL;
 }
 
 int cli_cmd_convert(int argc, char **argv) {
@@ -273,6 +312,12 @@ int cli_cmd_convert(int argc, char **argv) {
         Convert *c;
         int opt, r;
 
+        if (negative_value(argc, argv)) {
+                fprintf(stderr, "timeconv: '%s' reads as an option: put negative values after '--' "
+                        "(timeconv convert --from A --to B -- %s)\nTry 'timeconv convert --help'.\n",
+                        negative_value(argc, argv), negative_value(argc, argv));
+                return EXIT_USAGE;
+        }
         c = calloc(1, sizeof(*c));      /* the batch and output buffers: too large for the stack */
         if (!c) {
                 fputs("timeconv: out of memory\n", stderr);

@@ -184,14 +184,15 @@ int probe_wayland_setup(Probe *p, char *message, size_t size) {
         if (r >= 0)
                 r = roundtrip(p);
         if (r < 0)
-                return probe_wayland_fail(message, size, r, "the Wayland compositor '%s' closed the connection", p->run->display);
+                return probe_wayland_fail(message, size, r, "the Wayland compositor '%s' closed the connection",
+                                          p->run->display);
         if (!p->compositor || !p->shm || !p->wm_base || !p->presentation)
-                return probe_wayland_fail(message, size, -EOPNOTSUPP, "the Wayland compositor '%s' lacks %s", p->run->display,
-                            !p->compositor ? "wl_compositor" : !p->shm ? "wl_shm" :
-                            !p->wm_base ? "xdg_wm_base" : "wp_presentation (presentation-time)");
+                return probe_wayland_fail(message, size, -EOPNOTSUPP, "the Wayland compositor '%s' lacks %s",
+                                          p->run->display, !p->compositor ? "wl_compositor" : !p->shm ? "wl_shm" :
+                                          !p->wm_base ? "xdg_wm_base" : "wp_presentation (presentation-time)");
         if (!p->have_clock)
-                return probe_wayland_fail(message, size, -EOPNOTSUPP, "the Wayland compositor '%s' announced no presentation clock",
-                            p->run->display);
+                return probe_wayland_fail(message, size, -EOPNOTSUPP, "the Wayland compositor '%s' announced no "
+                                          "presentation clock", p->run->display);
         return 0;
 }
 

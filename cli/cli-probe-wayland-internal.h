@@ -55,6 +55,10 @@ struct Probe {
         void *pool_memory;
         Feedback *feedbacks;
         size_t n_outstanding;           /* feedbacks not answered yet */
+        size_t n_answered;              /* feedbacks that came */
+        size_t oldest_pending;          /* the first frame whose feedback has not come (or n_frames) */
+        int64_t last_answer_ns;         /* CLOCK_MONOTONIC: the last frame callback or feedback, 0 none */
+        const WaylandProbeOptions *o;
         WaylandProbeRun *run;
 };
 

@@ -40,18 +40,47 @@ static void optional(FILE *f, const char *key, bool known, int64_t v) {
                 fprintf(f, ",\"%s\":null", key);
 }
 
-/* The row of one frame; its presented time converted (domain: the compositor's clock's). */
-static int record(struct timeconv *tc, const WaylandProbeRun *run, const char *domain, const WaylandFrame *f,
-                  FILE *out) {
-        bool presented = f->state == WAYLAND_FRAME_PRESENTED && f->presented_ns > 0;
-        int64_t mono_ns = 0, unc_ns = 0;
-        int r;
+/* What converts the presented times as their feedback comes (WaylandProbeOptions.on_feedback). */
+typedef struct Converter {
+        struct timeconv *tc;
+        unsigned n_frames;
+        bool said;                      /* the first feedback was said */
+} Converter;
 
-        if (presented) {
-                r = timeconv_convert(tc, domain, "monotonic", f->presented_ns, &mono_ns, &unc_ns);
-                if (r < 0)
-                        return r;
+static bool convert(struct timeconv *tc, const char *domain, WaylandFrame *f) {
+        int64_t mono_ns, unc_ns;
+
+        if (!domain || timeconv_convert(tc, domain, "monotonic", f->presented_ns, &mono_ns, &unc_ns) < 0)
+                return false;
+        f->presented_mono_ns = mono_ns;
+        f->presented_uncertainty_ns = unc_ns;
+        f->converted = true;
+        return true;
+}
+
+/* Each presented time is converted as it comes, while the run lasts: as the X probe does, so
+ * that a daemon that goes on meanwhile is asked about times it still holds. */
+static void on_feedback(void *userdata, const WaylandProbeRun *run, WaylandFrame *f) {
+        Converter *c = userdata;
+
+        if (f->state == WAYLAND_FRAME_PRESENTED && f->presented_ns > 0)
+                (void) convert(c->tc, probe_wayland_clock_domain(run->clock_id), f);
+        if (!c->said) {
+                /* The same line as on X, for scripts and tests to wait for: the compositor answers. */
+                fprintf(stderr, "timeconv: the compositor draws the probe's frames; measuring %u\n", c->n_frames);
+                c->said = true;
         }
+}
+
+/* The row of one frame; its presented time converted (domain: the compositor's clock's), or
+ * when timeconvd could not convert it, only as sent (presented_raw_ns). *ret_raw: written
+ * unconverted. */
+static int record(struct timeconv *tc, const WaylandProbeRun *run, const char *domain, WaylandFrame *f, FILE *out,
+                  bool *ret_raw) {
+        bool presented = f->state == WAYLAND_FRAME_PRESENTED && f->presented_ns > 0;
+        bool converted = presented && (f->converted || convert(tc, domain, f));
+
+        *ret_raw = presented && !converted;
         fprintf(out, "{\"surface\":%" PRIu32 ",\"counter\":%zu,\"begin_ns\":%" PRId64 ",\"commit_ns\":%" PRId64
                 ",\"output\":", run->surface, (size_t) (f - run->frames), f->begin_ns, f->commit_ns);
         if (presented && *f->output)
@@ -60,8 +89,8 @@ static int record(struct timeconv *tc, const WaylandProbeRun *run, const char *d
                 fputs("null", out);
         fprintf(out, ",\"presented_clock\":%d", (int) run->clock_id);
         optional(out, "presented_raw_ns", presented, f->presented_ns);
-        optional(out, "presented_ns", presented, mono_ns);
-        optional(out, "presented_uncertainty_ns", presented, unc_ns);
+        optional(out, "presented_ns", converted, f->presented_mono_ns);
+        optional(out, "presented_uncertainty_ns", converted, f->presented_uncertainty_ns);
         optional(out, "refresh_interval_ns", presented && f->refresh_ns > 0, f->refresh_ns);
         optional(out, "seq", presented, (int64_t) (f->seq & INT64_MAX));
         optional(out, "presentation_flags", presented, f->flags);
@@ -71,27 +100,34 @@ static int record(struct timeconv *tc, const WaylandProbeRun *run, const char *d
         return ferror(out) ? -ENOMEM : 0;
 }
 
-static int write_log(struct timeconv *tc, const WaylandProbeRun *run, const char *domain, const char *log_path,
-                     char **ret_text, size_t *ret_size) {
+/* The frame log as text, and to log (opened before the frames) when given. *ret_raw: how many
+ * presented frames timeconvd could not convert. */
+static int write_log(struct timeconv *tc, WaylandProbeRun *run, const char *domain, FILE *log, char **ret_text,
+                     size_t *ret_size, size_t *ret_raw) {
         char *text = NULL;
-        size_t size = 0;
+        size_t size = 0, n_raw = 0;
         FILE *mem = open_memstream(&text, &size);
         int r = 0;
 
         if (!mem)
                 return -ENOMEM;
-        for (size_t i = 0; i < run->n_frames && r >= 0; i++)
-                r = record(tc, run, domain, &run->frames[i], mem);
+        for (size_t i = 0; i < run->n_frames && r >= 0; i++) {
+                bool raw;
+
+                r = record(tc, run, domain, &run->frames[i], mem, &raw);
+                n_raw += raw;
+        }
         if (fclose(mem) != 0 && r >= 0)
                 r = -ENOMEM;
-        if (r >= 0 && log_path)
-                r = cli_probe_write_file(log_path, text, size);
+        if (r >= 0 && log)
+                r = cli_probe_write_log(log, text, size);
         if (r < 0) {
                 free(text);
                 return r;
         }
         *ret_text = text;
         *ret_size = size;
+        *ret_raw = n_raw;
         return 0;
 }
 
@@ -125,6 +161,8 @@ static void header_text(const Header *h, double cpu_percent) {
                 puts("probe CPU       n/a");
         else
                 printf("probe CPU       %.2f %% of one core\n", cpu_percent);
+        if (run->stopped < 0)
+                printf("stopped         %s\n", run->stop_message);
 }
 
 static void header_json(const Header *h, double cpu_percent) {
@@ -158,6 +196,11 @@ static void header_json(const Header *h, double cpu_percent) {
                 fputs("null", stdout);
         else
                 printf("%.3f", cpu_percent);
+        fputs(",\"stopped\":", stdout);
+        if (run->stopped < 0)
+                json_string(stdout, run->stop_message);
+        else
+                fputs("null", stdout);
         fputs("},\"report\":", stdout);
 }
 
@@ -168,15 +211,19 @@ static void header(const void *userdata, bool json, double cpu_percent) {
                 header_text(userdata, cpu_percent);
 }
 
-int cli_probe_wayland(struct timeconv *tc, const WaylandProbeOptions *o, const char *log_path, bool json,
-                      const char *plot) {
+int cli_probe_wayland(struct timeconv *tc, const WaylandProbeOptions *options, FILE *log, const char *log_path,
+                      bool json, const char *plot) {
+        WaylandProbeOptions o = *options;
         WaylandProbeRun run = {};
+        Converter converter = { .tc = tc, .n_frames = o.n_frames };
         char message[512] = "", *text = NULL;
         const char *domain;
-        size_t size = 0;
+        size_t size = 0, n_raw = 0;
         int r, status;
 
-        r = probe_wayland_run(o, &run, message, sizeof(message));
+        o.on_feedback = on_feedback;
+        o.userdata = &converter;
+        r = probe_wayland_run(&o, &run, message, sizeof(message));
         if (r < 0) {
                 fprintf(stderr, "timeconv: %s\n", message);
                 return r == -ENOMEM ? EXIT_FAILURE : EXIT_UNAVAILABLE;
@@ -188,18 +235,19 @@ int cli_probe_wayland(struct timeconv *tc, const WaylandProbeOptions *o, const c
                 probe_wayland_run_done(&run);
                 return EXIT_UNAVAILABLE;
         }
-        r = write_log(tc, &run, domain, log_path, &text, &size);
+        r = write_log(tc, &run, domain, log, &text, &size, &n_raw);
         if (r < 0) {
-                if (cli_unavailable(r) || r == -ENODEV || r == -ENOENT)
-                        fprintf(stderr, "timeconv: converting the compositor's %s times to monotonic needs "
-                                "timeconvd: %s\n", domain, timeconv_strerror(r));
-                else
-                        fprintf(stderr, "timeconv: %s: %s\n", log_path ? log_path : "the frame log",
-                                r < -1 && r > -4096 ? strerror(-r) : timeconv_strerror(r));
-                status = cli_unavailable(r) || r == -ENODEV || r == -ENOENT ? EXIT_UNAVAILABLE : EXIT_IOERR;
-        } else
+                fprintf(stderr, "timeconv: %s: %s\n", log_path ? log_path : "the frame log", strerror(-r));
+                status = r == -ENOMEM ? EXIT_FAILURE : EXIT_IOERR;
+        } else {
                 status = cli_probe_summary(text, size, json, plot, run.cpu_ns, run.wall_ns, header,
-                                           &(Header) { o, &run, domain });
+                                           &(Header) { &o, &run, domain });
+                if (n_raw > 0)
+                        fprintf(stderr, "timeconv: timeconvd could not convert the %s times of %zu presented frames; "
+                                "%s has them as they came (presented_raw_ns), not as presented times\n", domain,
+                                n_raw, log_path ? log_path : "the frame log");
+                status = cli_probe_stopped(status, run.stopped, run.stop_message, log_path, n_raw);
+        }
         free(text);
         probe_wayland_run_done(&run);
         return status;

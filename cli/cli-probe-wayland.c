@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,7 @@ static void frame_done(void *data, struct wl_callback *callback, uint32_t time_m
 
         wl_callback_destroy(callback);
         p->frame_callback = NULL;
+        p->last_answer_ns = clock_now_ns(CLOCK_MONOTONIC);
 }
 
 static const struct wl_callback_listener frame_listener = {
@@ -74,11 +76,17 @@ static const struct wl_callback_listener frame_listener = {
 };
 
 static void feedback_finish(Feedback *f, WaylandFrameState state) {
+        Probe *p = f->probe;
+
         f->frame->state = state;
         f->frame->feedback_received_ns = clock_now_ns(CLOCK_MONOTONIC);
         wp_presentation_feedback_destroy(f->feedback);
         f->feedback = NULL;
-        f->probe->n_outstanding--;
+        p->n_outstanding--;
+        p->n_answered++;
+        p->last_answer_ns = f->frame->feedback_received_ns;
+        if (p->o->on_feedback)
+                p->o->on_feedback(p->o->userdata, p->run, f->frame);
 }
 
 static void feedback_sync_output(void *data, struct wp_presentation_feedback *feedback, struct wl_output *output) {
@@ -261,8 +269,9 @@ static int create_window(Probe *p, const WaylandProbeOptions *o, char *message, 
                         len = n < 0 ? sizeof(names) : len + (size_t) n;
                 }
                 if (!fullscreen)
-                        return probe_wayland_fail(message, size, -ENOENT, "the Wayland compositor '%s' has no output '%s' (it has: %s)",
-                                    p->run->display, o->output, p->n_outputs ? names : "none");
+                        return probe_wayland_fail(message, size, -ENOENT, "the Wayland compositor '%s' has no output "
+                                                  "'%s' (it has: %s)", p->run->display, o->output,
+                                                  p->n_outputs ? names : "none");
                 snprintf(p->run->fullscreen_output, sizeof(p->run->fullscreen_output), "%s", o->output);
         }
         p->surface = wl_compositor_create_surface(p->compositor);
@@ -279,8 +288,8 @@ static int create_window(Probe *p, const WaylandProbeOptions *o, char *message, 
         deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + o->wait_ns;
         while (!p->configured) {
                 if (clock_now_ns(CLOCK_MONOTONIC) >= deadline_ns)
-                        return probe_wayland_fail(message, size, -ETIMEDOUT, "the Wayland compositor '%s' did not configure the "
-                                    "probe's window", p->run->display);
+                        return probe_wayland_fail(message, size, -ETIMEDOUT, "the Wayland compositor '%s' did not "
+                                                  "configure the probe's window", p->run->display);
                 r = dispatch_until(p, deadline_ns);
                 if (r < 0)
                         return probe_wayland_fail(message, size, r, "the Wayland compositor '%s' closed the connection",
@@ -292,14 +301,64 @@ static int create_window(Probe *p, const WaylandProbeOptions *o, char *message, 
         return 0;
 }
 
+/* Ends the frames early: what was measured stays (run->stopped says why). */
+static void stop(Probe *p, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void stop(Probe *p, int r, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(p->run->stop_message, sizeof(p->run->stop_message), fmt, ap);
+        va_end(ap);
+        p->run->stopped = r;
+}
+
+/* Since when the compositor has been silent on frames that wait for it (a frame callback or a
+ * feedback); INT64_MAX when none waits. From the later of its last answer and the commit of the
+ * first frame still waiting: a frame does not wait before it is committed. */
+static int64_t silent_since_ns(Probe *p) {
+        WaylandProbeRun *run = p->run;
+        int64_t since_ns;
+
+        while (p->oldest_pending < run->n_frames && run->frames[p->oldest_pending].state != WAYLAND_FRAME_PENDING)
+                p->oldest_pending++;
+        if (p->oldest_pending < run->n_frames)
+                since_ns = run->frames[p->oldest_pending].commit_ns;
+        else if (p->frame_callback && run->n_frames > 0)
+                since_ns = run->frames[run->n_frames - 1].commit_ns;
+        else
+                return INT64_MAX;
+        return since_ns > p->last_answer_ns ? since_ns : p->last_answer_ns;
+}
+
+static void stop_silent(Probe *p, const WaylandProbeOptions *o, int64_t silence_ns) {
+        if (p->n_answered == 0 && !p->last_answer_ns)
+                stop(p, -ETIME, "the Wayland compositor '%s' answered none of the probe's first %zu frames (no frame "
+                     "callback, no presentation feedback in %.1f s)", p->run->display, p->run->n_frames,
+                     (double) silence_ns / 1e9);
+        else
+                stop(p, -ETIME, "the Wayland compositor '%s' stopped answering the probe's frames (no frame callback, "
+                     "no presentation feedback for %.1f s) since frame %zu of %u", p->run->display,
+                     (double) silence_ns / 1e9, p->oldest_pending + 1, o->n_frames);
+}
+
+static void stop_gone(Probe *p, const WaylandProbeOptions *o, int r) {
+        stop(p, r == -ENOMEM ? -ENOMEM : -ECONNRESET, "the Wayland compositor '%s' closed the connection (%s) after "
+             "%zu of %u frames", p->run->display, strerror(-r), p->run->n_frames, o->n_frames);
+}
+
 /* Commits the frames at their pace. A frame callback or a buffer that does not come within
- * the wait does not stop the run: the frame is committed late, and its times say so. */
-static int frames(Probe *p, const WaylandProbeOptions *o, char *message, size_t size) {
+ * the wait does not stop the run: the frame is committed late, and its times say so. A
+ * compositor that goes away, goes silent for the silence limit (the wait, or 8 frame periods
+ * under a rate when longer) or closes the window ends the frames there, keeping them. */
+static void frames(Probe *p, const WaylandProbeOptions *o) {
         bool by_callback = !(o->rate_hz > 0);
+        int64_t silence_ns = o->wait_ns;
         int64_t t0_ns = clock_now_ns(CLOCK_MONOTONIC), cpu0_ns = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID);
         int r;
 
-        for (size_t k = 0; k < o->n_frames && !p->closed; k++) {
+        if (!by_callback && 8e9 / o->rate_hz > (double) silence_ns)
+                silence_ns = (int64_t) (8e9 / o->rate_hz);
+        for (size_t k = 0; k < o->n_frames && !p->closed && !p->run->stopped; k++) {
                 int64_t due_ns = by_callback ? clock_now_ns(CLOCK_MONOTONIC) + o->wait_ns :
                         t0_ns + (int64_t) ((double) k * 1e9 / o->rate_hz);
                 int64_t give_up_ns = by_callback ? due_ns : due_ns + o->wait_ns;
@@ -307,48 +366,66 @@ static int frames(Probe *p, const WaylandProbeOptions *o, char *message, size_t 
                 for (;;) {
                         int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
                         bool ready = free_buffer(p) && (by_callback ? !p->frame_callback : now_ns >= due_ns);
+                        int64_t since_ns = silent_since_ns(p), deadline_ns;
 
+                        if (since_ns != INT64_MAX && now_ns - since_ns >= silence_ns) {
+                                stop_silent(p, o, silence_ns);
+                                break;
+                        }
                         if (ready || now_ns >= give_up_ns)
                                 break;
-                        r = dispatch_until(p, by_callback || now_ns >= due_ns ? give_up_ns : due_ns);
-                        if (r < 0)
-                                return probe_wayland_fail(message, size, r, "the Wayland compositor '%s' closed the connection",
-                                            p->run->display);
+                        deadline_ns = by_callback || now_ns >= due_ns ? give_up_ns : due_ns;
+                        if (since_ns != INT64_MAX && since_ns + silence_ns < deadline_ns)
+                                deadline_ns = since_ns + silence_ns;
+                        r = dispatch_until(p, deadline_ns);
+                        if (r < 0) {
+                                stop_gone(p, o, r);
+                                break;
+                        }
                 }
+                if (p->run->stopped)
+                        break;
                 if (p->frame_callback) {
                         /* Not called back in time: a new callback for the next frame. */
                         wl_callback_destroy(p->frame_callback);
                         p->frame_callback = NULL;
                 }
                 r = commit_frame(p, k, by_callback);
-                if (r == -EBUSY) {
+                if (r == -EBUSY)
                         /* Every buffer still held: the compositor does not release them. */
-                        return probe_wayland_fail(message, size, -ETIMEDOUT, "the Wayland compositor '%s' held every buffer "
-                                    "for %.1f s", p->run->display, (double) o->wait_ns / 1e9);
-                }
-                if (r < 0)
-                        return probe_wayland_fail(message, size, r, "the Wayland compositor '%s' closed the connection",
-                                    p->run->display);
+                        stop(p, -ETIME, "the Wayland compositor '%s' held every buffer for %.1f s after %zu of %u "
+                             "frames", p->run->display, (double) o->wait_ns / 1e9, p->run->n_frames, o->n_frames);
+                else if (r < 0)
+                        stop_gone(p, o, r);
         }
         p->run->cpu_ns = clock_now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0_ns;
         p->run->wall_ns = clock_now_ns(CLOCK_MONOTONIC) - t0_ns;
+        if (p->run->stopped)
+                return;
+        if (p->closed && p->run->n_frames < o->n_frames) {
+                stop(p, -ESHUTDOWN, "the Wayland compositor '%s' closed the probe's window after %zu of %u frames",
+                     p->run->display, p->run->n_frames, o->n_frames);
+                return;
+        }
         /* The last frames' feedback; what does not come in the wait stays pending. */
         {
                 int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + o->wait_ns;
 
                 while (p->n_outstanding > 0 && clock_now_ns(CLOCK_MONOTONIC) < deadline_ns) {
                         r = dispatch_until(p, deadline_ns);
-                        if (r < 0)
-                                return probe_wayland_fail(message, size, r, "the Wayland compositor '%s' closed the connection",
-                                            p->run->display);
+                        if (r < 0) {
+                                stop(p, r == -ENOMEM ? -ENOMEM : -ECONNRESET, "the Wayland compositor '%s' closed the "
+                                     "connection (%s) while %zu frames waited for their feedback", p->run->display,
+                                     strerror(-r), p->n_outstanding);
+                                return;
+                        }
                 }
         }
-        return 0;
 }
 
 int probe_wayland_run(const WaylandProbeOptions *o, WaylandProbeRun *ret, char *message, size_t size) {
         WaylandProbeRun run = {};
-        Probe p = { .run = &run };
+        Probe p = { .run = &run, .o = o };
         int r;
 
         run.frames = calloc(o->n_frames, sizeof(WaylandFrame));
@@ -362,7 +439,7 @@ int probe_wayland_run(const WaylandProbeOptions *o, WaylandProbeRun *ret, char *
         if (r >= 0)
                 r = create_window(&p, o, message, size);
         if (r >= 0)
-                r = frames(&p, o, message, size);
+                frames(&p, o);
         probe_destroy(&p);
         if (r < 0) {
                 free(run.frames);

@@ -44,8 +44,21 @@ static void scheduler_emit_discontinuity(Scheduler *s, size_t index, int64_t ste
 
 static void scheduler_watch(Scheduler *s, size_t index);
 
+/* In the words ListDomains gives as the reason ("cannot connect to the X server on :3"), so that
+ * the log and the bus tell one story; the errno only when the source gave none. */
+static void log_unavailable(Scheduler *s, size_t index, int error) {
+        const char *name = core_domain_name(s->core, index);
+        DomainStatus status;
+
+        if (core_domain_status(s->core, index, &status) >= 0 && status.unavailable_reason &&
+            status.unavailable_reason[0])
+                log_warning(s->log, "domain '%s' is unavailable: %s", name, status.unavailable_reason);
+        else
+                log_warning_errno(s->log, error, "domain '%s' is unavailable: %m", name);
+}
+
 static void scheduler_on_lost(Scheduler *s, size_t index, int error) {
-        log_warning_errno(s->log, error, "domain '%s' is unavailable: %m", core_domain_name(s->core, index));
+        log_unavailable(s, index, error);
         scheduler_publish(s);
         core_emit_domains_changed(s->core, s->bus_api);
 }
@@ -99,7 +112,7 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
         scheduler_watch(s, index);
         if (was_available != core_domain_available(s->core, index)) {
                 if (r < 0)
-                        log_warning_errno(s->log, r, "domain '%s' is unavailable: %m", name);
+                        log_unavailable(s, index, r);
                 else
                         log_notice(s->log, "domain '%s' is available again", name);
                 core_emit_domains_changed(s->core, s->bus_api);
@@ -111,8 +124,13 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
 
         switch (burst.verdict) {
         case ESTIMATOR_STEP:
-                log_notice(s->log, "discontinuity: '%s' stepped by %+" PRId64 " ns; a new segment starts",
-                           name, burst.step_ns);
+                /* Named as the Discontinuity signal names it: a restart is not a step. */
+                if (burst.restarted)
+                        log_notice(s->log, "discontinuity: '%s' restarted (its clock moved by %+" PRId64 " ns); a new "
+                                   "segment starts", name, burst.step_ns);
+                else
+                        log_notice(s->log, "discontinuity: '%s' stepped by %+" PRId64 " ns; a new segment starts",
+                                   name, burst.step_ns);
                 /* The new segment goes to the table first: a client that converts as soon as
                  * it hears of the step must not get the old model from its fast path. */
                 scheduler_publish(s);

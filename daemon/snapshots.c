@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,28 @@ const SnapshotEntry *snapshot_ring_get(const SnapshotRing *ring, size_t i) {
         return &ring->entries[(ring->head + i) % ring->capacity];
 }
 
+/* Node i's rate against the hub and its bound, in ppb, from its model (the hub's is 0, 0); the
+ * bound covers the rounding of the rate to whole ppb. UINT32_MAX for none that fits. */
+static void snapshot_rate(const ClockGraph *g, size_t i, int32_t *ret_ppb, uint32_t *ret_unc_ppb) {
+        double ppb, unc_ppb;
+        Model m;
+
+        *ret_ppb = 0;
+        *ret_unc_ppb = UINT32_MAX;
+        if (i == g->hub) {
+                *ret_unc_ppb = 0;
+                return;
+        }
+        if (graph_model(g, i, &m) < 0)
+                return;
+        ppb = m.rate * 1e9;
+        unc_ppb = ceil(m.rate_half * 1e9) + 1;
+        if (!(fabs(ppb) < 1e8) || !(unc_ppb >= 0 && unc_ppb < 1e8))
+                return;
+        *ret_ppb = (int32_t) llround(ppb);
+        *ret_unc_ppb = (uint32_t) unc_ppb;
+}
+
 void snapshot_ring_take(SnapshotRing *ring, const ClockGraph *g, int64_t r_ns) {
         SnapshotEntry *e;
 
@@ -74,6 +97,7 @@ void snapshot_ring_take(SnapshotRing *ring, const ClockGraph *g, int64_t r_ns) {
                 e->values[i] = value;
                 e->uncertainties_ns[i] = (uint32_t) uncertainty_ns;
                 e->present |= UINT64_C(1) << i;
+                snapshot_rate(g, i, &e->rates_ppb[i], &e->rate_uncertainties_ppb[i]);
         }
 }
 
@@ -114,7 +138,9 @@ static json_t *export_domains(const ClockGraph *g, const char *const *unit_names
                                                              "unit", unit_names && unit_names[i] ? unit_names[i] :
                                                                      snapshot_unit_name(&node->unit),
                                                              "period_ns", period,
-                                                             "wrap_bits", (json_int_t) node->unit.wrap_bits,
+                                                             /* 64 for no wrap, as ListDomains says. */
+                                                             "wrap_bits", (json_int_t) (node->unit.wrap_bits == 0 ? 64 :
+                                                                                        node->unit.wrap_bits),
                                                              "truncates", node->unit.truncates)) < 0)
                         return NULL;
         }
@@ -129,9 +155,27 @@ static json_t *export_snapshot(const SnapshotEntry *e, const ClockGraph *g) {
         for (size_t i = 0; i < g->n_nodes; i++) {
                 if (!(e->present & (UINT64_C(1) << i)))
                         continue;
-                if (json_array_append_new(clocks, json_pack("{s:s, s:I, s:I}", "domain", g->nodes[i].name,
-                                                            "ts", (json_int_t) e->values[i],
-                                                            "unc_ns", (json_int_t) e->uncertainties_ns[i])) < 0)
+                int64_t value = e->values[i], unc_ns = e->uncertainties_ns[i], now_value, now_unc_ns;
+                json_t *c;
+
+                /* What the daemon knows now of that instant, where it knows it better than it did
+                 * then (a model that has seen more samples since, its history for a past segment):
+                 * an offline answer is then as tight as a live one, even about an early snapshot. */
+                if (graph_convert(g, g->hub, i, e->r_ns, e->r_ns, &now_value, &now_unc_ns) == 0 &&
+                    now_unc_ns >= 0 && now_unc_ns < unc_ns) {
+                        value = now_value;
+                        unc_ns = now_unc_ns;
+                }
+                c = json_pack("{s:s, s:I, s:I}", "domain", g->nodes[i].name, "ts", (json_int_t) value,
+                              "unc_ns", (json_int_t) unc_ns);
+
+                if (c && e->rate_uncertainties_ppb[i] != UINT32_MAX &&
+                    (json_object_set_new(c, "rate_ppb", json_integer(e->rates_ppb[i])) < 0 ||
+                     json_object_set_new(c, "rate_unc_ppb", json_integer(e->rate_uncertainties_ppb[i])) < 0)) {
+                        json_decref(c);
+                        return NULL;
+                }
+                if (json_array_append_new(clocks, c) < 0)
                         return NULL;
         }
         return json_pack("{s:O}", "clocks", clocks);

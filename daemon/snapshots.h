@@ -20,6 +20,11 @@ typedef struct SnapshotEntry {
         /* The bound of each value's conversion from r_ns (exported as "unc_ns": offline answers
          * carry it); a value uncertain by more than 2^32 ns is left out. */
         uint32_t uncertainties_ns[GRAPH_NODES_MAX];
+        /* Each value's model then: its rate against the hub minus 1 in ppb, and a bound of that
+         * (exported as "rate_ppb" and "rate_unc_ppb": offline DRIFT bounds the rate between two
+         * snapshots by them, as the live model did, instead of by 1000 ppm). UINT32_MAX: none. */
+        int32_t rates_ppb[GRAPH_NODES_MAX];
+        uint32_t rate_uncertainties_ppb[GRAPH_NODES_MAX];
 } SnapshotEntry;
 
 typedef struct SnapshotRing {

@@ -37,6 +37,17 @@ static struct timeconv_snapshots *load(const char *what, const char *json) {
         return s;
 }
 
+/* The by-pair form answers as the by-name form, error for error (an unknown name at resolution). */
+static void check_pair(const struct timeconv_snapshots *s, const Case *c, int r, int64_t got, int64_t unc) {
+        struct timeconv_snapshots_pair pair;
+        int64_t pair_got = -7, pair_unc = -7;
+        int rp = timeconv_snapshots_pair(s, c->mode, c->from, c->to, &pair);
+
+        if (rp >= 0)
+                rp = timeconv_snapshots_pair_convert(&pair, c->value, &pair_got, &pair_unc);
+        ok(rp == r && (r < 0 || (pair_got == got && pair_unc == unc)), "  by pair the same (%d)", rp);
+}
+
 static void check_cases(const char *what, const struct timeconv_snapshots *s, const Case *cases,
                         size_t n) {
         for (size_t i = 0; i < n; i++) {
@@ -51,6 +62,7 @@ static void check_cases(const char *what, const struct timeconv_snapshots *s, co
                    c->want_unc);
                 if (!pass)
                         diag("got %" PRId64 " (%d) +- %" PRId64, got, r, unc);
+                check_pair(s, c, r, got, unc);
         }
 }
 

@@ -118,6 +118,16 @@ static void check_export(const char *text, char **domains, int64_t started_ns) {
                 json_array_foreach(list, i, s)
                         bad += !json_is_string(json_object_get(s, "name")) || !json_is_string(json_object_get(s, "unit"));
                 ok(json_is_array(list) && bad == 0, "each entry of \"domains\" has a name and a unit");
+                bad = 0;
+                json_array_foreach(list, i, s) {
+                        json_t *w = json_object_get(s, "wrap_bits");
+                        const char *unit = json_string_value(json_object_get(s, "unit")) ?: "";
+
+                        bad += !json_is_integer(w) || json_integer_value(w) < 1 || json_integer_value(w) > 64 ||
+                               (strcmp(unit, "ns") == 0 && json_integer_value(w) != 64) ||
+                               strcmp(unit, "ticks") == 0 || strcmp(unit, "frames") == 0;
+                }
+                ok(bad == 0, "wrap_bits 64 for no wrap, as ListDomains (never 0); units singular (tick, frame)");
         } else
                 skip("the export has no \"domains\" list (optional)");
         json_decref(root);

@@ -19,12 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "compositor.h"
 #include "harness-proc.h"
 #include "harness.h"
+#include "probe-child.h"
 #include "tap.h"
 
 #define RUN_MS 120000
@@ -192,7 +194,11 @@ static void test_weston(void) {
         is_intf(run(&c, "frames", "--probe", "--frames", "150", "--log", log, "--json", NULL), 0,
                "weston: the probe runs (no X at all)");
         raw_offset(&lo1, &hi1);
+        ok(err && strstr(err, "timeconv: the compositor draws the probe's frames; measuring 150\n"),
+           "weston: the readiness line, as on X");
         probe = probe_json();
+        ok(probe && json_is_null(json_object_get(json_object_get(probe, "probe"), "stopped")),
+           "weston: not stopped (\"stopped\": null)");
         ok(probe && !strcmp(json_string_value(json_object_get(json_object_get(probe, "probe"), "clock")) ?: "",
                             "monotonic_raw"), "weston: presents in CLOCK_MONOTONIC_RAW");
         o = output_named(probe, "headless");
@@ -269,7 +275,8 @@ static json_t *mutter_output(const Compositor *c, const char *output, int64_t re
                 last_seq = r->seq;
                 vsync += !!(r->flags & 1);
         }
-        is_intf(identity, presented, "mutter %s: every presented time converted (the identity) within its bound", output);
+        is_intf(identity, presented, "mutter %s: every presented time converted (the identity) within its bound",
+                output);
         ok(on_output >= 100, "mutter %s: %zu of %zu frames presented on it (at least 100)", output, on_output, n);
         is_intf(other, 0, "mutter %s: refresh %.6f ms and flags hw_completion on every frame", output,
                (double) refresh_ns / 1e6);
@@ -338,10 +345,72 @@ static void test_mutter(void) {
         compositor_stop(&c, tap_failed_ > 0);
 }
 
-static void test_no_compositor(void) {
-        const Compositor none = { .env_runtime = "XDG_RUNTIME_DIR=/nonexistent", .env_display = "WAYLAND_DISPLAY=wl-none" };
+/* --log is opened before anything is measured: a log that cannot be written ends the probe
+ * there, status 74, before any frame. */
+static void test_log_first(void) {
+        Compositor c;
 
-        is_intf(run(&none, "frames", "--probe", "--frames", "10", NULL), 69, "no compositor at WAYLAND_DISPLAY: exit 69");
+        ok(compositor_start_weston(&c, h->bus_address) == 0, "weston runs (for --log)");
+        is_intf(run(&c, "frames", "--probe", "--frames", "10", "--log", "/nonexistent-dir/x.jsonl", NULL), 74,
+                "an unwritable --log: exit 74");
+        ok(err && strstr(err, "cannot write the frame log /nonexistent-dir/x.jsonl: No such file or directory"),
+           "an unwritable --log: names the file and why");
+        ok(err && !strstr(err, "measuring"), "an unwritable --log: nothing was measured");
+        compositor_stop(&c, tap_failed_ > 0);
+}
+
+/* weston killed mid-run: the probe ends there (the connection closed), prints and writes the
+ * frames measured until then, exit 69. */
+static void test_kill_weston(void) {
+        Compositor c;
+        ProbeChild child;
+        char log[128];
+        const char *argv[16];
+        size_t n = 0, presented = 0;
+        int st = -1;
+        Row *rows;
+
+        snprintf(log, sizeof(log), "%s/kill.jsonl", dir);
+        ok(compositor_start_weston(&c, h->bus_address) == 0, "weston runs (to be killed)");
+        /* 1000 frames at 60 Hz: 16 s at least, ended long before by the kill. */
+        argv[0] = "env";
+        argv[1] = c.env_runtime;
+        argv[2] = c.env_display;
+        argv[3] = timeconv;
+        argv[4] = "frames";
+        argv[5] = "--probe";
+        argv[6] = "--frames";
+        argv[7] = "1000";
+        argv[8] = "--rate";
+        argv[9] = "60";
+        argv[10] = "--log";
+        argv[11] = log;
+        argv[12] = NULL;
+        ok(probe_child_start(&child, h->bus_address, argv) == 0 &&
+           probe_child_wait_for(&child, "draws the probe's frames", 60000) == 0, "weston: the probe measures");
+        ok(proc_signal(c.pidfd, SIGKILL) == 0, "weston killed");
+        ok(probe_child_finish(&child, 60000, &st) == 0 && WIFEXITED(st), "the probe ends");
+        is_intf(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 69, "weston killed mid-run: exit 69");
+        ok(child.err && strstr(child.err, "the Wayland compositor") && strstr(child.err, "closed the connection") &&
+           strstr(child.err, "the frames measured are in"), "weston killed: says so, and where the frames are");
+        if (tap_failed_ && child.err)
+                diag("%s", child.err);
+        rows = read_log(log, &n);
+        for (size_t i = 0; rows && i < n; i++)
+                presented += rows[i].presented;
+        ok(n >= 1 && n < 1000, "weston killed: the log has the %zu frames committed before", n);
+        ok(presented >= 1, "weston killed: %zu of them presented, converted", presented);
+        free(rows);
+        probe_child_done(&child);
+        compositor_stop(&c, false);
+}
+
+static void test_no_compositor(void) {
+        const Compositor none = { .env_runtime = "XDG_RUNTIME_DIR=/nonexistent",
+                                  .env_display = "WAYLAND_DISPLAY=wl-none" };
+
+        is_intf(run(&none, "frames", "--probe", "--frames", "10", NULL), 69,
+                "no compositor at WAYLAND_DISPLAY: exit 69");
         ok(err && strstr(err, "cannot connect to the Wayland compositor 'wl-none'"), "no compositor: says so");
 }
 
@@ -356,6 +425,8 @@ int main(int argc, char **argv) {
                 bail_out("a private bus and timeconvd");
         test_no_compositor();
         test_weston();
+        test_log_first();
+        test_kill_weston();
         test_mutter();
         h = harness_free(h);
         free(out);

@@ -57,20 +57,32 @@ int xvfb_start(int display, Xvfb *ret) {
         return xvfb_start_screen(display, "64x64x24", ret);
 }
 
-int xvfb_start_screen(int display, const char *screen, Xvfb *ret) {
+/* display -1: the first free one; auth NULL: no authority file (anyone may connect). */
+static int xvfb_spawn(int display, const char *screen, const char *auth, Xvfb *ret) {
         char display_arg[16];
-        const char *argv_any[] = { "Xvfb", "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", screen, NULL };
-        const char *argv_fixed[] = { "Xvfb", display_arg, "-displayfd", "3", "-nolisten", "tcp",
-                                     "-screen", "0", screen, NULL };
-        int pipe_fd[2], pidfd, r, n = 0;
+        const char *argv[16] = { "Xvfb" };
+        int pipe_fd[2], pidfd, r, n = 0, k = 1;
         ProcSpawn s;
         pid_t pid;
 
         snprintf(display_arg, sizeof(display_arg), ":%d", display);
+        if (display >= 0)
+                argv[k++] = display_arg;
+        argv[k++] = "-displayfd";
+        argv[k++] = "3";
+        argv[k++] = "-nolisten";
+        argv[k++] = "tcp";
+        argv[k++] = "-screen";
+        argv[k++] = "0";
+        argv[k++] = screen;
+        if (auth) {
+                argv[k++] = "-auth";
+                argv[k++] = auth;
+        }
         if (pipe2(pipe_fd, O_CLOEXEC) < 0)
                 return -errno;
         s = (ProcSpawn) {
-                .argv = display < 0 ? argv_any : argv_fixed,
+                .argv = argv,
                 .stdout_fd = -1,
                 .stderr_fd = -1,
                 .fd3 = pipe_fd[1],
@@ -92,6 +104,14 @@ int xvfb_start_screen(int display, const char *screen, Xvfb *ret) {
         *ret = (Xvfb) { .pid = pid, .pidfd = pidfd, .display = n };
         snprintf(ret->name, sizeof(ret->name), ":%d", n);
         return 0;
+}
+
+int xvfb_start_screen(int display, const char *screen, Xvfb *ret) {
+        return xvfb_spawn(display, screen, NULL, ret);
+}
+
+int xvfb_start_auth(const char *auth, Xvfb *ret) {
+        return xvfb_spawn(-1, "64x64x24", auth, ret);
 }
 
 int xvfb_stop(Xvfb *x) {
