@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,15 @@ static int session_env_watch_xwayland(SessionEnv *s, pid_t pid) {
 
         if (pid == s->xwayland_pid)
                 return 0;
+        if (s->xwayland_source) {
+                /* A look at /proc (a source's attempt reads the session again) may find it gone
+                 * before its pidfd's event is dispatched: its exit is said all the same. */
+                struct pollfd p = { .fd = sd_event_source_get_io_fd(s->xwayland_source), .events = POLLIN };
+
+                if (p.fd >= 0 && poll(&p, 1, 0) > 0)
+                        log_info(s->log, "Xwayland (pid %d) on %s exited", (int) s->xwayland_pid,
+                                 s->candidate ?: "?");
+        }
         s->xwayland_source = sd_event_source_disable_unref(s->xwayland_source);
         s->xwayland_pid = 0;
         if (pid == 0)
@@ -90,7 +100,8 @@ static int session_env_publish(SessionEnv *s) {
                 return 0;
         }
         if (r == 0) {
-                if (pid == 0 && wayland && s->candidate && xwayland_display_number(s->candidate, &(unsigned) { 0 }) >= 0)
+                if (pid == 0 && wayland && s->candidate &&
+                    xwayland_display_number(s->candidate, &(unsigned) { 0 }) >= 0)
                         log_debug(s->log, "Wayland session: still no Xwayland on %s", s->candidate);
                 return 0;
         }

@@ -249,7 +249,8 @@ int main(int argc, char *argv[]) {
                                &xwayland_pid, &xwayland_pidfd);
         ok(r >= 0, "a process named Xwayland runs with %s (pid %d)", display, (int) xwayland_pid);
         r = wait_connection(&l, WAIT_MS);
-        ok(r, "with Xwayland running, the daemon connects to %s (%u connections)", display, atomic_load(&l.connections));
+        ok(r, "with Xwayland running, the daemon connects to %s (%u connections)", display,
+           atomic_load(&l.connections));
         r = x11_bus_wait_for(bus, "x11", is_other_reason, why, WAIT_MS, &d);
         ok(r >= 0, "x11's reason is no longer the Wayland one: \"%s\"", d.reason);
 
