@@ -359,50 +359,77 @@ static void test_log_first(void) {
         compositor_stop(&c, tap_failed_ > 0);
 }
 
+/* The probe on weston in the background (1000 frames at 60 Hz: 16 s at least), until it says it
+ * measures; then sig to weston. The probe's exit status, its stderr in *ret_err. */
+static int run_and_signal(Compositor *c, const char *log, int sig, char **ret_err) {
+        const char *argv[] = { "env", c->env_runtime, c->env_display, timeconv, "frames", "--probe", "--frames", "1000",
+                               "--rate", "60", "--log", log, NULL };
+        ProbeChild child;
+        int st = -1;
+
+        ok(probe_child_start(&child, h->bus_address, argv) == 0 &&
+           probe_child_wait_for(&child, "draws the probe's frames", 60000) == 0, "weston: the probe measures");
+        ok(proc_signal(c->pidfd, sig) == 0, "weston: signal %d", sig);
+        /* Within 60 s: the run would take 16 s at least, a silent weston 2 s a frame. */
+        ok(probe_child_finish(&child, 60000, &st) == 0 && WIFEXITED(st), "the probe ends");
+        *ret_err = child.err ? strdup(child.err) : NULL;
+        if (tap_failed_ && child.err)
+                diag("%s", child.err);
+        probe_child_done(&child);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The log's rows, and how many of them presented. */
+static size_t log_rows(const char *log, size_t *ret_presented) {
+        size_t n = 0, presented = 0;
+        Row *rows = read_log(log, &n);
+
+        for (size_t i = 0; rows && i < n; i++)
+                presented += rows[i].presented;
+        free(rows);
+        *ret_presented = presented;
+        return n;
+}
+
 /* weston killed mid-run: the probe ends there (the connection closed), prints and writes the
  * frames measured until then, exit 69. */
 static void test_kill_weston(void) {
         Compositor c;
-        ProbeChild child;
-        char log[128];
-        const char *argv[16];
-        size_t n = 0, presented = 0;
-        int st = -1;
-        Row *rows;
+        char log[128], *e = NULL;
+        size_t n, presented;
 
         snprintf(log, sizeof(log), "%s/kill.jsonl", dir);
         ok(compositor_start_weston(&c, h->bus_address) == 0, "weston runs (to be killed)");
-        /* 1000 frames at 60 Hz: 16 s at least, ended long before by the kill. */
-        argv[0] = "env";
-        argv[1] = c.env_runtime;
-        argv[2] = c.env_display;
-        argv[3] = timeconv;
-        argv[4] = "frames";
-        argv[5] = "--probe";
-        argv[6] = "--frames";
-        argv[7] = "1000";
-        argv[8] = "--rate";
-        argv[9] = "60";
-        argv[10] = "--log";
-        argv[11] = log;
-        argv[12] = NULL;
-        ok(probe_child_start(&child, h->bus_address, argv) == 0 &&
-           probe_child_wait_for(&child, "draws the probe's frames", 60000) == 0, "weston: the probe measures");
-        ok(proc_signal(c.pidfd, SIGKILL) == 0, "weston killed");
-        ok(probe_child_finish(&child, 60000, &st) == 0 && WIFEXITED(st), "the probe ends");
-        is_intf(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 69, "weston killed mid-run: exit 69");
-        ok(child.err && strstr(child.err, "the Wayland compositor") && strstr(child.err, "closed the connection") &&
-           strstr(child.err, "the frames measured are in"), "weston killed: says so, and where the frames are");
-        if (tap_failed_ && child.err)
-                diag("%s", child.err);
-        rows = read_log(log, &n);
-        for (size_t i = 0; rows && i < n; i++)
-                presented += rows[i].presented;
+        is_intf(run_and_signal(&c, log, SIGKILL, &e), 69, "weston killed mid-run: exit 69");
+        ok(e && strstr(e, "the Wayland compositor") && strstr(e, "closed the connection") &&
+           strstr(e, "the frames measured are in"), "weston killed: says so, and where the frames are");
+        n = log_rows(log, &presented);
         ok(n >= 1 && n < 1000, "weston killed: the log has the %zu frames committed before", n);
         ok(presented >= 1, "weston killed: %zu of them presented, converted", presented);
-        free(rows);
-        probe_child_done(&child);
+        free(e);
         compositor_stop(&c, false);
+}
+
+/* weston stopped (SIGSTOP) mid-run: the connection stays, nothing answers; the probe ends after
+ * the silence limit (2 s), not 2 s a frame, with the frames measured, exit 69. */
+static void test_silent_weston(void) {
+        Compositor c;
+        char log[128], *e = NULL;
+        size_t n, presented;
+
+        snprintf(log, sizeof(log), "%s/silent.jsonl", dir);
+        ok(compositor_start_weston(&c, h->bus_address) == 0, "weston runs (to be stopped)");
+        is_intf(run_and_signal(&c, log, SIGSTOP, &e), 69, "weston silent mid-run: exit 69");
+        ok(e && strstr(e, "stopped answering the probe's frames") && strstr(e, "the frames measured are in"),
+           "weston silent: says so, and where the frames are");
+        if (e && strstr(e, "timeconv: the Wayland"))
+                diag("%s", strstr(e, "timeconv: the Wayland"));
+        n = log_rows(log, &presented);
+        ok(n >= 1 && n < 1000, "weston silent: the log has the %zu frames committed before", n);
+        ok(presented >= 1, "weston silent: %zu of them presented, converted", presented);
+        free(e);
+        (void) proc_signal(c.pidfd, SIGCONT);
+        compositor_stop(&c, tap_failed_ > 0);
 }
 
 static void test_no_compositor(void) {
@@ -427,6 +454,7 @@ int main(int argc, char **argv) {
         test_weston();
         test_log_first();
         test_kill_weston();
+        test_silent_weston();
         test_mutter();
         h = harness_free(h);
         free(out);
