@@ -74,6 +74,7 @@ typedef struct Core {
         CoreActivityHook activity_hook;
         void *activity_userdata;
         AppClocks *apps;                /* the application clocks (app-clocks.h) */
+        bool out_of_fds_logged;         /* said once that calls were refused at the fd limit */
 } Core;
 
 int core_new(const Log *log, Core **ret);
