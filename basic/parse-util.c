@@ -52,6 +52,35 @@ int parse_int64(const char *s, size_t n, int64_t *ret) {
         return 0;
 }
 
+int parse_uint64_hex(const char *s, uint64_t max, uint64_t *ret) {
+        bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+        unsigned base = hex ? 16 : 10;
+        const char *p = hex ? s + 2 : s;
+        uint64_t u = 0;
+        bool range = false;
+
+        if (*p == '\0')
+                return -EINVAL;
+        for (; *p; p++) {
+                char c = *p;
+                unsigned d = c >= '0' && c <= '9' ? (unsigned) (c - '0') :
+                             hex && c >= 'a' && c <= 'f' ? (unsigned) (c - 'a' + 10) :
+                             hex && c >= 'A' && c <= 'F' ? (unsigned) (c - 'A' + 10) : 99;
+
+                if (d >= base)
+                        return -EINVAL;
+                /* Go on past an overflow: "99999999999999999999x" is not a number. */
+                if (u > (UINT64_MAX - d) / base)
+                        range = true;
+                else
+                        u = u * base + d;
+        }
+        if (range || u > max)
+                return -ERANGE;
+        *ret = u;
+        return 0;
+}
+
 int parse_double(const char *s, double min, double max, double *ret) {
         char *end = NULL;
         double v;

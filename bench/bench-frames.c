@@ -28,7 +28,7 @@
 #include "frames-report.h"
 #include "frames-stats.h"
 #include "time-util.h"
-#include "timeconv.h"
+#include "timeconv-framesync.h"
 
 #define ROWS_MIN 5000000
 #define ROWS_PER_DUMP 127

@@ -78,7 +78,7 @@ void bus_api_out_of_fds(BusApi *a, int errnum);
 /* Tells the core a client is active; every method handler calls it first. */
 void bus_api_touch(BusApi *a);
 
-/* 0 when name is a valid domain name, else InvalidArgument naming the argument arg. */
+/* 0 when name is a valid domain name, else InvalidArgs naming the argument arg. */
 int bus_api_validate_domain(const char *arg, const char *name, sd_bus_error *error);
 /* Reads the names of a conversion, the first two arguments of m, and validates them. */
 int bus_api_read_pair_names(sd_bus_message *m, const char **ret_from, const char **ret_to, sd_bus_error *error);

@@ -23,7 +23,7 @@
 
 #define SEALS_WANTED (F_SEAL_SHRINK | F_SEAL_GROW)
 
-/* Whether fd may be mapped for count values: 0, or InvalidArgument saying why not. */
+/* Whether fd may be mapped for count values: 0, or InvalidArgs saying why not. */
 static int memfd_check(int fd, uint64_t count, size_t *ret_size, sd_bus_error *error) {
         struct statfs sfs;
         struct stat st;

@@ -75,7 +75,7 @@ typedef struct BusPushFailure {
 
 /* The daemon's side. Every int-returning callback returns 0 or a negative errno, which the
  * handler turns into our named error: -ENOENT UnknownDomain, -ENOLINK NoPath, -ENODEV and
- * -ENODATA Unavailable, -ERANGE OutOfRange, -EINVAL InvalidArgument, -EDQUOT QuotaExceeded,
+ * -ENODATA Unavailable, -ERANGE OutOfRange, -EINVAL InvalidArgs, -EDQUOT QuotaExceeded,
  * -EEXIST NameTaken (anything else: sd-bus's own translation). Domain names reaching the core
  * are already valid (bus_domain_name_is_valid()), but may name no domain. All callbacks but
  * client_activity, shared_table_fd, push_snapshot, release_memory and out_of_fds are required. */

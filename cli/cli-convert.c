@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "cli-io.h"
 #include "cli.h"
 #include "parse-util.h"
@@ -192,7 +193,7 @@ static void convert_one(Convert *c, const char *in, size_t in_size, bool too_lon
 }
 
 static int convert_stdin(Convert *c) {
-        CliLines *lines = malloc(sizeof(*lines));       /* 1 MiB: too large for the stack */
+        _cleanup_free_ CliLines *lines = malloc(sizeof(*lines));       /* 1 MiB: too large for the stack */
         const char *line;
         size_t size;
         int r = 0;
@@ -206,7 +207,6 @@ static int convert_stdin(Convert *c) {
                 convert_one(c, line, size, r == CLI_LINE_TOO_LONG);
         if (r < 0)
                 fprintf(stderr, "timeconv: cannot read standard input: %s\n", strerror(-r));
-        free(lines);
         return r;
 }
 
@@ -226,7 +226,7 @@ typedef struct Machines {
 } Machines;
 
 static int read_whole(const char *path, char **ret, size_t *ret_size) {
-        char *data = NULL;
+        _cleanup_free_ char *data = NULL;
         size_t size = 0, allocated = 0;
         int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
 
@@ -255,11 +255,9 @@ static int read_whole(const char *path, char **ret, size_t *ret_size) {
                 size += (size_t) n;
         }
         close(fd);
-        if (r < 0) {
-                free(data);
+        if (r < 0)
                 return r;
-        }
-        *ret = data;
+        *ret = TAKE_PTR(data);
         *ret_size = size;
         return 0;
 }
@@ -411,7 +409,7 @@ int cli_cmd_convert(int argc, char **argv) {
         struct timeconv_snapshots *snapshots = NULL;
         Machines m = {};
         bool mode_set = false;
-        Convert *c;
+        _cleanup_free_ Convert *c = NULL;
         int opt, r;
 
         if (negative_value(argc, argv)) {
@@ -435,10 +433,8 @@ int cli_cmd_convert(int argc, char **argv) {
                         c->to = optarg;
                         break;
                 case 's':
-                        if (m.n_files == FILES_MAX) {
-                                free(c);
+                        if (m.n_files == FILES_MAX)
                                 return cli_usage_error("%s", "more than 16 --snapshots");
-                        }
                         m.files[m.n_files++] = optarg;
                         break;
                 case 'S': {
@@ -447,11 +443,9 @@ int cli_cmd_convert(int argc, char **argv) {
                         /* no bound: the files' (the kernels' maxerror in timeconvd's exports) */
                         m.shared_bound_ns = TIMECONV_SHARED_BOUND_FROM_FILES;
                         if (eq && (eq == optarg || parse_int64(eq + 1, strlen(eq + 1), &m.shared_bound_ns) < 0 ||
-                                   m.shared_bound_ns < 0)) {
-                                free(c);
+                                   m.shared_bound_ns < 0))
                                 return cli_usage_error("--shared takes CLOCK or CLOCK=BOUND_NS, as realtime=2000000 "
                                                        "(got '%s')", optarg);
-                        }
                         if (eq)
                                 *eq = 0;        /* our own argv: the clock's name ends there */
                         m.shared = optarg;
@@ -463,31 +457,22 @@ int cli_cmd_convert(int argc, char **argv) {
                                 c->mode = TIMECONV_MODE_NEAREST;
                         else if (strcmp(optarg, "drift") == 0)
                                 c->mode = TIMECONV_MODE_DRIFT;
-                        else {
-                                free(c);
+                        else
                                 return cli_usage_error("unknown mode '%s' (nearest or drift)", optarg);
-                        }
                         break;
                 case 'j':
                         c->json = true;
                         break;
                 default:
-                        free(c);
                         return cli_common_option(opt, "convert");
                 }
-        if (!c->from || !c->to) {
-                free(c);
+        if (!c->from || !c->to)
                 return cli_usage_error("%s", "convert needs --from and --to");
-        }
-        if (mode_set && m.n_files == 0) {
-                free(c);
+        if (mode_set && m.n_files == 0)
                 return cli_usage_error("%s", "--mode needs --snapshots (live conversion has no mode)");
-        }
-        if ((m.n_files > 1) != (m.shared != NULL)) {
-                free(c);
+        if ((m.n_files > 1) != (m.shared != NULL))
                 return cli_usage_error("%s", m.shared ? "--shared relates the files of several --snapshots" :
                                        "several --snapshots need --shared CLOCK=BOUND_NS (the clock they share)");
-        }
 
         r = m.n_files ? load_snapshots(&m, c, &snapshots) : cli_open(&c->tc);
         if (r == 0) {
@@ -495,7 +480,6 @@ int cli_cmd_convert(int argc, char **argv) {
                 r = run(c, argc, argv);
         }
         timeconv_snapshots_free(snapshots);
-        timeconv_close(c->tc);
-        free(c);
+        timeconv_free(c->tc);
         return r;
 }

@@ -74,15 +74,15 @@ static bool start(int argc, char **argv, bool *json, bool *wide, int n_args, con
  * says what failed and why. */
 static int finish(struct timeconv *tc, int r, const char *what) {
         r = r < 0 ? cli_live_error(tc, what, r) : 0;
-        timeconv_close(tc);
+        timeconv_free(tc);
         return r;
 }
 
 int cli_cmd_domains(int argc, char **argv) {
-        struct timeconv_domain **domains = NULL;
+        _cleanup_(timeconv_domains_freep) struct timeconv_domain **domains = NULL;
+        _cleanup_free_ CliOut *out = NULL;
         struct timeconv *tc = NULL;
         bool json = false, wide = false;
-        CliOut *out;
         int r;
 
         if (!start(argc, argv, &json, &wide, 0, NULL, &tc, &r))
@@ -92,18 +92,14 @@ int cli_cmd_domains(int argc, char **argv) {
                 return r;
 
         out = malloc(sizeof(*out));
-        if (!out) {
-                timeconv_domains_free(domains);
+        if (!out)
                 return EXIT_FAILURE;
-        }
         cli_out_init(out, STDOUT_FILENO);
         if (json)
                 cli_table_json(out, domains, false);
         else
                 cli_table_text_fit(out, domains, NULL, cli_now_monotonic_ns(), cli_table_width(wide, STDOUT_FILENO));
         r = cli_out_flush(out);
-        free(out);
-        timeconv_domains_free(domains);
         if (r < 0) {
                 fprintf(stderr, "timeconv: cannot write: %s\n", strerror(-r));
                 return EXIT_IOERR;
@@ -113,15 +109,14 @@ int cli_cmd_domains(int argc, char **argv) {
 
 /* The unit of domain as the daemon lists it ("us", "frame"), into unit; "" when unknown. */
 static void domain_unit(struct timeconv *tc, const char *domain, char unit[static 16]) {
-        struct timeconv_domain **domains = NULL;
+        _cleanup_(timeconv_domains_freep) struct timeconv_domain **domains = NULL;
 
         unit[0] = 0;
         if (timeconv_list_domains(tc, &domains) < 0)
                 return;
         for (struct timeconv_domain **d = domains; *d; d++)
-                if (strcmp((*d)->name, domain) == 0)
-                        snprintf(unit, 16, "%s", (*d)->unit);
-        timeconv_domains_free(domains);
+                if (strcmp(timeconv_domain_get_name(*d), domain) == 0)
+                        snprintf(unit, 16, "%s", timeconv_domain_get_unit(*d));
 }
 
 int cli_cmd_now(int argc, char **argv) {
@@ -154,11 +149,11 @@ int cli_cmd_now(int argc, char **argv) {
                 r = strstr(cli_reason(tc, r), quoted) ? cli_live_error(tc, "now", r) : cli_live_error(tc, domain, r);
         } else
                 domain_unit(tc, domain, unit);
-        timeconv_close(tc);
+        timeconv_free(tc);
         if (r != 0)
                 return r;
         if (json) {
-                CliOut *out = malloc(sizeof(*out));
+                _cleanup_free_ CliOut *out = malloc(sizeof(*out));
 
                 if (!out)
                         return EXIT_FAILURE;
@@ -176,7 +171,6 @@ int cli_cmd_now(int argc, char **argv) {
                 cli_out_int(out, uncertainty_ns);
                 cli_out_str(out, path == TIMECONV_PATH_TABLE ? ",\"path\":\"table\"}\n" : ",\"path\":\"dbus\"}\n");
                 r = cli_out_flush(out);
-                free(out);
         } else
                 /* The value in the domain's unit, the bound in ns: both said. */
                 r = printf("%" PRIi64 "%s%s \xc2\xb1%" PRIi64 " ns\n", value, unit[0] ? " " : "", unit,

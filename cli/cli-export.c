@@ -34,7 +34,7 @@ static int write_all(const char *data, size_t size) {
 }
 
 static int export_json(struct timeconv *tc) {
-        char *json = NULL;
+        _cleanup_free_ char *json = NULL;
         size_t size;
         int r;
 
@@ -45,7 +45,6 @@ static int export_json(struct timeconv *tc) {
         r = write_all(json, size);
         if (r >= 0 && size > 0 && json[size - 1] != '\n')
                 r = write_all("\n", 1);
-        free(json);
         if (r < 0) {
                 fprintf(stderr, "timeconv: cannot write the snapshots: %s\n", strerror(-r));
                 return EXIT_IOERR;
@@ -55,7 +54,7 @@ static int export_json(struct timeconv *tc) {
 
 /* One export's new snapshots, appended to standard output. */
 static int export_perfetto_once(struct timeconv *tc, struct timeconv_perfetto_writer *w) {
-        char *json = NULL, *data = NULL;
+        _cleanup_free_ char *json = NULL, *data = NULL;
         size_t size;
         int r;
 
@@ -63,13 +62,11 @@ static int export_perfetto_once(struct timeconv *tc, struct timeconv_perfetto_wr
         if (r < 0)
                 return cli_live_error(tc, "cannot export the snapshots", r);
         r = timeconv_perfetto_writer_add_export(w, json, strlen(json), &data, &size, NULL);
-        free(json);
         if (r < 0) {
                 fprintf(stderr, "timeconv: cannot write the snapshots as a Perfetto trace: %s\n", timeconv_strerror(r));
                 return r == -EBADMSG ? EXIT_DATAERR : EXIT_FAILURE;
         }
         r = write_all(data, size);
-        free(data);
         if (r < 0) {
                 fprintf(stderr, "timeconv: cannot write the trace: %s\n", strerror(-r));
                 return EXIT_IOERR;
@@ -118,8 +115,8 @@ int cli_cmd_export(int argc, char **argv) {
                 CLI_COMMON_OPTIONS,
                 {}
         };
-        struct timeconv_perfetto_writer *w = NULL;
-        struct timeconv *tc = NULL;
+        _cleanup_(timeconv_freep) struct timeconv *tc = NULL;
+        _cleanup_(timeconv_perfetto_writer_freep) struct timeconv_perfetto_writer *w = NULL;
         bool perfetto = false, follow = false;
         int opt, r;
 
@@ -154,7 +151,5 @@ int cli_cmd_export(int argc, char **argv) {
                 r = EXIT_FAILURE;
         } else
                 r = follow ? export_perfetto_follow(tc, w) : export_perfetto_once(tc, w);
-        timeconv_perfetto_writer_free(w);
-        timeconv_close(tc);
         return r;
 }

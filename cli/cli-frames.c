@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "frames-report.h"
 #include "frames-stats.h"
+#include "parse-util.h"
 
 #define STDIN_NAME "standard input"
 
@@ -347,13 +348,12 @@ int cli_cmd_frames(int argc, char **argv) {
                                 return cli_usage_error("bad --refresh-hz '%s' (1 to 10000)", optarg);
                         break;
                 case 'w': {
-                        char *end;
+                        uint64_t id;
 
-                        errno = 0;
-                        window = (int64_t) strtoll(optarg, &end, 0);
-                        if (errno != 0 || end == optarg || *end != '\0' || window < 0 || window > UINT32_MAX)
+                        if (parse_uint64_hex(optarg, UINT32_MAX, &id) < 0)
                                 return cli_usage_error("bad --window '%s' (an X window id: 0x1a00003, 27262979)",
                                                        optarg);
+                        window = (int64_t) id;
                         break;
                 }
                 default:

@@ -119,7 +119,7 @@ static void on_event(const struct timeconv_event *e, void *userdata) {
 
 /* One table; -errno when the daemon could not be asked. */
 static int draw(struct timeconv *tc, Monitor *m) {
-        struct timeconv_domain **domains = NULL;
+        _cleanup_(timeconv_domains_freep) struct timeconv_domain **domains = NULL;
         int r;
 
         r = timeconv_list_domains(tc, &domains);
@@ -137,7 +137,6 @@ static int draw(struct timeconv *tc, Monitor *m) {
                 } else {
                         cli_out_str(&m->out, ",\"domains\":");
                         cli_table_json(&m->out, domains, true);
-                        timeconv_domains_free(domains);
                 }
                 cli_out_str(&m->out, "}\n");
                 return cli_out_flush(&m->out) < 0 ? -EIO : r;
@@ -157,7 +156,6 @@ static int draw(struct timeconv *tc, Monitor *m) {
                 cli_table_text_fit(&m->out, domains, &m->marks, cli_now_monotonic_ns(), m->width);
                 if (!m->tty)
                         cli_out_char(&m->out, '\n');
-                timeconv_domains_free(domains);
         }
         return cli_out_flush(&m->out) < 0 ? -EIO : r;
 }
@@ -209,11 +207,11 @@ int cli_cmd_monitor(int argc, char **argv) {
                 {}
         };
         int64_t interval_ns = 1000000000, deadline_ns;
-        struct timeconv *tc = NULL;
+        _cleanup_(timeconv_freep) struct timeconv *tc = NULL;
         int64_t count_arg;
         uint64_t count = 0;
         bool json = false, follow = false, wide = false;
-        Monitor *m;
+        _cleanup_free_ Monitor *m = NULL;
         int opt, r, status = 0;
 
         while ((opt = getopt_long(argc, argv, "1i:c:jFwh", options, NULL)) >= 0)
@@ -256,10 +254,8 @@ int cli_cmd_monitor(int argc, char **argv) {
         m->width = cli_table_width(wide, STDOUT_FILENO);
         cli_out_init(&m->out, STDOUT_FILENO);
         r = cli_open(&tc);
-        if (r != 0) {
-                free(m);
+        if (r != 0)
                 return r;
-        }
         timeconv_set_event_handler(tc, on_event, m);
 
         deadline_ns = cli_now_monotonic_ns();
@@ -287,7 +283,5 @@ int cli_cmd_monitor(int argc, char **argv) {
                 if (r >= 0 || !m->follow)
                         n++;
         }
-        timeconv_close(tc);
-        free(m);
         return status;
 }

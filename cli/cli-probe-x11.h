@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "timeconv.h"
+#include "timeconv-framesync.h"
 
 struct ProbeFrame;
 

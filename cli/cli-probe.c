@@ -258,18 +258,14 @@ static int daemon_server(struct timeconv *tc, ProbeOptions *o, char *display, si
                 return 0;
         for (size_t i = 0; domains[i]; i++) {
                 const struct timeconv_domain *d = domains[i];
+                const char *s;
 
-                if (strcmp(d->name, "x11_us") != 0)
+                if (strcmp(timeconv_domain_get_name(d), "x11_us") != 0)
                         continue;
-                for (unsigned k = 0; k < d->n_properties; k++) {
-                        const struct timeconv_property *p = &d->properties[k];
-
-                        if (strcmp(p->key, "x11_server_id") == 0 && p->type == 't') {
-                                o->server_id = p->u;
-                                o->has_server_id = true;
-                        } else if (strcmp(p->key, "x11_display") == 0 && p->type == 's')
-                                snprintf(display, size, "%s", p->s);
-                }
+                if (timeconv_domain_get_property_uint(d, "x11_server_id", &o->server_id) >= 0)
+                        o->has_server_id = true;
+                if (timeconv_domain_get_property_string(d, "x11_display", &s) >= 0)
+                        snprintf(display, size, "%s", s);
         }
         timeconv_domains_free(domains);
         o->daemon_display = display;

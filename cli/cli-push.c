@@ -56,7 +56,7 @@ static int hold(struct timeconv *tc) {
 }
 
 static int push_lines(struct timeconv *tc, const char *domain, const char *against, CliOut *out) {
-        CliLines *lines = malloc(sizeof(*lines));       /* 1 MiB: too large for the stack */
+        _cleanup_free_ CliLines *lines = malloc(sizeof(*lines));       /* 1 MiB: too large for the stack */
         int status = 0, r, k_read;
         const char *line;
         size_t size;
@@ -115,22 +115,20 @@ static int push_lines(struct timeconv *tc, const char *domain, const char *again
                 fprintf(stderr, "timeconv: cannot read standard input: %s\n", strerror(-k_read));
                 status = EXIT_NOINPUT;
         }
-        free(lines);
         return status;
 }
 
 /* The owner of an application domain ("owner"), or NULL for one of the daemon's own. */
 static const char *owner_of(const struct timeconv_domain *d) {
-        for (unsigned i = 0; i < d->n_properties && i < TIMECONV_PROPERTIES_MAX; i++)
-                if (d->properties[i].type == 's' && strcmp(d->properties[i].key, "owner") == 0)
-                        return d->properties[i].s;
-        return NULL;
+        const char *owner;
+
+        return timeconv_domain_get_property_string(d, "owner", &owner) >= 0 ? owner : NULL;
 }
 
 /* What the daemon would refuse at every line, said once before a line is read: a reference it
  * does not have, a DOMAIN that is its own or another client's. 0 to go on, else the exit status. */
 static int check_names(struct timeconv *tc, const char *domain, const char *against) {
-        struct timeconv_domain **domains = NULL;
+        _cleanup_(timeconv_domains_freep) struct timeconv_domain **domains = NULL;
         const struct timeconv_domain *ours = NULL, *reference = NULL;
         int r, status = 0;
 
@@ -138,9 +136,9 @@ static int check_names(struct timeconv *tc, const char *domain, const char *agai
         if (r < 0)
                 return cli_live_error(tc, "push", r);
         for (struct timeconv_domain **d = domains; *d; d++) {
-                if (strcmp((*d)->name, domain) == 0)
+                if (strcmp(timeconv_domain_get_name(*d), domain) == 0)
                         ours = *d;
-                if (strcmp((*d)->name, against) == 0)
+                if (strcmp(timeconv_domain_get_name(*d), against) == 0)
                         reference = *d;
         }
         if (!reference)
@@ -158,7 +156,6 @@ static int check_names(struct timeconv *tc, const char *domain, const char *agai
                         owner_of(ours));
                 status = EXIT_FAILURE;
         }
-        timeconv_domains_free(domains);
         return status;
 }
 
@@ -170,10 +167,10 @@ int cli_cmd_push(int argc, char **argv) {
                 {}
         };
         const char *against = NULL, *domain;
-        struct timeconv *tc = NULL;
+        _cleanup_(timeconv_freep) struct timeconv *tc = NULL;
         bool keep = false;
         int opt, r, status;
-        CliOut *out;
+        _cleanup_free_ CliOut *out = NULL;
 
         while ((opt = getopt_long(argc, argv, "a:h", options, NULL)) >= 0)
                 switch (opt) {
@@ -208,17 +205,13 @@ int cli_cmd_push(int argc, char **argv) {
                 return EXIT_FAILURE;
         cli_out_init(out, STDOUT_FILENO);
         r = cli_open(&tc);
-        if (r != 0) {
-                free(out);
+        if (r != 0)
                 return r;
-        }
         status = check_names(tc, domain, against);
         if (status == 0) {
                 status = push_lines(tc, domain, against, out);
                 if (keep && status != EXIT_IOERR && status != EXIT_NOINPUT)
                         (void) hold(tc);
         }
-        timeconv_close(tc);
-        free(out);
         return status;
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "cli-kernel.h"
 #include "cli-table.h"
 
@@ -51,7 +52,7 @@ void cli_marks_add(CliMarks *m, const char *domain, int64_t monotonic_ns, int64_
 
 static const struct timeconv_domain *find(struct timeconv_domain **domains, const char *name) {
         for (struct timeconv_domain **d = domains; *d; d++)
-                if (strcmp((*d)->name, name) == 0)
+                if (strcmp(timeconv_domain_get_name(*d), name) == 0)
                         return *d;
         return NULL;
 }
@@ -64,27 +65,27 @@ static bool sum_bound(uint64_t a, uint64_t b, int64_t *ret) {
 }
 
 static Row make_row(const struct timeconv_domain *d, const struct timeconv_domain *mono) {
-        bool available = d->flags & TIMECONV_DOMAIN_AVAILABLE;
+        bool available = timeconv_domain_get_flags(d) & TIMECONV_DOMAIN_AVAILABLE;
         Row row = {};
 
-        row.has_uncertainty = available && d->uncertainty_ns <= (uint64_t) INT64_MAX;
-        row.uncertainty_ns = (int64_t) d->uncertainty_ns;
-        if (!mono || !available || !(mono->flags & TIMECONV_DOMAIN_AVAILABLE))
+        row.has_uncertainty = available && timeconv_domain_get_uncertainty_ns(d) <= (uint64_t) INT64_MAX;
+        row.uncertainty_ns = (int64_t) timeconv_domain_get_uncertainty_ns(d);
+        if (!mono || !available || !(timeconv_domain_get_flags(mono) & TIMECONV_DOMAIN_AVAILABLE))
                 return row;
         if (d == mono) {
                 row = (Row) { .has_offset = true, .has_rate = true, .has_rate_uncertainty = true,
                               .has_uncertainty = row.has_uncertainty, .uncertainty_ns = row.uncertainty_ns };
                 return row;
         }
-        if (d->flags & TIMECONV_DOMAIN_HAS_OFFSET) {
-                row.offset_ns = d->offset_ns;
-                row.has_offset = sum_bound(d->uncertainty_ns, mono->uncertainty_ns, &row.offset_uncertainty_ns);
+        if (timeconv_domain_get_flags(d) & TIMECONV_DOMAIN_HAS_OFFSET) {
+                row.offset_ns = timeconv_domain_get_offset_ns(d);
+                row.has_offset = sum_bound(timeconv_domain_get_uncertainty_ns(d), timeconv_domain_get_uncertainty_ns(mono), &row.offset_uncertainty_ns);
         }
-        row.rate_ppb = (int64_t) llround(((double) d->rate_ppb - (double) mono->rate_ppb) /
-                                         (1.0 + (double) mono->rate_ppb * 1e-9));
+        row.rate_ppb = (int64_t) llround(((double) timeconv_domain_get_rate_ppb(d) - (double) timeconv_domain_get_rate_ppb(mono)) /
+                                         (1.0 + (double) timeconv_domain_get_rate_ppb(mono) * 1e-9));
         row.has_rate = true;
-        if ((d->flags & mono->flags & TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY))
-                row.has_rate_uncertainty = sum_bound(d->rate_uncertainty_ppb, mono->rate_uncertainty_ppb,
+        if ((timeconv_domain_get_flags(d) & timeconv_domain_get_flags(mono) & TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY))
+                row.has_rate_uncertainty = sum_bound(timeconv_domain_get_rate_uncertainty_ppb(d), timeconv_domain_get_rate_uncertainty_ppb(mono),
                                                      &row.rate_uncertainty_ppb);
         return row;
 }
@@ -162,11 +163,11 @@ static void row_cells(const struct timeconv_domain *d, const struct timeconv_dom
         char *cell;
 
         *ret = (Cells) {};
-        snprintf(ret->c[COL_NAME], CELL_MAX, "%s", d->name);
-        snprintf(ret->c[COL_UNIT], CELL_MAX, "%s", d->unit[0] ? d->unit : "-");
+        snprintf(ret->c[COL_NAME], CELL_MAX, "%s", timeconv_domain_get_name(d));
+        snprintf(ret->c[COL_UNIT], CELL_MAX, "%s", timeconv_domain_get_unit(d)[0] ? timeconv_domain_get_unit(d) : "-");
         /* A verdict is about a clock that answers: an unavailable one has none to show. */
-        snprintf(ret->c[COL_VERDICT], CELL_MAX, "%s", !(d->flags & TIMECONV_DOMAIN_AVAILABLE) ? "unavailable" :
-                 d->verdict[0] ? d->verdict : "-");
+        snprintf(ret->c[COL_VERDICT], CELL_MAX, "%s", !(timeconv_domain_get_flags(d) & TIMECONV_DOMAIN_AVAILABLE) ? "unavailable" :
+                 timeconv_domain_get_verdict(d)[0] ? timeconv_domain_get_verdict(d) : "-");
 
         cell = ret->c[COL_OFFSET];
         if (!row.has_offset)
@@ -193,13 +194,13 @@ static void row_cells(const struct timeconv_domain *d, const struct timeconv_dom
                 snprintf(ret->c[COL_UNC], CELL_MAX, "%" PRIi64 " ns", row.uncertainty_ns);
         else
                 snprintf(ret->c[COL_UNC], CELL_MAX, "-");
-        if (d->last_calibrated_ns > 0)
-                format_age(ret->c[COL_AGE], CELL_MAX, now_ns - d->last_calibrated_ns);
+        if (timeconv_domain_get_last_calibrated_ns(d) > 0)
+                format_age(ret->c[COL_AGE], CELL_MAX, now_ns - timeconv_domain_get_last_calibrated_ns(d));
         else
                 snprintf(ret->c[COL_AGE], CELL_MAX, "never");
 
         for (size_t i = 0; marks && i < marks->n; i++)
-                if (strcmp(marks->marks[i].domain, d->name) == 0) {
+                if (strcmp(marks->marks[i].domain, timeconv_domain_get_name(d)) == 0) {
                         char when[32];
 
                         format_age(when, sizeof(when), now_ns - marks->marks[i].monotonic_ns);
@@ -242,8 +243,8 @@ static void kernel_notes(CliOut *out, struct timeconv_domain **domains) {
         char line[256];
 
         for (struct timeconv_domain **p = domains; *p; p++) {
-                has_realtime |= strcmp((*p)->name, "realtime") == 0;
-                has_tai |= strcmp((*p)->name, "tai") == 0;
+                has_realtime |= strcmp(timeconv_domain_get_name(*p), "realtime") == 0;
+                has_tai |= strcmp(timeconv_domain_get_name(*p), "tai") == 0;
         }
         if ((!has_realtime && !has_tai) || cli_kernel_time(&k) < 0)
                 return;
@@ -273,18 +274,18 @@ static void reason_notes(CliOut *out, struct timeconv_domain **domains) {
         bool first = true;
 
         for (struct timeconv_domain **p = domains; *p; p++) {
-                if ((*p)->flags & TIMECONV_DOMAIN_AVAILABLE)
+                const char *reason;
+
+                if ((timeconv_domain_get_flags(*p) & TIMECONV_DOMAIN_AVAILABLE) ||
+                    timeconv_domain_get_property_string(*p, "reason", &reason) < 0)
                         continue;
-                for (unsigned i = 0; i < (*p)->n_properties && i < TIMECONV_PROPERTIES_MAX; i++)
-                        if ((*p)->properties[i].type == 's' && strcmp((*p)->properties[i].key, "reason") == 0) {
-                                if (first)
-                                        cli_out_char(out, '\n');
-                                first = false;
-                                cli_out_str(out, (*p)->name);
-                                cli_out_str(out, ": unavailable: ");
-                                cli_out_str(out, (*p)->properties[i].s);
-                                cli_out_char(out, '\n');
-                        }
+                if (first)
+                        cli_out_char(out, '\n');
+                first = false;
+                cli_out_str(out, timeconv_domain_get_name(*p));
+                cli_out_str(out, ": unavailable: ");
+                cli_out_str(out, reason);
+                cli_out_char(out, '\n');
         }
 }
 
@@ -311,9 +312,9 @@ static void legend(CliOut *out, struct timeconv_domain **domains, const bool *sh
         if (!shown[COL_UNC])
                 return;
         for (struct timeconv_domain **p = domains; *p; p++)
-                if ((*p)->reference[0] && (!reference || strcmp(reference, (*p)->reference) == 0))
-                        reference = (*p)->reference;
-                else if ((*p)->reference[0])
+                if (timeconv_domain_get_reference(*p)[0] && (!reference || strcmp(reference, timeconv_domain_get_reference(*p)) == 0))
+                        reference = timeconv_domain_get_reference(*p);
+                else if (timeconv_domain_get_reference(*p)[0])
                         reference = "its reference";
         cli_out_str(out, "BOUND TO REFERENCE: of a conversion to the domain's reference (");
         cli_out_str(out, reference ?: "the hub");
@@ -333,7 +334,7 @@ void cli_table_text_fit(CliOut *out, struct timeconv_domain **domains, const Cli
         const struct timeconv_domain *mono = find(domains, MONOTONIC);
         size_t n = 0, widths[N_COLS] = {}, total = 0;
         bool shown[N_COLS], dropped = false;
-        Cells *rows;
+        _cleanup_free_ Cells *rows = NULL;
 
         for (size_t j = 0; j < N_COLS; j++)
                 shown[j] = j != COL_EVENT || marks;
@@ -379,7 +380,6 @@ void cli_table_text_fit(CliOut *out, struct timeconv_domain **domains, const Cli
                         cli_out_str(out, rows[i].c[COL_EVENT]);
                         cli_out_char(out, '\n');
                 }
-        free(rows);
         legend(out, domains, shown);
         if (dropped) {
                 cli_out_str(out, "(left out to fit:");
@@ -436,31 +436,40 @@ static void json_str(CliOut *out, const char *key, const char *s) {
 static void json_properties(CliOut *out, const struct timeconv_domain *d) {
         json_key(out, "properties");
         cli_out_char(out, '{');
-        for (unsigned i = 0; i < d->n_properties && i < TIMECONV_PROPERTIES_MAX; i++) {
-                const struct timeconv_property *p = &d->properties[i];
+        for (size_t i = 0; i < timeconv_domain_count_properties(d); i++) {
+                const char *key = timeconv_domain_get_property_key(d, i), *s = "";
                 char number[64];
+                uint64_t u = 0;
+                int64_t x = 0;
+                double v = 0;
+                int b = 0;
 
                 if (i > 0)
                         cli_out_char(out, ',');
-                cli_out_json_string(out, p->key, strlen(p->key));
+                cli_out_json_string(out, key, strlen(key));
                 cli_out_char(out, ':');
-                switch (p->type) {
+                switch (timeconv_domain_get_property_type(d, i)) {
                 case 'b':
-                        cli_out_str(out, p->b ? "true" : "false");
+                        (void) timeconv_domain_get_property_bool(d, key, &b);
+                        cli_out_str(out, b ? "true" : "false");
                         break;
                 case 'u':
                 case 't':
-                        snprintf(number, sizeof(number), "%" PRIu64, p->u);
+                        (void) timeconv_domain_get_property_uint(d, key, &u);
+                        snprintf(number, sizeof(number), "%" PRIu64, u);
                         cli_out_str(out, number);
                         break;
                 case 'x':
-                        cli_out_int(out, p->x);
+                        (void) timeconv_domain_get_property_int(d, key, &x);
+                        cli_out_int(out, x);
                         break;
                 case 'd':
-                        json_number(out, p->d);
+                        (void) timeconv_domain_get_property_double(d, key, &v);
+                        json_number(out, v);
                         break;
                 default:
-                        cli_out_json_string(out, p->s, strlen(p->s));
+                        (void) timeconv_domain_get_property_string(d, key, &s);
+                        cli_out_json_string(out, s, strlen(s));
                         break;
                 }
         }
@@ -469,9 +478,9 @@ static void json_properties(CliOut *out, const struct timeconv_domain *d) {
 
 /* The kernel's word on realtime and tai (see kernel_notes()). */
 static void json_kernel(CliOut *out, const struct timeconv_domain *d, const CliKernelTime *k) {
-        if (strcmp(d->name, "realtime") == 0)
+        if (strcmp(timeconv_domain_get_name(d), "realtime") == 0)
                 json_bool(out, "synchronised", k->synchronised);
-        else if (strcmp(d->name, "tai") == 0) {
+        else if (strcmp(timeconv_domain_get_name(d), "tai") == 0) {
                 json_int(out, "tai_offset_s", true, k->tai_offset_s);
                 json_bool(out, "equals_realtime", k->tai_offset_s == 0);
         }
@@ -492,11 +501,11 @@ void cli_table_json(CliOut *out, struct timeconv_domain **domains, bool one_line
                 if (!one_line)
                         cli_out_char(out, '\n');
                 cli_out_str(out, "{\"name\":");
-                cli_out_json_string(out, d->name, strlen(d->name));
-                json_str(out, "unit", d->unit);
-                json_bool(out, "available", d->flags & TIMECONV_DOMAIN_AVAILABLE);
-                json_str(out, "verdict", d->verdict);
-                json_str(out, "reference", d->reference);
+                cli_out_json_string(out, timeconv_domain_get_name(d), strlen(timeconv_domain_get_name(d)));
+                json_str(out, "unit", timeconv_domain_get_unit(d));
+                json_bool(out, "available", timeconv_domain_get_flags(d) & TIMECONV_DOMAIN_AVAILABLE);
+                json_str(out, "verdict", timeconv_domain_get_verdict(d));
+                json_str(out, "reference", timeconv_domain_get_reference(d));
                 /* null where the table says "unknown" (the bound dwarfs the value), the bound
                  * still given. The rate is against monotonic, as the table's: "rate_ppb" is
                  * ListDomains' against the reference (rate_to_reference_ppb here). */
@@ -510,24 +519,24 @@ void cli_table_json(CliOut *out, struct timeconv_domain **domains, bool one_line
                          row.rate_ppb);
                 json_int(out, "rate_to_monotonic_uncertainty_ppb", row.has_rate_uncertainty, row.rate_uncertainty_ppb);
                 json_int(out, "uncertainty_ns", row.has_uncertainty, row.uncertainty_ns);
-                json_int(out, "last_calibrated_ns", true, d->last_calibrated_ns);
-                json_int(out, "rate_to_reference_ppb", true, d->rate_ppb);
+                json_int(out, "last_calibrated_ns", true, timeconv_domain_get_last_calibrated_ns(d));
+                json_int(out, "rate_to_reference_ppb", true, timeconv_domain_get_rate_ppb(d));
                 json_int(out, "rate_to_reference_uncertainty_ppb",
-                         (d->flags & TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY) && d->rate_uncertainty_ppb <= (uint64_t) INT64_MAX,
-                         (int64_t) d->rate_uncertainty_ppb);
-                json_int(out, "resolution_ns", d->resolution_ns <= (uint64_t) INT64_MAX,
-                         (int64_t) d->resolution_ns);
-                json_int(out, "wrap_bits", true, d->wrap_bits);
-                json_bool(out, "monotonic", d->flags & TIMECONV_DOMAIN_MONOTONIC);
-                json_int(out, "perfetto_id", true, d->perfetto_id);
-                if (d->period_ns != 0) {
+                         (timeconv_domain_get_flags(d) & TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY) && timeconv_domain_get_rate_uncertainty_ppb(d) <= (uint64_t) INT64_MAX,
+                         (int64_t) timeconv_domain_get_rate_uncertainty_ppb(d));
+                json_int(out, "resolution_ns", timeconv_domain_get_resolution_ns(d) <= (uint64_t) INT64_MAX,
+                         (int64_t) timeconv_domain_get_resolution_ns(d));
+                json_int(out, "wrap_bits", true, timeconv_domain_get_wrap_bits(d));
+                json_bool(out, "monotonic", timeconv_domain_get_flags(d) & TIMECONV_DOMAIN_MONOTONIC);
+                json_int(out, "perfetto_id", true, timeconv_domain_get_perfetto_id(d));
+                if (timeconv_domain_get_period_ns(d) != 0) {
                         json_key(out, "period_ns");
-                        json_number(out, d->period_ns);
+                        json_number(out, timeconv_domain_get_period_ns(d));
                 }
-                if (d->device_name[0])
-                        json_str(out, "device_name", d->device_name);
-                if (d->driver[0])
-                        json_str(out, "driver", d->driver);
+                if (timeconv_domain_get_device_name(d)[0])
+                        json_str(out, "device_name", timeconv_domain_get_device_name(d));
+                if (timeconv_domain_get_driver(d)[0])
+                        json_str(out, "driver", timeconv_domain_get_driver(d));
                 json_properties(out, d);
                 if (have_kernel)
                         json_kernel(out, d, &kernel);

@@ -164,11 +164,11 @@ int cli_cmd_trace(int argc, char **argv) {
                 { "json", no_argument, NULL, 'j' },
                 CLI_COMMON_OPTIONS,
         };
-        struct timeconv_trace *trace = NULL;
+        _cleanup_(timeconv_trace_freep) struct timeconv_trace *trace = NULL;
         struct timeconv_error error;
         const char *to = NULL;
         int mode = TIMECONV_MODE_NEAREST, opt, r;
-        Trace *t;
+        _cleanup_free_ Trace *t = NULL;
 
         t = calloc(1, sizeof(*t));
         if (!t)
@@ -184,27 +184,21 @@ int cli_cmd_trace(int argc, char **argv) {
                                 mode = TIMECONV_MODE_NEAREST;
                         else if (strcmp(optarg, "drift") == 0)
                                 mode = TIMECONV_MODE_DRIFT;
-                        else {
-                                free(t);
+                        else
                                 return cli_usage_error("unknown mode '%s' (nearest or drift)", optarg);
-                        }
                         break;
                 case 'j':
                         t->json = true;
                         break;
                 default:
-                        free(t);
                         return cli_common_option(opt, "trace");
                 }
-        if (optind != argc - 1) {
-                free(t);
+        if (optind != argc - 1)
                 return cli_usage_error("%s", "trace takes one FILE");
-        }
 
         r = timeconv_trace_load(argv[optind], &trace, &error);
         if (r < 0) {
                 fprintf(stderr, "timeconv: %s: %s\n", argv[optind], error.message);
-                free(t);
                 return r == -EBADMSG ? EXIT_DATAERR : EXIT_NOINPUT;
         }
         cli_out_init(&t->out, STDOUT_FILENO);
@@ -224,7 +218,5 @@ int cli_cmd_trace(int argc, char **argv) {
                 fputs("timeconv: cannot write to standard output\n", stderr);
                 r = EXIT_IOERR;
         }
-        timeconv_trace_free(trace);
-        free(t);
         return r;
 }

@@ -12,7 +12,25 @@
 #include <stdlib.h>
 #include <stdio.h>
 
+#include "cleanup.h"
 #include "timeconv.h"
+
+/* The library's *_free() for _cleanup_(). */
+static inline void timeconv_freep(struct timeconv **p) {
+        timeconv_free(*p);
+}
+
+static inline void timeconv_domains_freep(struct timeconv_domain ***p) {
+        timeconv_domains_free(*p);
+}
+
+static inline void timeconv_perfetto_writer_freep(struct timeconv_perfetto_writer **p) {
+        timeconv_perfetto_writer_free(*p);
+}
+
+static inline void timeconv_trace_freep(struct timeconv_trace **p) {
+        timeconv_trace_free(*p);
+}
 
 enum {
         EXIT_USAGE = 64,

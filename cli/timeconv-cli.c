@@ -230,14 +230,13 @@ int cli_live_error(struct timeconv *tc, const char *what, int r) {
 }
 
 int cli_unknown_domain(struct timeconv *tc, const char *name) {
-        struct timeconv_domain **domains = NULL;
+        _cleanup_(timeconv_domains_freep) struct timeconv_domain **domains = NULL;
 
         fprintf(stderr, "timeconv: unknown domain '%s'", name);
         if (tc && timeconv_list_domains(tc, &domains) >= 0) {
                 fputs("; timeconvd has:", stderr);
                 for (struct timeconv_domain **d = domains; *d; d++)
-                        fprintf(stderr, "%s %s", d == domains ? "" : ",", (*d)->name);
-                timeconv_domains_free(domains);
+                        fprintf(stderr, "%s %s", d == domains ? "" : ",", timeconv_domain_get_name(*d));
         }
         fputc('\n', stderr);
         return EXIT_DATAERR;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "live-internal.h"
+#include "timeconv-framesync.h"
 #include "timeconv-internal.h"
 
 #define FRAME_FLAGS_ALL (TIMECONV_FRAME_PRESENTED | TIMECONV_FRAME_REFRESH_INTERVAL | TIMECONV_FRAME_DELAY)
@@ -33,7 +35,10 @@ TIMECONV_EXPORT int timeconv_frame_convert(struct timeconv *tc, const struct tim
         size_t n = 1;
         int r;
 
-        if (!tc || !drawn || !ret)
+        if (!tc)
+                return -EINVAL;
+        live_error_clear(tc);
+        if (!drawn || !ret)
                 return -EINVAL;
         if (timings && (timings->counter != drawn->counter || (timings->flags & ~(unsigned) FRAME_FLAGS_ALL)))
                 return -EINVAL;

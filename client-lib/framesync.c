@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 
+#include "timeconv-framesync.h"
 #include "timeconv-internal.h"
 
 #define FRAME_FLAGS_ALL (TIMECONV_FRAME_PRESENTED | TIMECONV_FRAME_REFRESH_INTERVAL | TIMECONV_FRAME_DELAY)

@@ -35,6 +35,15 @@ int live_bus_errno(const sd_bus_error *error, int r) {
         return r < 0 ? r : -EIO;
 }
 
+int live_dispatch(struct timeconv *tc) {
+        int r;
+
+        do
+                r = sd_bus_process(tc->bus, NULL);
+        while (r > 0);
+        return r;
+}
+
 int live_bus_call_message(struct timeconv *tc, sd_bus_message *m, sd_bus_message **ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;

@@ -140,6 +140,7 @@ static inline __attribute__((always_inline)) int convert_id(struct timeconv *tc,
         /* from LIVE_IDS_MAX names the hub's pairs in the cache: only now() may find them. */
         if (__builtin_expect(!tc || !ret_value || tc->checks_left <= 1 || (!now && from >= LIVE_IDS_MAX), 0))
                 goto slow;
+        live_error_clear(tc);
         /* An empty slot, or one without a hot form, has hot_from 0: never from + 1. */
         p = &tc->pairs[live_pair_slot(from, to)];
         if (__builtin_expect(p->hot_from != from + 1 || p->to != to || !shared_table_copy_current(p->latch, p->seq), 0))
@@ -153,6 +154,8 @@ static inline __attribute__((always_inline)) int convert_id(struct timeconv *tc,
         conv_hot_apply(&p->hot_rec, count, ret_value, ret_uncertainty_ns ? ret_uncertainty_ns : &u);
         return 0;
 slow:
+        if (tc)
+                live_error_clear(tc);
         return now ? now_slow(tc, to, ret_value, ret_uncertainty_ns) :
                      convert_slow(tc, from, to, value, ret_value, ret_uncertainty_ns);
 }
@@ -167,7 +170,10 @@ TIMECONV_EXPORT int timeconv_pair_get(struct timeconv *tc, const char *from, con
         unsigned i, j;
         int r;
 
-        if (!tc || !from || !to || !ret_pair)
+        if (!tc)
+                return -EINVAL;
+        live_error_clear(tc);
+        if (!from || !to || !ret_pair)
                 return -EINVAL;
         r = timeconv_domain_id(tc, from, &i);
         if (r < 0)
@@ -216,7 +222,10 @@ TIMECONV_EXPORT int timeconv_convert(struct timeconv *tc, const char *from, cons
         unsigned i, j;
         int r;
 
-        if (__builtin_expect(!tc || !from || !to || !ret_value, 0))
+        if (__builtin_expect(!tc, 0))
+                return -EINVAL;
+        live_error_clear(tc);
+        if (__builtin_expect(!from || !to || !ret_value, 0))
                 return -EINVAL;
         if (__builtin_expect(last_pair(tc, from, to, &i, &j), 1))
                 return convert_id(tc, false, i, j, value, ret_value, ret_uncertainty_ns);
@@ -317,7 +326,10 @@ TIMECONV_EXPORT int timeconv_convert_many(struct timeconv *tc, const char *from,
         size_t done = 0;
         int r;
 
-        if (!tc || !from || !to || (n > 0 && (!values || !out_values)))
+        if (!tc)
+                return -EINVAL;
+        live_error_clear(tc);
+        if (!from || !to || (n > 0 && (!values || !out_values)))
                 return -EINVAL;
         if (tc->paths & TIMECONV_PATH_TABLE) {
                 r = many_by_table(tc, from, to, values, n, out_values, out_uncertainty_ns, &done);
@@ -367,7 +379,10 @@ TIMECONV_EXPORT int timeconv_now(struct timeconv *tc, const char *domain, int64_
         unsigned i;
         int r;
 
-        if (!tc || !domain || !ret_value)
+        if (!tc)
+                return -EINVAL;
+        live_error_clear(tc);
+        if (!domain || !ret_value)
                 return -EINVAL;
         r = timeconv_domain_id(tc, domain, &i);
         if (r == -ENOSPC && (tc->paths & TIMECONV_PATH_DBUS)) {

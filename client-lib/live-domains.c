@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 
-/* ListDomains: a(ssa{sv}) into struct timeconv_domain. Entries without a field of their own are
- * kept as typed properties (and those of a type we do not read skipped), so a newer daemon with
+/* ListDomains: a(ssa{sv}) into struct timeconv_domain (live-domain.c has the object and its
+ * getters). Strings are kept whole. Entries without a getter of their own are kept as typed
+ * properties (and those of a type we do not read skipped), so a newer daemon with
  * more properties still reads; a known key with another type is refused. */
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 
 #include "bus-errors.h"
 #include "cleanup.h"
+#include "live-domain.h"
 #include "live-internal.h"
 #include "timeconv-internal.h"
 
@@ -22,22 +24,30 @@ typedef union Variant {
         double d;
 } Variant;
 
-static void copy_string(char *dst, size_t size, const char *src) {
-        size_t n = strnlen(src, size - 1);
+/* Replaces *dst (never NULL) with a copy of src, whole. */
+static int set_string(char **dst, const char *src) {
+        char *copy = strdup(src);
 
-        memcpy(dst, src, n);
-        dst[n] = 0;
+        if (!copy)
+                return -ENOMEM;
+        free(*dst);
+        *dst = copy;
+        return 0;
 }
 
-/* A key we have no field for: kept as a property, typed as it came. */
-static void take_property(struct timeconv_domain *d, const char *key, char type, const Variant *v) {
-        struct timeconv_property *p;
+/* A key we have no getter for: kept as a property, typed as it came. */
+static int take_property(struct timeconv_domain *d, const char *key, char type, const Variant *v) {
+        LiveProperty *bigger, *p;
 
-        if (d->n_properties >= TIMECONV_PROPERTIES_MAX || strlen(key) >= sizeof(p->key))
-                return;
-        p = &d->properties[d->n_properties++];
-        copy_string(p->key, sizeof(p->key), key);
-        p->type = type;
+        bigger = realloc(d->properties, (d->n_properties + 1) * sizeof(*bigger));
+        if (!bigger)
+                return -ENOMEM;
+        d->properties = bigger;
+        p = &d->properties[d->n_properties];
+        *p = (LiveProperty) { .type = type };
+        p->key = strdup(key);
+        if (!p->key)
+                return -ENOMEM;
         switch (type) {
         case 'b':
                 p->b = v->b != 0;
@@ -55,9 +65,15 @@ static void take_property(struct timeconv_domain *d, const char *key, char type,
                 p->d = v->d;
                 break;
         case 's':
-                copy_string(p->s, sizeof(p->s), v->s);
+                p->s = strdup(v->s);
+                if (!p->s) {
+                        free(p->key);
+                        return -ENOMEM;
+                }
                 break;
         }
+        d->n_properties++;
+        return 0;
 }
 
 /* Stores key's value into *d when key is ours and of our type; -EPROTO for a known key of
@@ -75,13 +91,11 @@ static int take_entry(struct timeconv_domain *d, const char *key, char type, con
         };
         size_t i;
 
-        for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        for (i = 0; i < ELEMENTSOF(known); i++)
                 if (strcmp(known[i].key, key) == 0)
                         break;
-        if (i == sizeof(known) / sizeof(known[0])) {
-                take_property(d, key, type, v);
-                return 0;
-        }
+        if (i == ELEMENTSOF(known))
+                return take_property(d, key, type, v);
         if (known[i].type != type)
                 return -EPROTO;
 
@@ -90,13 +104,13 @@ static int take_entry(struct timeconv_domain *d, const char *key, char type, con
         else if (strcmp(key, "monotonic") == 0)
                 d->flags |= v->b ? TIMECONV_DOMAIN_MONOTONIC : 0;
         else if (strcmp(key, "reference") == 0)
-                copy_string(d->reference, sizeof(d->reference), v->s);
+                return set_string(&d->reference, v->s);
         else if (strcmp(key, "verdict") == 0)
-                copy_string(d->verdict, sizeof(d->verdict), v->s);
+                return set_string(&d->verdict, v->s);
         else if (strcmp(key, "device_name") == 0)
-                copy_string(d->device_name, sizeof(d->device_name), v->s);
+                return set_string(&d->device_name, v->s);
         else if (strcmp(key, "driver") == 0)
-                copy_string(d->driver, sizeof(d->driver), v->s);
+                return set_string(&d->driver, v->s);
         else if (strcmp(key, "resolution_ns") == 0)
                 d->resolution_ns = v->t;
         else if (strcmp(key, "wrap_bits") == 0)
@@ -150,11 +164,13 @@ static int read_domain(sd_bus_message *reply, struct timeconv_domain *d) {
         r = sd_bus_message_read(reply, "ss", &name, &unit);
         if (r < 0)
                 return r;
-        if (strlen(name) >= sizeof(d->name))
+        if (strlen(name) > BUS_API_DOMAIN_NAME_MAX)
                 return -EPROTO;
-        copy_string(d->name, sizeof(d->name), name);
-        copy_string(d->unit, sizeof(d->unit), unit);
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        r = set_string(&d->name, name);
+        if (r >= 0)
+                r = set_string(&d->unit, unit);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "{sv}");
         while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
                 r = read_entry(reply, d);
                 if (r >= 0)
@@ -163,15 +179,6 @@ static int read_domain(sd_bus_message *reply, struct timeconv_domain *d) {
         if (r >= 0)
                 r = sd_bus_message_exit_container(reply);
         return r;
-}
-
-TIMECONV_EXPORT struct timeconv_domain **timeconv_domains_free(struct timeconv_domain **domains) {
-        if (!domains)
-                return NULL;
-        for (struct timeconv_domain **d = domains; *d; d++)
-                free(*d);
-        free(domains);
-        return NULL;
 }
 
 static void domains_freep(struct timeconv_domain ***domains) {
@@ -195,7 +202,7 @@ static int read_domains(sd_bus_message *reply, struct timeconv_domain ***ret) {
                         return -ENOMEM;
                 list = bigger;
                 list[n + 1] = NULL;
-                list[n] = calloc(1, sizeof(**list));
+                list[n] = live_domain_new();
                 if (!list[n])
                         return -ENOMEM;
                 n++;

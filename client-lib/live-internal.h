@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* The live handle (struct timeconv) and what its three files share: live.c (the public entry
- * points, path choice, bus signals), live-bus.c (the D-Bus calls), live-table.c (the shared
- * table's fast path). */
+/* The live handle (struct timeconv) and what its files share. Calls point down, never back:
+ *   live.c          the handle: open/free, settings, the bus signals (its callbacks run from
+ *                   live_dispatch()), the periodic look at the bus
+ *   live-convert.c  the conversions: the pair cache, then the table, then D-Bus
+ *   live-push.c     PushSnapshot;  live-domains.c  ListDomains
+ *   live-table.c    the shared table's mapping (the conversions are inline, in live-table.h)
+ *   live-bus.c      the D-Bus calls and the dispatch of what the bus delivered
+ *   live-error.c    the daemon's message of the latest call */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -70,6 +75,9 @@ struct timeconv {
         sd_bus_slot *signal_slot;
         int paths;
         int last_path;
+        /* error_message belongs to the latest call: cleared at the start of each (a store to a
+         * cache line the fast path writes anyway), set by live_error_save(). */
+        bool error_set;
         unsigned checks_left;
         int64_t polled_ns;              /* CLOCK_MONOTONIC of live_check_bus()'s last poll() */
         unsigned owner_changes;         /* NameOwnerChanged seen so far */
@@ -99,13 +107,13 @@ struct timeconv {
 
 /* live.c */
 void live_emit(struct timeconv *tc, const struct timeconv_event *event);
-/* Handles whatever the bus delivered (signals) without blocking. */
-int live_dispatch(struct timeconv *tc);
 /* Every LIVE_CHECK_EVERY table conversions: drops a table whose writer stopped beating, and
  * dispatches what the bus has, if anything (LIVE_POLL_INTERVAL_NS apart at most). */
 void live_check_bus(struct timeconv *tc);
 
 /* live-bus.c: each returns 0 or -errno, named D-Bus errors mapped to their errno. */
+/* Handles whatever the bus delivered (signals, through live.c's callbacks) without blocking. */
+int live_dispatch(struct timeconv *tc);
 int live_bus_errno(const sd_bus_error *error, int r);
 /* Sends the method call m and waits for its reply (in *ret, may be NULL): the daemon's message
  * kept for timeconv_last_error_message(), its error mapped, the signals meanwhile handled. */
@@ -128,6 +136,12 @@ int live_bus_get_shared_table(struct timeconv *tc, int *ret_fd);
 /* live-error.c: keeps error's message (or clears it when no error is set) for
  * timeconv_last_error_message(). Called after every D-Bus call. */
 void live_error_save(struct timeconv *tc, const sd_bus_error *error);
+
+/* At the start of every call on a handle: a failure answered in this process (the table, a
+ * check of the arguments) must not show the message of an earlier call. */
+static inline void live_error_clear(struct timeconv *tc) {
+        tc->error_set = false;
+}
 
 /* live-table.c (the conversions themselves are inline, in live-table.h) */
 /* Forget the table (a new daemon, or it went away): the next conversion asks again. */

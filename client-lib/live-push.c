@@ -2,7 +2,7 @@
 
 /* Application clocks: PushSnapshot from a handle. The daemon ties an application domain to the
  * unique bus name that pushed it first, which is this handle's connection: the domain lives as
- * long as the handle (timeconv_close() ends it) and only this handle may push to it. The
+ * long as the handle (timeconv_free() ends it) and only this handle may push to it. The
  * handle never reconnects on its own, so that the domain cannot silently change hands. */
 
 #include <errno.h>
@@ -18,7 +18,10 @@ TIMECONV_EXPORT int timeconv_push_snapshot(struct timeconv *tc, const struct tim
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        if (!tc || !readings || n < BUS_API_SNAPSHOT_CLOCKS_MIN || n > BUS_API_SNAPSHOT_CLOCKS_MAX)
+        if (!tc)
+                return -EINVAL;
+        live_error_clear(tc);
+        if (!readings || n < BUS_API_SNAPSHOT_CLOCKS_MIN || n > BUS_API_SNAPSHOT_CLOCKS_MAX)
                 return -EINVAL;
         for (size_t i = 0; i < n; i++)
                 if (!readings[i].domain)

@@ -27,15 +27,6 @@ void live_emit(struct timeconv *tc, const struct timeconv_event *event) {
                 tc->handler(event, tc->userdata);
 }
 
-int live_dispatch(struct timeconv *tc) {
-        int r;
-
-        do
-                r = sd_bus_process(tc->bus, NULL);
-        while (r > 0);
-        return r;
-}
-
 static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct timeconv *tc = userdata;
         const char *name, *old_owner, *new_owner, *sender = sd_bus_message_get_sender(m);
@@ -128,13 +119,13 @@ static int on_daemon_signal(sd_bus_message *m, void *userdata, sd_bus_error *err
         return 0;
 }
 
-static void timeconv_closep(struct timeconv **tc) {
-        timeconv_close(*tc);
+static void timeconv_freep(struct timeconv **tc) {
+        timeconv_free(*tc);
 }
 
 /* A handle on *bus, which it takes over on success. */
 static int handle_new(sd_bus **bus, struct timeconv **ret) {
-        _cleanup_(timeconv_closep) struct timeconv *tc = NULL;
+        _cleanup_(timeconv_freep) struct timeconv *tc = NULL;
         int r;
 
         /* Aligned as its pair slots are (a cache line each): calloc() promises 16 bytes. */
@@ -194,7 +185,7 @@ TIMECONV_EXPORT int timeconv_open_address(const char *address, struct timeconv *
         return handle_new(&bus, ret);
 }
 
-TIMECONV_EXPORT struct timeconv *timeconv_close(struct timeconv *tc) {
+TIMECONV_EXPORT struct timeconv *timeconv_free(struct timeconv *tc) {
         if (!tc)
                 return NULL;
         live_table_drop(tc);
@@ -205,8 +196,16 @@ TIMECONV_EXPORT struct timeconv *timeconv_close(struct timeconv *tc) {
         return NULL;
 }
 
+/* The name of 0.1.0, kept so that its callers still build: the same function. */
+TIMECONV_EXPORT struct timeconv *timeconv_close(struct timeconv *tc) {
+        return timeconv_free(tc);
+}
+
 TIMECONV_EXPORT int timeconv_set_paths(struct timeconv *tc, int paths) {
-        if (!tc || paths <= 0 || (paths & ~TIMECONV_PATH_ANY) != 0)
+        if (!tc)
+                return -EINVAL;
+        live_error_clear(tc);
+        if (paths <= 0 || (paths & ~TIMECONV_PATH_ANY) != 0)
                 return -EINVAL;
         tc->paths = paths;
         live_pairs_clear(tc);
@@ -220,7 +219,10 @@ TIMECONV_EXPORT int timeconv_last_path(const struct timeconv *tc) {
 TIMECONV_EXPORT int timeconv_domain_id(struct timeconv *tc, const char *name, unsigned *ret_id) {
         size_t len;
 
-        if (!tc || !name || !ret_id)
+        if (!tc)
+                return -EINVAL;
+        live_error_clear(tc);
+        if (!name || !ret_id)
                 return -EINVAL;
         len = strlen(name);
         if (len == 0 || len >= LIVE_NAME_MAX)
@@ -244,6 +246,7 @@ TIMECONV_EXPORT int timeconv_set_event_handler(struct timeconv *tc, timeconv_eve
                                                void *userdata) {
         if (!tc)
                 return -EINVAL;
+        live_error_clear(tc);
         tc->handler = handler;
         tc->userdata = userdata;
         return 0;
@@ -258,6 +261,7 @@ TIMECONV_EXPORT int timeconv_process(struct timeconv *tc) {
 
         if (!tc)
                 return -EINVAL;
+        live_error_clear(tc);
         r = live_dispatch(tc);
         return r < 0 ? live_bus_errno(NULL, r) : 0;
 }
@@ -279,13 +283,19 @@ void live_check_bus(struct timeconv *tc) {
 }
 
 TIMECONV_EXPORT int timeconv_list_domains(struct timeconv *tc, struct timeconv_domain ***ret) {
-        if (!tc || !ret)
+        if (!tc)
+                return -EINVAL;
+        live_error_clear(tc);
+        if (!ret)
                 return -EINVAL;
         return live_bus_list_domains(tc, ret);
 }
 
 TIMECONV_EXPORT int timeconv_export_snapshots(struct timeconv *tc, char **ret_json) {
-        if (!tc || !ret_json)
+        if (!tc)
+                return -EINVAL;
+        live_error_clear(tc);
+        if (!ret_json)
                 return -EINVAL;
         return live_bus_export(tc, ret_json);
 }

@@ -20,7 +20,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -165,7 +164,12 @@ int timeconv_open(struct timeconv **ret);
 /* The same on the bus at address (a D-Bus address such as "unix:path=/run/user/1000/bus"). */
 int timeconv_open_address(const char *address, struct timeconv **ret);
 
-/* Closes the connection and unmaps the table. Accepts NULL; returns NULL. */
+/* Closes the connection, unmaps the table and frees the handle. Accepts NULL; returns NULL,
+ * as every *_free() of this library does. */
+struct timeconv *timeconv_free(struct timeconv *tc);
+
+/* Deprecated: timeconv_free() under its 0.1.0 name, the same function, kept for source
+ * compatibility until 1.0. */
 struct timeconv *timeconv_close(struct timeconv *tc);
 
 /* Converts value, in the unit of domain from, to domain to: *ret_value in to's unit and
@@ -224,14 +228,14 @@ static __inline__ int timeconv_pair_convert_inline_(const struct timeconv_pair *
         timeconv_pair_convert_inline_(pair, value, ret_value, ret_uncertainty_ns)
 #endif
 
-/* What timeconvd said when it refused (with one of its named errors) the latest call of this
- * handle that went to it over D-Bus, e.g. "argument 'to': invalid byte 0x52 at offset 0 of the domain name (allowed: a-z
+/* What timeconvd said when it refused (with one of its named errors) the latest call on this
+ * handle, e.g. "argument 'to': invalid byte 0x52 at offset 0 of the domain name (allowed: a-z
  * 0-9 _ . : -)" or "unknown domain 'nope'": the errno says what kind of failure it was, this
- * says which argument and why. NULL when that call succeeded or came back without a message.
- * A call answered in this process (the shared table, a check of the arguments) leaves it as it
- * was: read it right after the call that failed, or allow TIMECONV_PATH_DBUS only when every
- * failure should carry the daemon's words. Valid until the next call on the handle; per
- * handle, never shared between handles. */
+ * says which argument and why. Every call on the handle clears it first, so it is NULL unless
+ * the latest call failed with the daemon's words: when it succeeded, failed without a message,
+ * or was answered in this process (the shared table, a check of the arguments; allow only
+ * TIMECONV_PATH_DBUS when every failure should carry the daemon's words). Valid until the next
+ * call on the handle; per handle, never shared between handles. */
 const char *timeconv_last_error_message(const struct timeconv *tc);
 
 /* Restricts the paths a conversion may take (TIMECONV_PATH_TABLE, _DBUS or _ANY, the
@@ -242,56 +246,63 @@ int timeconv_set_paths(struct timeconv *tc, int paths);
  * TIMECONV_PATH_DBUS; TIMECONV_PATH_NONE before the first. */
 int timeconv_last_path(const struct timeconv *tc);
 
-/* Flags of struct timeconv_domain. */
+/* One domain as timeconvd lists it (ListDomains): an object of the library, read through the
+ * getters below, so that a newer daemon's longer strings or more properties are kept whole and
+ * a newer library can know more without changing what a caller compiled against. */
+struct timeconv_domain;
+
+/* Flags of a domain (timeconv_domain_get_flags()). */
 enum {
         TIMECONV_DOMAIN_AVAILABLE = 1,          /* can be read and is calibrated */
         TIMECONV_DOMAIN_MONOTONIC = 2,          /* never goes backwards */
-        TIMECONV_DOMAIN_HAS_OFFSET = 4,         /* offset_ns is set */
-        TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY = 8 /* rate_uncertainty_ppb is set */
-};
-
-#define TIMECONV_PROPERTIES_MAX 16
-
-/* A source-specific property of a domain, as ListDomains gives it, typed: "owner" (s, an
- * application domain's owner), "connected" (b), "probes" (t), "next_vblank_ns" (x),
- * "refresh_interval_ns" (d), ...: org.timeconv.Clock1.xml lists them. type is the D-Bus type
- * and says which member holds the value: 'b' b; 'u' and 't' u; 'x' x; 'd' d; 's' s. */
-struct timeconv_property {
-        char key[32];
-        char type;
-        int b;
-        uint64_t u;
-        int64_t x;
-        double d;
-        char s[128];
-};
-
-/* One domain as timeconvd lists it (ListDomains). Strings are NUL-terminated, "" when the
- * daemon gave none. New fields are only ever appended. */
-struct timeconv_domain {
-        char name[64];
-        char unit[16];                  /* "ns", "ms", "us", "tick", ... */
-        char reference[64];             /* the domain it is calibrated against */
-        char verdict[16];               /* X server time: "identity" or "tracked" */
-        unsigned flags;                 /* TIMECONV_DOMAIN_* */
-        unsigned wrap_bits;             /* width of the raw value; 64: no wrap */
-        uint32_t perfetto_id;
-        uint64_t resolution_ns;
-        int64_t rate_ppb;               /* rate against the reference, minus nominal */
-        uint64_t rate_uncertainty_ppb;
-        uint64_t uncertainty_ns;        /* bound of a conversion to the reference */
-        int64_t last_calibrated_ns;     /* CLOCK_MONOTONIC time of the last burst; 0: never */
-        int64_t offset_ns;              /* against CLOCK_MONOTONIC */
-        double period_ns;               /* ns per tick; 0 unless the unit is "tick" */
-        char device_name[128];          /* GPUs */
-        char driver[64];                /* GPUs */
-        /* Every other entry of the daemon's, in its order (up to TIMECONV_PROPERTIES_MAX). */
-        unsigned n_properties;
-        struct timeconv_property properties[TIMECONV_PROPERTIES_MAX];
+        TIMECONV_DOMAIN_HAS_OFFSET = 4,         /* the offset is known */
+        TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY = 8 /* the rate's bound is known */
 };
 
 /* The daemon's domains, as a NULL-terminated array. */
 int timeconv_list_domains(struct timeconv *tc, struct timeconv_domain ***ret);
+
+/* The getters take a domain of the array (never NULL) and are valid until
+ * timeconv_domains_free(). Strings are never NULL: "" when the daemon gave none. */
+const char *timeconv_domain_get_name(const struct timeconv_domain *d);
+const char *timeconv_domain_get_unit(const struct timeconv_domain *d);         /* "ns", "tick", ... */
+const char *timeconv_domain_get_reference(const struct timeconv_domain *d);    /* calibrated against */
+const char *timeconv_domain_get_verdict(const struct timeconv_domain *d);      /* X: "identity", "tracked" */
+const char *timeconv_domain_get_device_name(const struct timeconv_domain *d);  /* GPUs */
+const char *timeconv_domain_get_driver(const struct timeconv_domain *d);       /* GPUs */
+unsigned timeconv_domain_get_flags(const struct timeconv_domain *d);           /* TIMECONV_DOMAIN_* */
+unsigned timeconv_domain_get_wrap_bits(const struct timeconv_domain *d);       /* 64: no wrap */
+uint32_t timeconv_domain_get_perfetto_id(const struct timeconv_domain *d);
+uint64_t timeconv_domain_get_resolution_ns(const struct timeconv_domain *d);
+/* The rate against the reference, minus nominal, and its bound (HAS_RATE_UNCERTAINTY). */
+int64_t timeconv_domain_get_rate_ppb(const struct timeconv_domain *d);
+uint64_t timeconv_domain_get_rate_uncertainty_ppb(const struct timeconv_domain *d);
+/* The bound of a conversion to the reference. */
+uint64_t timeconv_domain_get_uncertainty_ns(const struct timeconv_domain *d);
+/* CLOCK_MONOTONIC time of the last burst; 0: never. */
+int64_t timeconv_domain_get_last_calibrated_ns(const struct timeconv_domain *d);
+/* Against CLOCK_MONOTONIC (HAS_OFFSET). */
+int64_t timeconv_domain_get_offset_ns(const struct timeconv_domain *d);
+/* ns per tick; 0 unless the unit is "tick" or "frame". */
+double timeconv_domain_get_period_ns(const struct timeconv_domain *d);
+
+/* Every other entry of the daemon's for the domain, in its order: a source-specific property,
+ * typed: "owner" (s, an application domain's owner), "connected" (b), "probes" (t),
+ * "next_vblank_ns" (x), "refresh_interval_ns" (d), ...: org.timeconv.Clock1.xml lists them.
+ * By index: its key and D-Bus type ('b', 'u', 't', 'x', 'd' or 's'); NULL and 0 past the end. */
+size_t timeconv_domain_count_properties(const struct timeconv_domain *d);
+const char *timeconv_domain_get_property_key(const struct timeconv_domain *d, size_t index);
+char timeconv_domain_get_property_type(const struct timeconv_domain *d, size_t index);
+
+/* By key, the value of a property of that type into *ret (may be NULL: whether it is there):
+ * -ENOENT when the domain has no property key, -EINVAL when it has another type (bool: 'b';
+ * uint: 'u' and 't'; int: 'x'; double: 'd'; string: 's', valid as the domain) or for a NULL
+ * domain or key. */
+int timeconv_domain_get_property_bool(const struct timeconv_domain *d, const char *key, int *ret);
+int timeconv_domain_get_property_uint(const struct timeconv_domain *d, const char *key, uint64_t *ret);
+int timeconv_domain_get_property_int(const struct timeconv_domain *d, const char *key, int64_t *ret);
+int timeconv_domain_get_property_double(const struct timeconv_domain *d, const char *key, double *ret);
+int timeconv_domain_get_property_string(const struct timeconv_domain *d, const char *key, const char **ret);
 
 /* Accepts NULL; returns NULL. */
 struct timeconv_domain **timeconv_domains_free(struct timeconv_domain **domains);
@@ -396,141 +407,6 @@ int timeconv_set_event_handler(struct timeconv *tc, timeconv_event_handler handl
  * arrived (events, a daemon restart) without blocking. */
 int timeconv_get_fd(struct timeconv *tc);
 int timeconv_process(struct timeconv *tc);
-
-/* ---- Frame synchronisation (EWMH) ----
- *
- * The client messages of the EWMH frame-synchronisation protocol, as the five 32-bit values of
- * a format-32 ClientMessage (xcb's data32[5], Xlib's data.l[5]); the extended frame counter's
- * rules; and a FRAME_DRAWN/FRAME_TIMINGS pair as CLOCK_MONOTONIC times through the daemon's
- * x11_us domain. Except timeconv_frame_convert(), these are pure functions: no X connection,
- * no daemon. Counter values are XSync counters, signed 64-bit: a value above INT64_MAX is
- * -ERANGE. */
-
-/* _NET_WM_SYNC_REQUEST (message_type WM_PROTOCOLS): data[0] the _NET_WM_SYNC_REQUEST atom,
- * data[1] the timestamp, data[2] and data[3] the low and high 32 bits of the value, data[4] 1
- * when the extended frame counter is meant, 0 for the basic one (any value but 0 reads as
- * extended, as GTK reads it). */
-struct timeconv_sync_request {
-        uint32_t timestamp_ms;          /* X server time */
-        uint64_t value;                 /* the value the client sets once it handled the request */
-        int extended;                   /* 1: the extended frame counter; 0: the basic one */
-};
-
-/* _NET_WM_FRAME_DRAWN: data[0] and data[1] the counter, data[2] and data[3] the drawn time,
- * low 32 bits first; data[4] 0. */
-struct timeconv_frame_drawn {
-        uint64_t counter;               /* the frame's counter value (its even, end value) */
-        uint64_t drawn_x11_us;          /* high-precision X time (domain x11_us) of the drawing */
-};
-
-/* What struct timeconv_frame_timings and struct timeconv_frame_times know (flags). */
-enum {
-        TIMECONV_FRAME_PRESENTED = 1,           /* the presentation time */
-        TIMECONV_FRAME_REFRESH_INTERVAL = 2,    /* the refresh interval */
-        TIMECONV_FRAME_DELAY = 4                /* the compositor's frame delay */
-};
-
-/* On the wire, a frame delay with no meaningful value. */
-#define TIMECONV_FRAME_DELAY_NONE 0x80000000UL
-
-/* _NET_WM_FRAME_TIMINGS: data[0] and data[1] the counter (low, high); data[2] the presentation
- * time as a signed 32-bit offset in us from the drawn time, 0: unknown (a true offset of 0 goes
- * as 1, as mutter sends it); data[3] the refresh interval in us, 0: unknown; data[4] the frame
- * delay in us, signed 32-bit, TIMECONV_FRAME_DELAY_NONE: no meaningful value. */
-struct timeconv_frame_timings {
-        uint64_t counter;
-        unsigned flags;                 /* TIMECONV_FRAME_*: which of the fields below are known */
-        int64_t presentation_offset_us; /* presented - drawn: -2^31 < offset < 2^31 */
-        int64_t refresh_interval_us;    /* 0 < interval < 2^32 */
-        int64_t frame_delay_us;         /* -2^31 < delay < 2^31 */
-};
-
-/* Pack into data[5] / unpack from it. -EINVAL for a NULL pointer, flags outside TIMECONV_FRAME_*,
- * or (unpacking) a message that is not well formed: data[0] not sync_request_atom, a counter
- * above INT64_MAX; -ERANGE for a field that does not fit its wire form. */
-int timeconv_sync_request_pack(const struct timeconv_sync_request *request, uint32_t sync_request_atom,
-                               uint32_t data[5]);
-int timeconv_sync_request_unpack(const uint32_t data[5], uint32_t sync_request_atom,
-                                 struct timeconv_sync_request *ret);
-int timeconv_frame_drawn_pack(const struct timeconv_frame_drawn *drawn, uint32_t data[5]);
-int timeconv_frame_drawn_unpack(const uint32_t data[5], struct timeconv_frame_drawn *ret);
-int timeconv_frame_timings_pack(const struct timeconv_frame_timings *timings, uint32_t data[5]);
-int timeconv_frame_timings_unpack(const uint32_t data[5], struct timeconv_frame_timings *ret);
-
-/* The extended frame counter. A client begins a frame by setting the counter to an odd value
- * above its current one, value: v % 4 == 3 for an urgent frame (one the window manager waits
- * for, after a _NET_WM_SYNC_REQUEST), which ends at v + 1; v % 4 == 1 for the others, which end
- * at v + 3. Frames thus end on multiples of 4. -EINVAL when value is odd (a frame is in
- * progress), -ERANGE past INT64_MAX. */
-int timeconv_frame_begin(uint64_t value, int urgent, uint64_t *ret_begin, uint64_t *ret_end);
-
-/* The value a window manager sends in _NET_WM_SYNC_REQUEST: the last value it saw + 240 (even,
- * so not a frame in progress, when the last one was). -ERANGE past INT64_MAX. */
-int timeconv_sync_request_value(uint64_t last_seen, uint64_t *ret_value);
-
-/* The entry of _NET_WM_SYNC_FENCES (n_fences of them) that goes with the frame begun at counter
- * value: (value / 4) % n_fences, the same for the frame's begin and its urgent begin. -EINVAL
- * for no fences. */
-int timeconv_sync_fence_index(uint64_t value, size_t n_fences, size_t *ret_index);
-
-/* A frame in CLOCK_MONOTONIC ns, a line of the frame log. */
-struct timeconv_frame_times {
-        uint64_t counter;
-        unsigned flags;                 /* TIMECONV_FRAME_*: which of the fields below are known */
-        int64_t drawn_ns;               /* when the compositor drew it (its desired/queue time) */
-        int64_t drawn_uncertainty_ns;
-        int64_t presented_ns;           /* when it reached the screen (the actual present time) */
-        int64_t presented_uncertainty_ns;
-        int64_t refresh_interval_ns;
-        int64_t frame_delay_us;         /* as the compositor gave it */
-};
-
-/* drawn and timings (may be NULL: nothing presented yet) of one frame, converted through
- * timeconvd (x11_us -> monotonic): presented = drawn + the offset, its bound the conversion's.
- * A drawn time whose ms part does not fit 32 bits is taken modulo the wrap, the same X time.
- * -EINVAL when the counters differ, -ERANGE for a field out of range; besides, what
- * timeconv_convert() returns. */
-int timeconv_frame_convert(struct timeconv *tc, const struct timeconv_frame_drawn *drawn,
-                           const struct timeconv_frame_timings *timings,
-                           struct timeconv_frame_times *ret);
-
-/* One line of the frame log (JSON Lines, see libtimeconv(3)) to f / to fd, in one write(2) for
- * fd (with O_APPEND, lines of several writers do not mix). -EINVAL for flags outside
- * TIMECONV_FRAME_* or a NULL pointer, -ERANGE for a counter above INT64_MAX, -errno of the
- * write (-EIO when the stream does not say). */
-int timeconv_frame_log_write(FILE *f, const struct timeconv_frame_times *frame);
-int timeconv_frame_log_write_fd(int fd, const struct timeconv_frame_times *frame);
-
-/* What a frame log row may say beyond struct timeconv_frame_times (flags of a record). */
-enum {
-        TIMECONV_FRAME_RECORD_WINDOW = 1,               /* window */
-        TIMECONV_FRAME_RECORD_DRAWN = 2,                /* times.drawn_ns: the frame was drawn */
-        TIMECONV_FRAME_RECORD_BEGIN = 4,                /* begin_ns */
-        TIMECONV_FRAME_RECORD_END = 8,                  /* end_ns */
-        TIMECONV_FRAME_RECORD_RAW = 16,                 /* drawn_x11_us (and, when presented, the offset) */
-        TIMECONV_FRAME_RECORD_DRAWN_RECEIVED = 32,      /* drawn_received_ns */
-        TIMECONV_FRAME_RECORD_TIMINGS_RECEIVED = 64     /* timings_received_ns */
-};
-
-/* A frame as a client saw it: its window, when it began and ended it (it set the counter),
- * the values of the messages as they came, when they came, and what they convert to. Times
- * are CLOCK_MONOTONIC ns. */
-struct timeconv_frame_record {
-        struct timeconv_frame_times times;      /* times.counter: the frame's end value */
-        unsigned record_flags;                  /* TIMECONV_FRAME_RECORD_*: which fields are known */
-        uint32_t window;                        /* the X window (or surface) id */
-        int64_t begin_ns;                       /* the counter set to the frame's odd begin value */
-        int64_t end_ns;                         /* the counter set to its even end value */
-        uint64_t drawn_x11_us;                  /* _NET_WM_FRAME_DRAWN's time as received */
-        int64_t presentation_offset_us;         /* _NET_WM_FRAME_TIMINGS' offset as received */
-        int64_t drawn_received_ns;              /* _NET_WM_FRAME_DRAWN arrived */
-        int64_t timings_received_ns;            /* _NET_WM_FRAME_TIMINGS arrived */
-};
-
-/* One line of the frame log for a record: the fields of timeconv_frame_log_write() and the
- * record's, null where not known (see libtimeconv(3)). Errors as timeconv_frame_log_write(),
- * and -EINVAL for record_flags outside TIMECONV_FRAME_RECORD_*. */
-int timeconv_frame_log_write_record(FILE *f, const struct timeconv_frame_record *record);
 
 /* ---- Offline: Perfetto traces ----
  *

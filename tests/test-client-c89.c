@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 
-/* Built with -std=c89 -pedantic-errors: the public header must compile there, and a C89
- * program must be able to load and convert. Plain printf TAP: tap.h is not C89. */
+/* Built with -std=c89 -pedantic-errors: the public headers must compile there, and a C89
+ * program must be able to load and convert, and pack a frame-sync message. Plain printf TAP: tap.h is not C89. */
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <timeconv-framesync.h>
 #include <timeconv.h>
 
 static const char snapshots_json[] =
@@ -56,9 +57,24 @@ int main(void) {
                         failed += r != -EINVAL;
                         printf("%sok 7 - converting through no pair is -EINVAL\n", r == -EINVAL ? "" : "not ");
                 }
-                tc = timeconv_close(tc);
+                failed += timeconv_free(tc) != NULL || timeconv_close(tc) != NULL;
+                printf("%sok 8 - timeconv_free() and its deprecated name timeconv_close() take NULL\n",
+                       timeconv_free(tc) == NULL && timeconv_close(tc) == NULL ? "" : "not ");
                 domains = timeconv_domains_free(domains);
         }
-        printf("1..7\n");
+        {
+                struct timeconv_frame_drawn drawn, back;
+                uint32_t data[5];
+
+                drawn.counter = 8;
+                drawn.drawn_x11_us = 123456789;
+                r = timeconv_frame_drawn_pack(&drawn, data);
+                if (r == 0)
+                        r = timeconv_frame_drawn_unpack(data, &back);
+                failed += r != 0 || back.counter != 8 || back.drawn_x11_us != 123456789;
+                printf("%sok 9 - and packs and unpacks _NET_WM_FRAME_DRAWN through timeconv-framesync.h\n",
+                       r == 0 && back.counter == 8 && back.drawn_x11_us == 123456789 ? "" : "not ");
+        }
+        printf("1..9\n");
         return failed ? 1 : 0;
 }

@@ -226,7 +226,7 @@ static void check_many_index(sd_bus *bus) {
                 int r = v ? clock_convert_many(bus, "monotonic", "boottime", v, big, &e, v, NULL, &n) : -ENOMEM;
 
                 ok(r == -EINVAL && sd_bus_error_has_name(&e, BUS_ERROR_INVALID_ARGUMENT),
-                   "ConvertMany of %zu values fails with InvalidArgument", big);
+                   "ConvertMany of %zu values fails with InvalidArgs", big);
                 free(v);
         }
 }

@@ -103,9 +103,32 @@ static void test_double(void) {
            "not all of it a number: -EINVAL");
 }
 
+static void test_uint64_hex(void) {
+        uint64_t v = 7;
+
+        ok(parse_uint64_hex("27262979", UINT32_MAX, &v) == 0 && v == 27262979, "decimal");
+        ok(parse_uint64_hex("0x1a00003", UINT32_MAX, &v) == 0 && v == 0x1a00003, "hexadecimal after 0x");
+        ok(parse_uint64_hex("0XABCdef", UINT32_MAX, &v) == 0 && v == 0xabcdef, "either case");
+        ok(parse_uint64_hex("0", 0, &v) == 0 && v == 0, "0 in [0, 0]");
+        ok(parse_uint64_hex("4294967295", UINT32_MAX, &v) == 0 && v == UINT32_MAX, "the upper limit");
+        ok(parse_uint64_hex("4294967296", UINT32_MAX, &v) == -ERANGE, "above it: -ERANGE");
+        ok(parse_uint64_hex("18446744073709551615", UINT64_MAX, &v) == 0 && v == UINT64_MAX, "UINT64_MAX");
+        ok(parse_uint64_hex("18446744073709551616", UINT64_MAX, &v) == -ERANGE &&
+           parse_uint64_hex("0x10000000000000000", UINT64_MAX, &v) == -ERANGE, "past 64 bits: -ERANGE");
+        v = 7;
+        ok(parse_uint64_hex("-1", UINT64_MAX, &v) == -EINVAL && parse_uint64_hex("+1", 9, &v) == -EINVAL &&
+           parse_uint64_hex(" 1", 9, &v) == -EINVAL && parse_uint64_hex("1 ", 9, &v) == -EINVAL,
+           "no sign, no spaces (strtoull() takes \"-1\" for UINT64_MAX)");
+        ok(parse_uint64_hex("", 9, &v) == -EINVAL && parse_uint64_hex("0x", 9, &v) == -EINVAL &&
+           parse_uint64_hex("12a", UINT64_MAX, &v) == -EINVAL && parse_uint64_hex("0x1g", UINT64_MAX, &v) == -EINVAL &&
+           parse_uint64_hex("99999999999999999999x", UINT64_MAX, &v) == -EINVAL, "not all of it a number: -EINVAL");
+        is_int(v, 7, "*ret untouched on failure");
+}
+
 int main(void) {
         test_trim();
         test_int64();
+        test_uint64_hex();
         test_double();
         return done_testing();
 }

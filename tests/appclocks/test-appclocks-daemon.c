@@ -177,7 +177,7 @@ static void test_lifecycle(const Harness *h, sd_bus *observer, AcSignals *sig) {
                 (void) timeconv_set_paths(tc, TIMECONV_PATH_ANY);
                 is_int(timeconv_convert(tc, "monotonic_raw", "cam", r_ns, &tv, &tu), -ENOENT,
                        "and the daemon calls it unknown");
-                timeconv_close(tc);
+                timeconv_free(tc);
         }
 }
 
@@ -231,7 +231,7 @@ static void test_backwards(const Harness *h, sd_bus *observer, AcSignals *sig) {
         r = timeconv_convert(tc, "monotonic_raw", "rewind", r_first_ns + 9 * SNAPSHOT_STEP_NS, &tv, &tu);
         ok(r >= 0 && ac_holds(tv, (uint64_t) tu, ac_truth_x(&after, r_first_ns + 9 * SNAPSHOT_STEP_NS)),
            "through the table, to it: within the bound");
-        timeconv_close(tc);
+        timeconv_free(tc);
 }
 
 int main(int argc, char *argv[]) {

@@ -285,7 +285,7 @@ static void test_library(const Harness *h, sd_bus *observer) {
         is_int(seen.daemon_changed, 0, "the handle reports no daemon change");
         is_int(timeconv_convert(tc, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), &v, &u), 0,
                "and converts as before");
-        timeconv_close(tc);
+        timeconv_free(tc);
         strv_free(before);
         strv_free(after);
 }

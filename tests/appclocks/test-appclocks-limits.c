@@ -212,7 +212,7 @@ int main(int argc, char *argv[]) {
                 ok(r >= 0 && timeconv_last_path(tc) == TIMECONV_PATH_TABLE && ac_holds(v, (uint64_t) tu, 0),
                    "libtimeconv converts through the new table (%d, after %d tries)", r, tries);
         }
-        timeconv_close(tc);
+        timeconv_free(tc);
 
         ok(harness_daemon_alive(h), "the daemon is still running");
         ac_signals_unwatch(&sig);

@@ -129,7 +129,7 @@ static void test_malformed(Core *c, AppClocks *a, const Client *cl) {
                    "a sender that is not on the bus");
         check_push(a, cl->name, one, 1, -EINVAL, SIZE_MAX, "two readings", "one reading");
         is_int(app_clocks_push(a, cl->name, many, ELEMENTSOF(many), &(BusPushFailure) { SIZE_MAX, NULL }), -EINVAL,
-               "more than 16 readings (InvalidArgument, as the contract says)");
+               "more than 16 readings (InvalidArgs, as the contract says)");
         check_push(a, cl->name, none_known, 2, -EINVAL, SIZE_MAX, "no known domain", "no known domain");
         check_push(a, cl->name, none_app, 2, -EINVAL, SIZE_MAX, "no application domain", "no application domain");
         check_push(a, cl->name, twice, 3, -EINVAL, 2, "named twice", "an application domain twice");

@@ -22,7 +22,7 @@
 #include "harness.h"
 #include "tap.h"
 #include "x11-tap.h"
-#include "timeconv.h"
+#include "timeconv-framesync.h"
 #include "x11-bus.h"
 #include "xvfb.h"
 
@@ -398,7 +398,7 @@ int main(int argc, char **argv) {
         test_errors(tc);
 
         xcb_disconnect(w.c);
-        timeconv_close(tc);
+        timeconv_free(tc);
         xvfb_stop(&x);
         return done_testing();
 }

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "timeconv.h"
+#include "timeconv-framesync.h"
 
 #define ATOM_SYNC_REQUEST 301u
 

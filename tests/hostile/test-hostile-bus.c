@@ -10,7 +10,7 @@
  *     rest QuotaExceeded; the daemon's memory stays bounded and another client is answered all
  *     the while;
  *   - answers up to the limit are whole, in order, and agree with Convert; one value more is
- *     InvalidArgument, and libtimeconv sends a batch of 200,000 values in a memfd the daemon
+ *     InvalidArgs, and libtimeconv sends a batch of 200,000 values in a memfd the daemon
  *     takes (test-hostile-memfd tests ConvertManyMemfd itself, and the slices' fairness).
  * Every property is one that load cannot flip: counts, order, a memory ceiling far above what
  * the limits allow and far below what an unlimited daemon takes. */
@@ -217,7 +217,7 @@ static void test_unread_many(Harness *h, sd_bus *victim, pid_t daemon_pid, const
 
 /* ConvertMany of 1 and up to the limit: as many answers as values, each one's offset (boottime -
  * monotonic, which only a suspend changes) the one Convert gives, within the two bounds. One
- * value more, or 10,000 (issue 14's benchmark), is refused with InvalidArgument, saying the limit
+ * value more, or 10,000 (issue 14's benchmark), is refused with InvalidArgs, saying the limit
  * and what to use instead. */
 static void test_answers(sd_bus *client, const int64_t *values) {
         static const size_t sizes[] = { 1, MANY_VALUES - 1, MANY_VALUES, MANY_VALUES + 1, 10000 };
@@ -261,7 +261,7 @@ static void test_answers(sd_bus *client, const int64_t *values) {
                         (void) snprintf(want, sizeof(want), "%zu values, at most %d", n, MANY_VALUES);
                         ok(r == -EINVAL && sd_bus_error_has_name(&e, BUS_ERROR_INVALID_ARGUMENT) && e.message &&
                            strstr(e.message, want) && strstr(e.message, "timeconv_convert_many()"),
-                           "ConvertMany of %zu values: InvalidArgument (%s)", n, e.message ? e.message : "");
+                           "ConvertMany of %zu values: InvalidArgs (%s)", n, e.message ? e.message : "");
                         continue;
                 }
                 ok(r >= 0 && out_size == n * sizeof(int64_t) && unc_size == out_size && bad == 0,
@@ -301,7 +301,7 @@ static void test_library_many(Harness *h, const int64_t *values) {
         }
         ok(r >= 0 && bad == 0, "  each of the %d answers within its bound of Convert's (%zu outside)",
            LIBRARY_VALUES, bad);
-        tc = timeconv_close(tc);
+        tc = timeconv_free(tc);
 }
 
 int main(int argc, char **argv) {

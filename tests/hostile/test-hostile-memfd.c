@@ -3,7 +3,7 @@
 /* ConvertManyMemfd against the real timeconvd on a private bus (issue 15): a large batch in a
  * memfd of the caller's, which the daemon maps and answers into.
  *   - the answers are whole, in order, and agree with Convert; an empty batch is answered;
- *   - every memfd the daemon must not map is refused with InvalidArgument saying why: not a
+ *   - every memfd the daemon must not map is refused with InvalidArgs saying why: not a
  *     memfd, not sealed against shrinking and growing, too small, write-sealed, read-only; and a
  *     count beyond the limit;
  *   - a caller that punches holes in its memfd and rewrites its values while the daemon works,
@@ -133,14 +133,14 @@ static void test_answers(sd_bus *bus, const int64_t *values, size_t n) {
                 close(fd);
 }
 
-/* One bad call: InvalidArgument, with want in its message. Takes fd. */
+/* One bad call: InvalidArgs, with want in its message. Takes fd. */
 static void refused(sd_bus *bus, int fd, uint64_t count, const char *want, const char *what) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
         r = fd < 0 ? fd : call_memfd(bus, fd, count, &e);
         ok(r == -EINVAL && sd_bus_error_has_name(&e, BUS_ERROR_INVALID_ARGUMENT) && e.message &&
-           strstr(e.message, want), "%s: InvalidArgument (%s)", what, e.message ? e.message : strerror(-r));
+           strstr(e.message, want), "%s: InvalidArgs (%s)", what, e.message ? e.message : strerror(-r));
         if (fd >= 0)
                 close(fd);
 }

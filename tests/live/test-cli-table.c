@@ -19,10 +19,25 @@
 #include <unistd.h>
 
 #include "cli-table.h"
+#include "live-domain.h"
 #include "tap.h"
 
 #define LONG_GPU "gpu-6d657361-3232-2e33-2e36-000000000000"
 #define LONG_APP "audio-usb-0000-00-14.0-focusrite-scarlett-2i2-capture-clock"
+
+/* The library's domain object, laid out as live-domain.h says: its strings are our strdup()s. */
+static char *xstrdup(const char *s) {
+        char *copy = strdup(s);
+
+        if (!copy)
+                abort();
+        return copy;
+}
+
+static void set(char **field, const char *value) {
+        free(*field);
+        *field = xstrdup(value);
+}
 
 static struct timeconv_domain *domain(const char *name, const char *unit, unsigned flags, int64_t offset_ns,
                                       int64_t rate_ppb, uint64_t uncertainty_ns, uint64_t rate_uncertainty_ppb) {
@@ -30,9 +45,12 @@ static struct timeconv_domain *domain(const char *name, const char *unit, unsign
 
         if (!d)
                 abort();
-        snprintf(d->name, sizeof(d->name), "%s", name);
-        snprintf(d->unit, sizeof(d->unit), "%s", unit);
-        snprintf(d->reference, sizeof(d->reference), "monotonic_raw");
+        d->name = xstrdup(name);
+        d->unit = xstrdup(unit);
+        d->reference = xstrdup("monotonic_raw");
+        d->verdict = xstrdup("");
+        d->device_name = xstrdup("");
+        d->driver = xstrdup("");
         d->flags = flags | TIMECONV_DOMAIN_HAS_OFFSET | TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY;
         d->offset_ns = offset_ns;
         d->rate_ppb = rate_ppb;
@@ -45,15 +63,28 @@ static struct timeconv_domain *domain(const char *name, const char *unit, unsign
 }
 
 static void property(struct timeconv_domain *d, const char *key, char type) {
-        struct timeconv_property *p = &d->properties[d->n_properties++];
+        LiveProperty *p;
 
-        snprintf(p->key, sizeof(p->key), "%s", key);
-        p->type = type;
-        p->b = 1;
-        p->u = 1044;
-        p->x = -7;
-        p->d = 16690671.5;
-        snprintf(p->s, sizeof(p->s), ":1.42");
+        d->properties = realloc(d->properties, (d->n_properties + 1) * sizeof(*d->properties));
+        if (!d->properties)
+                abort();
+        p = &d->properties[d->n_properties++];
+        *p = (LiveProperty) { .key = xstrdup(key), .type = type, .b = 1, .u = 1044, .x = -7, .d = 16690671.5 };
+        if (type == 's')
+                p->s = xstrdup(":1.42");
+}
+
+/* A stack array of domains, NULL-terminated: each one goes as timeconv_domains_free() frees it. */
+static void domains_release(struct timeconv_domain **domains) {
+        for (size_t i = 0; domains[i]; i++) {
+                struct timeconv_domain *one[] = { domains[i], NULL }, **list = malloc(sizeof(one));
+
+                if (!list)
+                        abort();
+                memcpy(list, one, sizeof(one));
+                timeconv_domains_free(list);
+                domains[i] = NULL;
+        }
 }
 
 /* What out wrote, run through fn. */
@@ -216,9 +247,9 @@ static void check_fit(void) {
         d[5] = domain("boottime", "ns", avail, 0, 0, 37, 38);
         d[6] = domain("tai", "ns", avail, INT64_C(1795836337842952062), 0, 37, 38);
         d[7] = domain("x11", "ms", avail, 0, 0, 508237, 38);
-        snprintf(d[7]->verdict, sizeof(d[7]->verdict), "identity");
+        set(&d[7]->verdict, "identity");
         d[8] = domain("x11_us", "us", avail, 0, 0, 8737, 38);
-        snprintf(d[8]->verdict, sizeof(d[8]->verdict), "identity");
+        set(&d[8]->verdict, "identity");
         d[9] = domain("msc", "frame", avail, 16036068, 0, 18418231, 1000000);
         cli_marks_add(&marks, "x11", 1500000000, 96910, "restart");
 
@@ -241,8 +272,7 @@ static void check_fit(void) {
            "--wide: every column, the bound's reference said");
         ok(widest(text) > 80 && !strstr(text, "--wide shows them"), "wider than 80, and nothing left out");
         free(text);
-        for (size_t i = 0; d[i]; i++)
-                free(d[i]);
+        domains_release(d);
 }
 
 int main(int argc, char *argv[]) {
@@ -263,12 +293,12 @@ int main(int argc, char *argv[]) {
         domains[3] = domain("msc", "frame", avail, 175268439, 0, 13494036, 1000000);
         domains[4] = domain(LONG_GPU, "tick", avail, 1, 76, 146, 4459);
         domains[4]->period_ns = 38.4615;
-        snprintf(domains[4]->device_name, sizeof(domains[4]->device_name), "llvmpipe (LLVM 15.0.6, 256 bits)");
-        snprintf(domains[4]->driver, sizeof(domains[4]->driver), "llvmpipe");
+        set(&domains[4]->device_name, "llvmpipe (LLVM 15.0.6, 256 bits)");
+        set(&domains[4]->driver, "llvmpipe");
         domains[5] = domain(LONG_APP, "ns", avail, 123456789012, 1200, 800, 300);
         property(domains[5], "owner", 's');
         domains[6] = domain("x11", "ms", 0, 0, 0, 0, 0);
-        snprintf(domains[6]->verdict, sizeof(domains[6]->verdict), "identity");
+        set(&domains[6]->verdict, "identity");
         property(domains[6], "reason", 's');
         property(domains[6], "connected", 'b');
         property(domains[6], "probes", 't');
@@ -366,8 +396,7 @@ int main(int argc, char *argv[]) {
         json_decref(list);
         free(text);
 
-        for (size_t i = 0; domains[i]; i++)
-                free(domains[i]);
+        domains_release(domains);
         check_fit();
         return done_testing();
 }

@@ -83,8 +83,8 @@ sed 's/^/# /' "$tmp/pc.err"
 
 inc=$(upc --cflags-only-I timeconv 2> /dev/null)
 inc=${inc%% *}
-[ -n "$inc" ] && [ -f "${inc#-I}/timeconv.h" ]
-ok $? "its -I names the directory of timeconv.h ($inc)"
+[ -n "$inc" ] && [ -f "${inc#-I}/timeconv.h" ] && [ -f "${inc#-I}/timeconv-framesync.h" ]
+ok $? "its -I names the directory of timeconv.h and timeconv-framesync.h ($inc)"
 
 libdir=$(upc --libs-only-L timeconv 2> /dev/null)
 libdir=${libdir#-L}
@@ -99,5 +99,20 @@ sed 's/^/# /' "$tmp/cc.out"
 
 out=$(LD_LIBRARY_PATH="$libdir" "$tmp/prog" 2>&1) && [ "$out" = 2500 ]
 ok $? "it runs against the build tree's library: monotonic 1500 -> boottime $out (want 2500)"
+
+# Frame sync, the library's other header: the same flags.
+cat > "$tmp/frames.c" <<'PROG'
+#include <timeconv-framesync.h>
+
+int main(void) {
+        size_t i = 9;
+
+        return timeconv_sync_fence_index(12, 2, &i) == 0 && i == 1 ? 0 : 1;
+}
+PROG
+# shellcheck disable=SC2086 # pkg-config's flags are words
+"$@" -o "$tmp/frames" "$tmp/frames.c" $flags > "$tmp/cc.out" 2>&1 && LD_LIBRARY_PATH="$libdir" "$tmp/frames"
+ok $? "a program of timeconv-framesync.h builds with the same flags and runs"
+sed 's/^/# /' "$tmp/cc.out"
 
 tap_done

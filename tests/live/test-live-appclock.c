@@ -54,17 +54,11 @@ static void on_event(const struct timeconv_event *e, void *userdata) {
 
 static const struct timeconv_domain *find(struct timeconv_domain **list, const char *name) {
         for (struct timeconv_domain **d = list; d && *d; d++)
-                if (strcmp((*d)->name, name) == 0)
+                if (strcmp(timeconv_domain_get_name(*d), name) == 0)
                         return *d;
         return NULL;
 }
 
-static const struct timeconv_property *property(const struct timeconv_domain *d, const char *key) {
-        for (unsigned i = 0; d && i < d->n_properties; i++)
-                if (strcmp(d->properties[i].key, key) == 0)
-                        return &d->properties[i];
-        return NULL;
-}
 
 static void check_messages(struct timeconv *e, struct timeconv *other) {
         struct timeconv_domain **list = NULL;
@@ -98,7 +92,8 @@ static int push_audio(struct timeconv *tc) {
 
 static void check_push(struct timeconv *app, struct timeconv *observer, Seen *seen) {
         struct timeconv_domain **list = NULL;
-        const struct timeconv_property *owner;
+        const char *owner = NULL;
+        int64_t not_int;
         struct timeconv_reading bad[2];
         int64_t x, v, u, lo, hi;
         int r = 0;
@@ -111,9 +106,13 @@ static void check_push(struct timeconv *app, struct timeconv *observer, Seen *se
         is_int(r, 0, "three more snapshots");
 
         is_int(timeconv_list_domains(observer, &list), 0, "the observer lists the domains");
-        owner = property(find(list, "audio0"), "owner");
-        ok(owner && owner->type == 's' && owner->s[0] == ':', "audio0's \"owner\" is a typed string, a unique name "
-           "(%s)", owner ? owner->s : "none");
+        r = timeconv_domain_get_property_string(find(list, "audio0"), "owner", &owner);
+        ok(r == 0 && owner && owner[0] == ':', "audio0's \"owner\" is a typed string, a unique name (%s)",
+           owner ? owner : "none");
+        ok(timeconv_domain_get_property_int(find(list, "audio0"), "owner", &not_int) == -EINVAL &&
+           timeconv_domain_get_property_string(find(list, "audio0"), "no_such_key", &owner) == -ENOENT,
+           "a property read as another type: -EINVAL; one the domain lacks: -ENOENT");
+        r = 0;
         timeconv_domains_free(list);
 
         x = clock_now_ns(CLOCK_MONOTONIC) + APP_OFFSET_NS;
@@ -257,13 +256,13 @@ int main(int argc, char *argv[]) {
                    "the handle reports neither: they do not come from the daemon's unique name");
         }
 
-        app = timeconv_close(app);
+        app = timeconv_free(app);
         is_int(live_wait(observer, &seen.removed, 1, WAIT_MS), 0,
                "the owner's handle closes: DomainsChanged with audio0 removed");
 
         strv_free(before);
         strv_free(after);
-        timeconv_close(observer);
-        timeconv_close(errors);
+        timeconv_free(observer);
+        timeconv_free(errors);
         return done_testing();
 }

@@ -498,7 +498,7 @@ static void check_every_entry(void) {
         is_int(mistyped, 0, "each with a JSON type that fits its D-Bus type");
         ok(saw_owner, "audio7's owner among them");
         json_decref(list);
-        timeconv_close(tc);
+        timeconv_free(tc);
 }
 
 /* timeconv push holds an application domain while it runs: another client sees it, owned. */
@@ -572,7 +572,7 @@ static void check_push(void) {
                 is_int(run_sh(script), 1, "push of a name another client holds: exit 1, as timeconv(1) says");
                 ok(err && strstr(err, "'audio8': the domain belongs to another client") && count_lines(err) == 1 &&
                    !strstr(err, "standard input"), "one message, and no read error after it");
-                timeconv_close(tc);
+                timeconv_free(tc);
         }
 }
 

@@ -260,14 +260,14 @@ int main(int argc, char *argv[]) {
                                 for (size_t k = 0; list[k]; k++) {
                                         const char *unit = root ? export_unit(root, doms[i].name) : NULL;
 
-                                        if (strcmp(list[k]->name, doms[i].name) != 0)
+                                        if (strcmp(timeconv_domain_get_name(list[k]), doms[i].name) != 0)
                                                 continue;
                                         listed++;
-                                        if (unit && strcmp(unit, list[k]->unit) == 0)
+                                        if (unit && strcmp(unit, timeconv_domain_get_unit(list[k])) == 0)
                                                 same++;
                                         else
                                                 diag("%s: ListDomains says %s, the export %s", doms[i].name,
-                                                     list[k]->unit, unit ? unit : "nothing");
+                                                     timeconv_domain_get_unit(list[k]), unit ? unit : "nothing");
                                 }
                 ok(listed == n && same == n, "export and ListDomains name every unit alike (%zu of %zu)", same, n);
                 timeconv_domains_free(list);
@@ -315,7 +315,7 @@ int main(int argc, char *argv[]) {
         timeconv_snapshots_free(snaps);
         json_decref(root);
         free(json);
-        timeconv_close(tc);
+        timeconv_free(tc);
         h = harness_free(h);
         xvfb_stop(&x);
         return done_testing();

@@ -26,7 +26,7 @@
 
 static const struct timeconv_domain *find(struct timeconv_domain **list, const char *name) {
         for (struct timeconv_domain **d = list; *d; d++)
-                if (strcmp((*d)->name, name) == 0)
+                if (strcmp(timeconv_domain_get_name(*d), name) == 0)
                         return *d;
         return NULL;
 }
@@ -46,22 +46,22 @@ static void check_domains(struct timeconv *tc) {
         boot = find(list, "boottime");
         ok(mono && raw && boot, "it lists monotonic, monotonic_raw and boottime");
         if (mono && raw && boot) {
-                ok(strcmp(mono->unit, "ns") == 0 && strcmp(mono->reference, "monotonic_raw") == 0 &&
-                   (mono->flags & TIMECONV_DOMAIN_AVAILABLE) && (mono->flags & TIMECONV_DOMAIN_MONOTONIC) &&
-                   mono->perfetto_id == 3 && mono->wrap_bits == 64 && mono->last_calibrated_ns > 0,
+                ok(strcmp(timeconv_domain_get_unit(mono), "ns") == 0 && strcmp(timeconv_domain_get_reference(mono), "monotonic_raw") == 0 &&
+                   (timeconv_domain_get_flags(mono) & TIMECONV_DOMAIN_AVAILABLE) && (timeconv_domain_get_flags(mono) & TIMECONV_DOMAIN_MONOTONIC) &&
+                   timeconv_domain_get_perfetto_id(mono) == 3 && timeconv_domain_get_wrap_bits(mono) == 64 && timeconv_domain_get_last_calibrated_ns(mono) > 0,
                    "monotonic: ns, against monotonic_raw, available, monotonic, Perfetto id 3, calibrated");
-                ok(strcmp(raw->reference, "monotonic_raw") == 0 && raw->uncertainty_ns == 0 &&
-                   raw->perfetto_id == 5, "monotonic_raw is its own reference, exactly");
-                ok((mono->flags & TIMECONV_DOMAIN_HAS_OFFSET) && mono->offset_ns == 0,
+                ok(strcmp(timeconv_domain_get_reference(raw), "monotonic_raw") == 0 && timeconv_domain_get_uncertainty_ns(raw) == 0 &&
+                   timeconv_domain_get_perfetto_id(raw) == 5, "monotonic_raw is its own reference, exactly");
+                ok((timeconv_domain_get_flags(mono) & TIMECONV_DOMAIN_HAS_OFFSET) && timeconv_domain_get_offset_ns(mono) == 0,
                    "monotonic's offset to CLOCK_MONOTONIC is 0");
                 /* boottime - monotonic is constant while nothing suspends: the kernel's own figure
                  * must lie within the two bounds. */
                 bracket_read(CLOCK_MONOTONIC, CLOCK_BOOTTIME, &b);
-                ok((boot->flags & TIMECONV_DOMAIN_HAS_OFFSET) &&
-                   bracket_holds(boot->offset_ns, boot->uncertainty_ns + mono->uncertainty_ns,
+                ok((timeconv_domain_get_flags(boot) & TIMECONV_DOMAIN_HAS_OFFSET) &&
+                   bracket_holds(timeconv_domain_get_offset_ns(boot), timeconv_domain_get_uncertainty_ns(boot) + timeconv_domain_get_uncertainty_ns(mono),
                                  b.to_lo_ns - b.from_ns, b.to_hi_ns - b.from_ns),
                    "boottime's offset %" PRIi64 " +- %" PRIu64 " ns holds the kernel's [%" PRIi64 ", %" PRIi64 "]",
-                   boot->offset_ns, boot->uncertainty_ns + mono->uncertainty_ns, b.to_lo_ns - b.from_ns,
+                   timeconv_domain_get_offset_ns(boot), timeconv_domain_get_uncertainty_ns(boot) + timeconv_domain_get_uncertainty_ns(mono), b.to_lo_ns - b.from_ns,
                    b.to_hi_ns - b.from_ns);
         }
         list = timeconv_domains_free(list);
@@ -165,9 +165,18 @@ static void check_errors_and_ids(struct timeconv *tc) {
         is_int(timeconv_convert(tc, "monotonic", "nope", 1, &v, &u), -ENOENT, "an unknown domain: -ENOENT");
         is_int(v, 12345, "and ret_value is untouched");
         is_int(timeconv_convert(tc, "Not A Name", "monotonic", 1, &v, &u), -EINVAL,
-               "a malformed name: -EINVAL (InvalidArgument)");
+               "a malformed name: -EINVAL (InvalidArgs)");
+        ok(timeconv_last_error_message(tc) && strstr(timeconv_last_error_message(tc), "argument 'from'"),
+           "with the daemon's words: %s", timeconv_last_error_message(tc) ?: "(none)");
         is_int(timeconv_now(tc, "nope", &v, &u), -ENOENT, "now() of an unknown domain: -ENOENT");
+        ok(timeconv_last_error_message(tc) && strstr(timeconv_last_error_message(tc), "nope") &&
+           !strstr(timeconv_last_error_message(tc), "argument 'from'"),
+           "a failure after a failure: its own words, not the earlier ones (%s)",
+           timeconv_last_error_message(tc) ?: "(none)");
         is_int(timeconv_convert(tc, "monotonic", NULL, 1, &v, &u), -EINVAL, "a NULL name: -EINVAL");
+        ok(!timeconv_last_error_message(tc),
+           "a failure found in this process after one of the daemon's: no stale message (%s)",
+           timeconv_last_error_message(tc) ?: "(none)");
         is_int(timeconv_convert(NULL, "monotonic", "boottime", 1, &v, &u), -EINVAL, "a NULL handle: -EINVAL");
         ok(strcmp(timeconv_strerror(-EHOSTDOWN), "timeconvd is not running") == 0,
            "timeconv_strerror() names -EHOSTDOWN");
@@ -218,6 +227,21 @@ static void check_paths(struct timeconv *tc) {
                 return;
         }
         ok(r == 0 && timeconv_last_path(tc) == TIMECONV_PATH_TABLE, "table only: the table answered (%d)", r);
+        {
+                const char *before, *after;
+
+                /* A refusal in the daemon's words, then a failure the table answers. */
+                timeconv_set_paths(tc, TIMECONV_PATH_DBUS);
+                r = timeconv_convert(tc, "monotonic", "no_such_domain", 1, &v, &u);
+                before = timeconv_last_error_message(tc);
+                ok(r == -ENOENT && before && strstr(before, "no_such_domain"),
+                   "over D-Bus, an unknown domain comes with the daemon's words (%d, %s)", r, before ?: "(none)");
+                timeconv_set_paths(tc, TIMECONV_PATH_TABLE);
+                r = timeconv_convert(tc, "monotonic", "no_such_domain", 1, &v, &u);
+                after = timeconv_last_error_message(tc);
+                ok(r < 0 && !after, "the same failure answered from the table: no stale message (%d, %s)", r,
+                   after ?: "(none)");
+        }
         check_truth(tc, "monotonic", CLOCK_MONOTONIC, "boottime", CLOCK_BOOTTIME, "table");
         check_truth(tc, "realtime", CLOCK_REALTIME, "monotonic", CLOCK_MONOTONIC, "table");
         check_now(tc, "table");
@@ -284,7 +308,7 @@ static void check_gone(Harness *h) {
         ok(kill(h->bus_pid, SIGTERM) == 0 && poll(&p, 1, HARNESS_STOP_TIMEOUT_MS) == 1, "the bus goes away");
         check_each_call(tc, -ECONNRESET, "the bus gone");
         ok(timeconv_process(tc) == -ECONNRESET, "timeconv_process() too: -ECONNRESET");
-        timeconv_close(tc);
+        timeconv_free(tc);
 }
 
 int main(int argc, char *argv[]) {
@@ -297,7 +321,7 @@ int main(int argc, char *argv[]) {
 
         ok(timeconv_open_address("unix:path=/nonexistent/timeconv-test-bus", &tc) < 0 && !tc,
            "opening a bus that is not there fails, *ret untouched");
-        ok(timeconv_close(NULL) == NULL, "timeconv_close(NULL) is NULL");
+        ok(timeconv_free(NULL) == NULL, "timeconv_free(NULL) is NULL");
 
         r = harness_new(NULL, &h);
         is_int(r, 0, "a private dbus-daemon starts");
@@ -326,7 +350,7 @@ int main(int argc, char *argv[]) {
         check_errors_and_ids(tc);
         check_paths(tc);
 
-        tc = timeconv_close(tc);
+        tc = timeconv_free(tc);
         ok(harness_daemon_alive(h), "the daemon still runs");
         check_gone(h);
         return done_testing();

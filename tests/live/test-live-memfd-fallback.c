@@ -158,7 +158,7 @@ int main(int argc, char *argv[]) {
         is_int(batch(tc), 0, "another too");
         is_int(memfd_calls(&fake), 2, "ConvertManyMemfd was tried for each: QuotaExceeded is not remembered");
 
-        timeconv_close(tc);
+        timeconv_free(tc);
         harness_stand_in_stop(&fake.s);
         return done_testing();
 }

@@ -118,7 +118,7 @@ int main(int argc, char *argv[]) {
            seen.stopped, seen.started);
         convert_now(tc, "third daemon, after the restart was noticed");
 
-        tc = timeconv_close(tc);
+        tc = timeconv_free(tc);
         ok(harness_daemon_alive(h), "the third daemon still runs");
         return done_testing();
 }

@@ -153,7 +153,7 @@ static void check_mode(const Harness *h, Fake *f, Mode mode, const char *what) {
                 ok(table_mapped(), "%s: it is mapped", what);
                 ok(timeconv_last_path(tc) == TIMECONV_PATH_TABLE && v == VALUE_NS + TABLE_OFFSET_NS && u <= 20,
                    "%s: the table answers (%" PRIi64 " +- %" PRIi64 ")", what, v, u);
-                timeconv_close(tc);
+                timeconv_free(tc);
                 return;
         }
         ok(!table_mapped(), "%s: it is not mapped", what);
@@ -172,7 +172,7 @@ static void check_mode(const Harness *h, Fake *f, Mode mode, const char *what) {
         timeconv_set_paths(tc, TIMECONV_PATH_TABLE);
         is_int(timeconv_convert(tc, "monotonic_raw", "monotonic", VALUE_NS, &v, &u), -EOPNOTSUPP,
                "table only: -EOPNOTSUPP");
-        timeconv_close(tc);
+        timeconv_free(tc);
 }
 
 int main(int argc, char *argv[]) {

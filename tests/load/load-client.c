@@ -384,6 +384,6 @@ void load_client_run(const char *bus_address, LoadMode mode, unsigned index, int
                 }
         }
 out:
-        timeconv_close(c.tc);
+        timeconv_free(c.tc);
         sd_bus_flush_close_unref(c.bus);
 }

@@ -151,7 +151,7 @@ static void *client_run(void *userdata) {
                 pthread_cond_broadcast(&progress);
                 pthread_mutex_unlock(&progress_lock);
         }
-        timeconv_close(tc);
+        timeconv_free(tc);
         return NULL;
 }
 
