@@ -118,7 +118,7 @@ static double many_ns(struct timeconv *tc, const char *from, const char *to, int
 
 /* ns per call of now() by id (tc) or of clock_gettime(CLOCK_MONOTONIC_RAW), the clock now()
  * reads (tc NULL): the best of NOW_BATCHES batches of NOW_BATCH calls, each batch between two
- * timer reads, so that the timer's step is NOW_BATCH times smaller than the figure. */
+ * timer reads, so that the timer's step counts NOW_BATCH times less in a call's figure. */
 static double now_batch_ns(struct timeconv *tc, unsigned id, int *ret_r) {
         int64_t best = INT64_MAX, acc = 0, v = 0;
 
