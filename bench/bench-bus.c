@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 
 /* timeconvd on its own private dbus-daemon (the integration harness), measured from outside:
- * the bus floor (org.freedesktop.DBus.GetId round trip) against a Convert round trip; 10,000
- * values converted as libtimeconv sends them over D-Bus (more than a ConvertMany takes: one
- * ConvertManyMemfd, the values in a sealed memfd made for the call, the answers read back from
- * it) against the same calls to a service that only copies the values to the answers' place
- * (bench-floor.h), and, over
- * --duration seconds with no client at all (POSIX
- * domains only), the daemon's resident memory and CPU share. Then a second daemon with
- * --gpu-software, which also opens whatever Vulkan device the loader finds (lavapipe where there
- * is no GPU): its resident memory and threads, against the first one's, are what a GPU domain
- * costs. One JSON object on stdout.
- * usage: bench-bus TIMECONVD [--duration=SECONDS] [--calls=N] */
+ * a Convert round trip against its floor, org.freedesktop.DBus.Peer.Ping to the daemon (routed
+ * through the bus daemon both ways, as Convert is; bench-dbus.h), with GetId, the bus daemon's
+ * own answer (one routing), beside it; 10,000 values converted as libtimeconv sends them over
+ * D-Bus (more than a ConvertMany takes: one ConvertManyMemfd, the values in a sealed memfd made
+ * for the call, the answers read back from it) against the same calls to a service that only
+ * copies the values to the answers' place (bench-floor.h); with no client at all (POSIX domains
+ * only), once the daemon is idle by its own definition (no call for --idle-after), its resident
+ * memory and the CPU time of all its threads over --idle-bursts idle cadences. Then a second
+ * daemon with --gpu-software, which also opens whatever Vulkan device the loader finds (lavapipe
+ * where there is no GPU): its resident memory and threads, against the first one's, are what a
+ * GPU domain costs. One JSON object on stdout.
+ * usage: bench-bus TIMECONVD [--idle-bursts=N] [--calls=N] */
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-dbus.h"
 #include "bench-floor.h"
 #include "bench-util.h"
 #include "bus-errors.h"
@@ -35,63 +37,54 @@
 #define MANY_WARMUP 5           /* the first large messages grow both ends' buffers */
 #define MANY_ROUNDS 30
 #define WARMUP_CALLS 200
+#define IDLE_AFTER_S 2          /* --idle-after: idle soon after start, so that the run is short */
+#define IDLE_CADENCE_S 30       /* --idle-cadence: the default, what the idle figure is about */
+#define IDLE_MARGIN_S 15        /* the window starts half a cadence after the idle daemon's first burst */
 
-typedef struct Usage {
-        int64_t cpu_ticks;      /* utime + stime */
-        int64_t run_ns;         /* schedstat's time on CPU; -1 if unknown */
-} Usage;
-
-static int read_usage(pid_t pid, Usage *ret) {
-        _cleanup_free_ char *stat = NULL, *sched = NULL;
-        char path[64];
-        unsigned long utime, stime;
-        long long run_ns;
-        const char *p;
+/* CPU time of every thread of pid, those gone included (its process CPU-time clock), in ns:
+ * exact, where /proc/PID/stat counts ticks and /proc/PID/schedstat the main thread only. */
+static int process_cpu_ns(pid_t pid, int64_t *ret) {
+        struct timespec ts;
+        clockid_t clock;
         int r;
 
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-        r = proc_read_file(path, &stat, NULL);
-        if (r < 0)
-                return r;
-        /* Fields 14 and 15, counted after the command name, which may hold spaces. */
-        p = strrchr(stat, ')');
-        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
-                return -EBADMSG;
-        snprintf(path, sizeof(path), "/proc/%d/schedstat", (int) pid);
-        if (proc_read_file(path, &sched, NULL) < 0 || sscanf(sched, "%lld", &run_ns) != 1)
-                run_ns = -1;
-        *ret = (Usage) { .cpu_ticks = (int64_t) (utime + stime), .run_ns = run_ns };
+        r = clock_getcpuclockid(pid, &clock);
+        if (r != 0)
+                return -r;
+        if (clock_gettime(clock, &ts) < 0)
+                return -errno;
+        *ret = (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
         return 0;
 }
 
-static int get_id(sd_bus *bus) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const char *id;
-        int r;
+typedef struct RoundTrips {
+        int64_t *ping_ns;       /* the floor */
+        int64_t *get_id_ns;
+        int64_t *convert_ns;
+} RoundTrips;
 
-        r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId",
-                               NULL, &reply, "");
-        return r < 0 ? r : sd_bus_message_read(reply, "s", &id);
-}
-
-/* GetId and Convert alternate, so that both see the same machine state. */
-static int measure_rtts(sd_bus *bus, size_t calls, int64_t *floor_ns, int64_t *convert_ns) {
+/* Ping, Convert and GetId in turns, so that all three see the same machine state. */
+static int measure_rtts(sd_bus *bus, size_t calls, const RoundTrips *rt) {
         for (size_t i = 0; i < WARMUP_CALLS + calls; i++) {
-                int64_t t0, t1, t2, v;
+                int64_t t0, t1, t2, t3, v;
                 uint64_t u;
                 int r;
 
                 t0 = clock_now_ns(CLOCK_MONOTONIC);
-                r = get_id(bus);
+                r = bench_ping(bus);
                 t1 = clock_now_ns(CLOCK_MONOTONIC);
                 if (r >= 0)
                         r = clock_convert(bus, "monotonic", "boottime", t1, NULL, &v, &u);
                 t2 = clock_now_ns(CLOCK_MONOTONIC);
+                if (r >= 0)
+                        r = bench_get_id(bus);
+                t3 = clock_now_ns(CLOCK_MONOTONIC);
                 if (r < 0)
                         return r;
                 if (i >= WARMUP_CALLS) {
-                        floor_ns[i - WARMUP_CALLS] = t1 - t0;
-                        convert_ns[i - WARMUP_CALLS] = t2 - t1;
+                        rt->ping_ns[i - WARMUP_CALLS] = t1 - t0;
+                        rt->convert_ns[i - WARMUP_CALLS] = t2 - t1;
+                        rt->get_id_ns[i - WARMUP_CALLS] = t3 - t2;
                 }
         }
         return 0;
@@ -243,33 +236,74 @@ static int fail(const char *stage, int r) {
         return 1;
 }
 
+typedef struct IdleFigures {
+        int64_t window_ns;
+        int64_t cpu_ns;         /* all threads, over the window */
+        int64_t rss_kib;
+        int64_t threads;
+} IdleFigures;
+
+/* The daemon (started with --idle-after=IDLE_AFTER_S --idle-cadence=IDLE_CADENCE_S, ready at
+ * ready_ns, nobody calling since) over `bursts` idle cadences. By its own definition it is idle
+ * at its first burst IDLE_AFTER_S after its last activity (its start, before READY=1): that
+ * burst comes at most a second (its active cadence, + 5 % timer slack) later. The window starts
+ * IDLE_MARGIN_S after, half an idle cadence, and lasts `bursts` cadences: it holds exactly
+ * `bursts` idle bursts whatever their phase and slack, and no active one. */
+static int measure_idle(const Harness *h, int64_t ready_ns, int bursts, IdleFigures *ret) {
+        int64_t start_ns = ready_ns + (IDLE_AFTER_S + 1 + IDLE_MARGIN_S) * INT64_C(1000000000);
+        int64_t cpu0_ns, cpu1_ns, t0_ns, t1_ns;
+        IdleFigures f = {};
+        int r;
+
+        idle_for((double) (start_ns - clock_now_ns(CLOCK_MONOTONIC)) / 1e9);
+        r = process_cpu_ns(h->daemon_pid, &cpu0_ns);
+        if (r < 0)
+                return r;
+        t0_ns = clock_now_ns(CLOCK_MONOTONIC);
+        idle_for((double) bursts * IDLE_CADENCE_S);
+        r = process_cpu_ns(h->daemon_pid, &cpu1_ns);
+        t1_ns = clock_now_ns(CLOCK_MONOTONIC);
+        if (r >= 0)
+                r = proc_rss_kib(h->daemon_pid, &f.rss_kib);
+        if (r >= 0)
+                r = read_threads(h->daemon_pid, &f.threads);
+        if (r < 0)
+                return r;
+        f.window_ns = t1_ns - t0_ns;
+        f.cpu_ns = cpu1_ns - cpu0_ns;
+        *ret = f;
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        const char *const args[] = { "--no-x11", "--no-gpu", NULL };
-        double duration_s = 60;
+        char idle_after_arg[32], idle_cadence_arg[32];
+        const char *const args[] = { "--no-x11", "--no-gpu", idle_after_arg, idle_cadence_arg, NULL };
         size_t calls = 2000;
-        Usage before, after;
+        int bursts = 2;
         GpuCost gpu = {};
-        int64_t threads = -1;
-        int64_t *floor_ns, *convert_ns, rss_kib, rss_load_kib = -1, idle_ns, many_best_ns, many_median_ns;
-        int64_t many_floor_best_ns, many_floor_median_ns;
+        IdleFigures idle;
+        RoundTrips rt;
+        int64_t rss_load_kib = -1, many_best_ns, many_median_ns, many_floor_best_ns, many_floor_median_ns;
         pid_t floor_pid = 0;
-        int64_t floor_p50, convert_p50, convert_p99;
-        double cpu_pct, sched_pct = -1, ratio;
+        int64_t ping_p50, get_id_p50, convert_p50, convert_p99;
+        double cpu_pct, ratio;
         int r;
 
         for (int i = 2; i < argc; i++)
-                if (strncmp(argv[i], "--duration=", 11) == 0)
-                        duration_s = strtod(argv[i] + 11, NULL);
+                if (strncmp(argv[i], "--idle-bursts=", 14) == 0)
+                        bursts = atoi(argv[i] + 14);
                 else if (strncmp(argv[i], "--calls=", 8) == 0)
                         calls = strtoul(argv[i] + 8, NULL, 10);
                 else
                         argc = 0;
-        if (argc < 2 || duration_s <= 0 || duration_s > 3600 || calls < 10) {
-                fprintf(stderr, "usage: %s TIMECONVD [--duration=SECONDS] [--calls=N]\n", argv[0]);
+        if (argc < 2 || bursts < 1 || bursts > 100 || calls < 10) {
+                fprintf(stderr, "usage: %s TIMECONVD [--idle-bursts=N] [--calls=N]\n", argv[0]);
                 return 2;
         }
+        snprintf(idle_after_arg, sizeof(idle_after_arg), "--idle-after=%d", IDLE_AFTER_S);
+        snprintf(idle_cadence_arg, sizeof(idle_cadence_arg), "--idle-cadence=%d", IDLE_CADENCE_S);
         r = harness_new(NULL, &h);
         if (r < 0)
                 return fail("starting dbus-daemon", r);
@@ -278,31 +312,18 @@ int main(int argc, char *argv[]) {
                 return fail("starting timeconvd", r);
 
         /* Nobody connected but the bus itself: the daemon keeps its clocks calibrated alone. */
-        r = read_usage(h->daemon_pid, &before);
-        if (r < 0)
-                return fail("reading /proc/PID/stat", r);
-        idle_ns = clock_now_ns(CLOCK_MONOTONIC);
-        idle_for(duration_s);
-        idle_ns = clock_now_ns(CLOCK_MONOTONIC) - idle_ns;
-        r = read_usage(h->daemon_pid, &after);
-        if (r >= 0)
-                r = proc_rss_kib(h->daemon_pid, &rss_kib);
-        if (r >= 0)
-                r = read_threads(h->daemon_pid, &threads);
+        r = measure_idle(h, clock_now_ns(CLOCK_MONOTONIC), bursts, &idle);
         if (r < 0)
                 return fail("reading /proc/PID", r);
-        cpu_pct = 100.0 * (double) (after.cpu_ticks - before.cpu_ticks) / (double) sysconf(_SC_CLK_TCK) /
-                  ((double) idle_ns / 1e9);
-        if (before.run_ns >= 0 && after.run_ns >= 0)
-                sched_pct = 100.0 * (double) (after.run_ns - before.run_ns) / (double) idle_ns;
+        cpu_pct = 100.0 * (double) idle.cpu_ns / (double) idle.window_ns;
 
-        floor_ns = calloc(calls, sizeof(int64_t));
-        convert_ns = calloc(calls, sizeof(int64_t));
-        if (!floor_ns || !convert_ns)
+        rt = (RoundTrips) { .ping_ns = calloc(calls, sizeof(int64_t)), .get_id_ns = calloc(calls, sizeof(int64_t)),
+                            .convert_ns = calloc(calls, sizeof(int64_t)) };
+        if (!rt.ping_ns || !rt.get_id_ns || !rt.convert_ns)
                 return fail("allocating", -ENOMEM);
         r = harness_connect(h, &bus);
         if (r >= 0)
-                r = measure_rtts(bus, calls, floor_ns, convert_ns);
+                r = measure_rtts(bus, calls, &rt);
         if (r < 0)
                 return fail("round trips", r);
         r = bench_floor_start(h, &floor_pid);
@@ -314,48 +335,56 @@ int main(int argc, char *argv[]) {
                 return fail("ConvertMany", r);
         (void) proc_rss_kib(h->daemon_pid, &rss_load_kib);
 
-        floor_p50 = bench_percentile(floor_ns, calls, 0.5);
-        convert_p50 = bench_percentile(convert_ns, calls, 0.5);
-        convert_p99 = bench_percentile(convert_ns, calls, 0.99);
-        ratio = (double) convert_p50 / (double) floor_p50;
-        free(floor_ns);
-        free(convert_ns);
+        ping_p50 = bench_percentile(rt.ping_ns, calls, 0.5);
+        get_id_p50 = bench_percentile(rt.get_id_ns, calls, 0.5);
+        convert_p50 = bench_percentile(rt.convert_ns, calls, 0.5);
+        convert_p99 = bench_percentile(rt.convert_ns, calls, 0.99);
+        ratio = (double) convert_p50 / (double) ping_p50;
+        free(rt.ping_ns);
+        free(rt.get_id_ns);
+        free(rt.convert_ns);
 
         /* One daemon at a time: the first is gone before the second one starts. */
         bus = sd_bus_flush_close_unref(bus);
         h = harness_free(h);
-        r = measure_gpu_daemon(argv[1], duration_s < 10 ? duration_s : 10, &gpu);
+        r = measure_gpu_daemon(argv[1], 10, &gpu);
         if (r < 0)
                 return fail("timeconvd --gpu-software", r);
 
         printf("{\n");
-        printf("  \"bus_floor_rtt_p50_ns\": %" PRIi64 ",\n", floor_p50);
+        printf("  \"ping_rtt_p50_ns\": %" PRIi64 ",\n", ping_p50);
+        printf("  \"get_id_rtt_p50_ns\": %" PRIi64 ",\n", get_id_p50);
         printf("  \"convert_rtt_p50_ns\": %" PRIi64 ",\n", convert_p50);
         printf("  \"convert_rtt_p99_ns\": %" PRIi64 ",\n", convert_p99);
-        printf("  \"convert_rtt_to_floor_ratio\": %.2f,\n", ratio);
+        printf("  \"convert_rtt_to_ping_ratio\": %.2f,\n", ratio);
+        printf("  \"convert_rtt_to_get_id_ratio\": %.2f,\n", (double) convert_p50 / (double) get_id_p50);
         printf("  \"round_trips\": %zu,\n", calls);
         printf("  \"convert_many_10k_ns\": %" PRIi64 ",\n", many_best_ns);
         printf("  \"convert_many_10k_median_ns\": %" PRIi64 ",\n", many_median_ns);
         /* The same calls to a service that only copies the values where the answers go. */
         printf("  \"convert_many_10k_bus_floor_ns\": %" PRIi64 ",\n", many_floor_best_ns);
         printf("  \"convert_many_10k_bus_floor_median_ns\": %" PRIi64 ",\n", many_floor_median_ns);
-        printf("  \"convert_many_10k_to_bus_floor_ratio\": %.2f,\n", (double) many_best_ns / (double) many_floor_best_ns);
-        printf("  \"idle_duration_s\": %.1f,\n", (double) idle_ns / 1e9);
-        printf("  \"daemon_rss_kib\": %" PRIi64 ",\n", rss_kib);
+        printf("  \"convert_many_10k_to_bus_floor_ratio\": %.2f,\n",
+               (double) many_best_ns / (double) many_floor_best_ns);
+        printf("  \"idle_cadence_s\": %d,\n", IDLE_CADENCE_S);
+        printf("  \"idle_bursts\": %d,\n", bursts);
+        printf("  \"idle_window_s\": %.1f,\n", (double) idle.window_ns / 1e9);
+        printf("  \"daemon_cpu_idle_window_ns\": %" PRIi64 ",\n", idle.cpu_ns);
+        printf("  \"daemon_cpu_idle_per_burst_ns\": %" PRIi64 ",\n", idle.cpu_ns / bursts);
+        printf("  \"daemon_cpu_idle_pct\": %.5f,\n", cpu_pct);
+        printf("  \"daemon_rss_kib\": %" PRIi64 ",\n", idle.rss_kib);
         printf("  \"daemon_rss_after_load_kib\": %" PRIi64 ",\n", rss_load_kib);
-        printf("  \"daemon_threads\": %" PRIi64 ",\n", threads);
+        printf("  \"daemon_threads\": %" PRIi64 ",\n", idle.threads);
         /* --gpu-software: the same daemon with the first Vulkan device the loader offers. */
         printf("  \"gpu_domain\": \"%s\",\n", gpu.domain);
         printf("  \"daemon_rss_with_gpu_kib\": %" PRIi64 ",\n", gpu.domain[0] ? gpu.rss_kib : -1);
         printf("  \"daemon_threads_with_gpu\": %" PRIi64 ",\n", gpu.domain[0] ? gpu.threads : -1);
-        printf("  \"daemon_cpu_idle_pct\": %.4f,\n", cpu_pct);
-        printf("  \"daemon_cpu_idle_schedstat_pct\": %.4f,\n", sched_pct);
-        printf("  \"target_values\": { \"convert_rtt_to_floor_ratio\": 1.5, \"convert_many_10k_ns\": 2000000, "
+        printf("  \"target_values\": { \"convert_rtt_to_ping_ratio\": 1.5, \"convert_many_10k_ns\": 2000000, "
                "\"daemon_rss_kib\": 8192, \"daemon_cpu_idle_pct\": 0.1 },\n");
         printf("  \"targets\": {\n");
-        printf("    \"convert_rtt_p50_le_1.5x_bus_floor\": %s,\n", ratio <= 1.5 ? "true" : "false");
+        printf("    \"convert_rtt_p50_le_1.5x_ping\": %s,\n", ratio <= 1.5 ? "true" : "false");
         printf("    \"convert_many_10k_le_2ms\": %s,\n", many_best_ns <= 2000000 ? "true" : "false");
-        printf("    \"daemon_rss_le_8192_kib\": %s,\n", rss_kib <= 8192 ? "true" : "false");
+        printf("    \"daemon_rss_le_8192_kib\": %s,\n", idle.rss_kib <= 8192 ? "true" : "false");
         printf("    \"daemon_cpu_idle_le_0.1_pct\": %s\n", cpu_pct <= 0.1 ? "true" : "false");
         printf("  }\n}\n");
         return 0;

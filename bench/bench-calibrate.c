@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 
 /* Figures of the calibration core, as one JSON object on stdout:
- *   - the POSIX floor (two back-to-back clock_gettime) and the deviation of bracketed samples
- *     (best of each burst, as the daemon keeps them), against the target deviation <= 2 x floor;
+ *   - the clock pair (two back-to-back clock_gettime: clock_pair_ns) and the deviation of bracketed
+ *     samples (best of each burst, as the daemon keeps them), against the target deviation <= 2 x the pair;
  *   - graph_convert() on live models, one hop (monotonic -> hub) and two (monotonic -> boottime);
  *   - snapshot_graph_convert() in nearest mode, two hops, 1,000 snapshots per edge: over random
  *     values (every lookup searches) and over sequential ones (a trace's timestamps: 1 µs
@@ -328,7 +328,7 @@ int main(void) {
         int r;
 
         stage = "floor";
-        r = bench_posix_floor(CLOCK_MONOTONIC, FLOOR_TRIES, &floor_ns, &floor_p50_ns);
+        r = bench_clock_pair(CLOCK_MONOTONIC, FLOOR_TRIES, &floor_ns, &floor_p50_ns);
         if (r < 0)
                 goto fail;
 
@@ -363,14 +363,14 @@ int main(void) {
                 goto fail;
 
         printf("{\n");
-        printf("  \"posix_floor_ns\": %" PRIi64 ",\n", floor_ns);
-        printf("  \"posix_floor_p50_ns\": %" PRIi64 ",\n", floor_p50_ns);
+        printf("  \"clock_pair_ns\": %" PRIi64 ",\n", floor_ns);
+        printf("  \"clock_pair_p50_ns\": %" PRIi64 ",\n", floor_p50_ns);
         printf("  \"posix_deviation_p50_ns\": %" PRIi64 ",\n", deviation_p50_ns);
         printf("  \"posix_deviation_p50_by_domain_ns\": {");
         for (size_t k = 0; k < N_POSIX; k++)
                 printf("%s\"%s\": %" PRIi64, k ? ", " : " ", posix_domains[k], domain_p50_ns[k]);
         printf(" },\n");
-        printf("  \"posix_deviation_to_floor_ratio\": %.2f,\n", ratio);
+        printf("  \"posix_deviation_to_clock_pair_ratio\": %.2f,\n", ratio);
         printf("  \"bursts_per_domain\": %d,\n  \"samples_per_burst\": %d,\n", BURSTS, BURST_SAMPLES);
         printf("  \"convert_1hop_ns\": %.2f,\n", convert_1hop_ns);
         printf("  \"convert_2hop_ns\": %.2f,\n", convert_2hop_ns);
@@ -384,12 +384,12 @@ int main(void) {
         printf("  \"load_append_floor_100k_ns_per_snapshot\": %.1f,\n", floor_large_ns);
         printf("  \"load_1k_to_append_floor_ratio\": %.2f,\n  \"load_100k_to_append_floor_ratio\": %.2f,\n",
                load_small_ns / floor_small_ns, load_large_ns / floor_large_ns);
-        printf("  \"target_values\": { \"posix_deviation_to_floor_ratio\": 2, \"convert_1hop_ns\": 5, "
+        printf("  \"target_values\": { \"posix_deviation_to_clock_pair_ratio\": 2, \"convert_1hop_ns\": 5, "
                "\"convert_2hop_ns\": 5, \"nearest_random_2hop_ns\": 45, \"nearest_sequential_2hop_ns\": 6, "
                "\"load_1k_ns_per_snapshot\": %d, \"load_100k_ns_per_snapshot\": %d },\n", LOAD_1K_TARGET_NS,
                LOAD_100K_TARGET_NS);
         printf("  \"targets\": {\n");
-        printf("    \"posix_deviation_le_2x_floor\": %s,\n", ratio <= 2.0 ? "true" : "false");
+        printf("    \"posix_deviation_le_2x_clock_pair\": %s,\n", ratio <= 2.0 ? "true" : "false");
         printf("    \"convert_1hop_le_5ns\": %s,\n", convert_1hop_ns <= 5.0 ? "true" : "false");
         printf("    \"convert_2hop_le_5ns\": %s,\n", convert_2hop_ns <= 5.0 ? "true" : "false");
         printf("    \"nearest_random_2hop_le_45ns\": %s,\n", nearest_ns <= 45.0 ? "true" : "false");

@@ -5,10 +5,13 @@
  * X Present, gpu0 on lavapipe): a conversion through the shared table by id for each of
  * monotonic -> boottime, x11_us -> monotonic, gpu0 -> monotonic and msc -> monotonic (two hops
  * each, one record; ns per call in a loop, best round), by name, through a pair handle and in one
- * timeconv_convert_many() of 10^6 values (ns per value, at most the by-id figure); now()
- * in a loop against a plain clock_gettime loop beside it, and bracketed against the floor of two back-to-back
- * clock_gettime; the same conversion over D-Bus against the bus's own round trip (GetId, p50); the
- * CLI converting offline from standard input to a file (nearest mode, 1,000 snapshots, two hops).
+ * timeconv_convert_many() of 10^6 values (ns per value, at most the by-id figure); now() against
+ * its floor clock_read_ns, one clock_gettime, both timed NOW_BATCH calls per pair of timer reads
+ * (the timer steps by 10 ns on some machines: one call per pair of reads would only show its
+ * steps); the same conversion over D-Bus against its floor, org.freedesktop.DBus.Peer.Ping to
+ * the daemon (routed through the bus daemon both ways as Convert is), GetId of the bus daemon
+ * beside it (one routing: what the bus daemon alone costs); the CLI converting offline from
+ * standard input to a file (nearest mode, 1,000 snapshots, two hops).
  * One JSON object.
  * usage: bench-client TIMECONVD TIMECONV LAVAPIPE_ICD */
 
@@ -24,11 +27,13 @@
 #include <unistd.h>
 
 #include "bench-util.h"
+#include "bench-dbus.h"
 #include "harness.h"
 #include "xvfb.h"
 #include "timeconv.h"
 
-#define FLOOR_TRIES 200000
+#define NOW_BATCH 1000         /* calls per pair of timer reads */
+#define NOW_BATCHES 20000
 #define FAST_CALLS 20000000
 #define FAST_ROUNDS 5
 #define MANY_VALUES 1000000
@@ -47,21 +52,8 @@ static int fail(const char *stage, int r) {
         return 1;
 }
 
-/* Two back-to-back clock_gettime: the best of many (what one call costs). */
-static int64_t posix_floor_ns(void) {
-        int64_t best = INT64_MAX;
-
-        for (int i = 0; i < FLOOR_TRIES; i++) {
-                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC), t1 = clock_now_ns(CLOCK_MONOTONIC);
-
-                if (t1 - t0 < best)
-                        best = t1 - t0;
-        }
-        return best;
-}
-
 /* The best of FAST_ROUNDS rounds, ns per call, values base + (i mod WRAP_SPAN).
- * what: 0 convert_id, 1 convert by name, 2 now_id, 3 through a pair (timeconv_pair_convert()). */
+ * what: 0 convert_id, 1 convert by name, 3 through a pair (timeconv_pair_convert()). */
 static double fast_ns(struct timeconv *tc, int what, unsigned from, unsigned to, const char *from_name,
                       const char *to_name, int64_t base, int *ret_r) {
         struct timeconv_pair pair = { tc, from, to };
@@ -75,8 +67,7 @@ static double fast_ns(struct timeconv *tc, int what, unsigned from, unsigned to,
                         int64_t value = base + (i & (WRAP_SPAN - 1));
                         int r = what == 0 ? timeconv_convert_id(tc, from, to, value, &v, &u) :
                                 what == 1 ? timeconv_convert(tc, from_name, to_name, value, &v, &u) :
-                                what == 3 ? timeconv_pair_convert(&pair, value, &v, &u) :
-                                            timeconv_now_id(tc, to, &v, &u);
+                                            timeconv_pair_convert(&pair, value, &v, &u);
 
                         if (__builtin_expect(r < 0, 0)) {
                                 *ret_r = r;
@@ -125,57 +116,47 @@ static double many_ns(struct timeconv *tc, const char *from, const char *to, int
         return best;
 }
 
-/* A clock_gettime in a loop, ns per call: the loop figure now() compares with. */
-static double posix_loop_ns(void) {
-        double best = 1e300;
+/* ns per call of now() by id (tc) or of clock_gettime(CLOCK_MONOTONIC_RAW), the clock now()
+ * reads (tc NULL): the best of NOW_BATCHES batches of NOW_BATCH calls, each batch between two
+ * timer reads, so that the timer's step counts NOW_BATCH times less in a call's figure. */
+static double now_batch_ns(struct timeconv *tc, unsigned id, int *ret_r) {
+        int64_t best = INT64_MAX, acc = 0, v = 0;
 
-        for (int k = 0; k < FAST_ROUNDS; k++) {
-                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC), acc = 0;
-
-                for (int i = 0; i < FAST_CALLS / 4; i++)
-                        acc += clock_now_ns(CLOCK_MONOTONIC_RAW);
-                sink = acc;
-                double ns = (double) (clock_now_ns(CLOCK_MONOTONIC) - t0) / (FAST_CALLS / 4);
-                if (ns < best)
-                        best = ns;
-        }
-        return best;
-}
-
-/* now() measured as the floor is: the least t1 - t0 around one call, which is the call plus
- * what two back-to-back reads cost, the floor itself. */
-static double now_bracket_ns(struct timeconv *tc, unsigned id, int64_t floor_ns) {
-        int64_t best = INT64_MAX, v;
-
-        for (int i = 0; i < FLOOR_TRIES; i++) {
+        *ret_r = 0;
+        for (int k = 0; k < NOW_BATCHES; k++) {
                 int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
 
-                timeconv_now_id(tc, id, &v, NULL);
+                for (int i = 0; i < NOW_BATCH; i++) {
+                        int r = 0;
+
+                        if (!tc)
+                                v = clock_now_ns(CLOCK_MONOTONIC_RAW);
+                        else
+                                r = timeconv_now_id(tc, id, &v, NULL);
+                        if (__builtin_expect(r < 0, 0)) {
+                                *ret_r = r;
+                                return -1;
+                        }
+                        acc += v;
+                }
                 int64_t t1 = clock_now_ns(CLOCK_MONOTONIC);
                 if (t1 - t0 < best)
                         best = t1 - t0;
-                sink = v;
         }
-        return (double) (best - floor_ns);
+        sink = acc;
+        return (double) best / NOW_BATCH;
 }
 
-static int get_id(sd_bus *bus) {
-        sd_bus_message *reply = NULL;
-        const char *id;
-        int r;
+typedef struct BusFigures {
+        int64_t convert_p50_ns;
+        int64_t ping_p50_ns;    /* the floor: Peer.Ping to the daemon */
+        int64_t get_id_p50_ns;  /* the bus daemon's own answer */
+} BusFigures;
 
-        r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId",
-                               NULL, &reply, "");
-        if (r >= 0)
-                r = sd_bus_message_read(reply, "s", &id);
-        sd_bus_message_unref(reply);
-        return r;
-}
-
-/* p50 of a D-Bus Convert through the library and of GetId on a connection of our own, taken
- * in turns so that both see the same machine. */
-static int bus_figures(const Harness *h, struct timeconv *tc, int64_t *ret_convert_ns, int64_t *ret_floor_ns) {
-        static int64_t convert_ns[BUS_CALLS], floor_ns[BUS_CALLS];
+/* p50 of a D-Bus Convert through the library, of Peer.Ping to the daemon and of GetId on a
+ * connection of our own, taken in turns so that all three see the same machine. */
+static int bus_figures(const Harness *h, struct timeconv *tc, BusFigures *ret) {
+        static int64_t convert_ns[BUS_CALLS], ping_ns[BUS_CALLS], get_id_ns[BUS_CALLS];
         sd_bus *bus = NULL;
         int r;
 
@@ -184,27 +165,32 @@ static int bus_figures(const Harness *h, struct timeconv *tc, int64_t *ret_conve
                 return r;
         timeconv_set_paths(tc, TIMECONV_PATH_DBUS);
         for (int i = 0; r >= 0 && i < 200 + BUS_CALLS; i++) {
-                int64_t t0, t1, t2, v, u;
+                int64_t t0, t1, t2, t3, v, u;
 
                 t0 = clock_now_ns(CLOCK_MONOTONIC);
-                r = get_id(bus);
+                r = bench_ping(bus);
                 t1 = clock_now_ns(CLOCK_MONOTONIC);
                 if (r >= 0)
                         r = timeconv_convert(tc, "monotonic", "boottime", t1, &v, &u);
                 t2 = clock_now_ns(CLOCK_MONOTONIC);
+                if (r >= 0)
+                        r = bench_get_id(bus);
+                t3 = clock_now_ns(CLOCK_MONOTONIC);
                 if (i >= 200) {
-                        floor_ns[i - 200] = t1 - t0;
+                        ping_ns[i - 200] = t1 - t0;
                         convert_ns[i - 200] = t2 - t1;
+                        get_id_ns[i - 200] = t3 - t2;
                 }
         }
         timeconv_set_paths(tc, TIMECONV_PATH_ANY);
         sd_bus_flush_close_unref(bus);
         if (r < 0)
                 return r;
-        qsort(convert_ns, BUS_CALLS, sizeof(int64_t), bench_cmp_i64);
-        qsort(floor_ns, BUS_CALLS, sizeof(int64_t), bench_cmp_i64);
-        *ret_convert_ns = convert_ns[BUS_CALLS / 2];
-        *ret_floor_ns = floor_ns[BUS_CALLS / 2];
+        *ret = (BusFigures) {
+                .convert_p50_ns = bench_percentile(convert_ns, BUS_CALLS, 0.5),
+                .ping_p50_ns = bench_percentile(ping_ns, BUS_CALLS, 0.5),
+                .get_id_p50_ns = bench_percentile(get_id_ns, BUS_CALLS, 0.5),
+        };
         return 0;
 }
 
@@ -290,10 +276,11 @@ int main(int argc, char *argv[]) {
         enum { N_PAIRS = 4 };
         char display_arg[32];
         const char *args[] = { display_arg, "--gpu-software", "--cadence=0.5", NULL };
-        double pair_ns[N_PAIRS], pair_name_ns[N_PAIRS], pair_pair_ns[N_PAIRS], by_pair_max = 0, now_loop_ns = -1, now_ns = -1, clock_loop_ns, cli_per_s = 0;
-        double by_id_max = 0, by_name_max = 0, pair_many_ns[N_PAIRS];
+        double pair_ns[N_PAIRS], pair_name_ns[N_PAIRS], pair_pair_ns[N_PAIRS], by_pair_max = 0, now_ns = -1;
+        double clock_read_ns = -1, cli_per_s = 0, by_id_max = 0, by_name_max = 0, pair_many_ns[N_PAIRS], dbus_ratio;
         bool many_le_by_id = true;
-        int64_t floor_ns, dbus_ns = 0, bus_floor_ns = 0, v, u, base[N_PAIRS], deadline;
+        BusFigures bus = {};
+        int64_t v, u, base[N_PAIRS], deadline;
         struct timeconv *tc = NULL;
         unsigned ids[N_PAIRS][2], mono;
         bool table = true;
@@ -346,7 +333,6 @@ int main(int argc, char *argv[]) {
                 }
         }
 
-        floor_ns = posix_floor_ns();
         for (int k = 0; r1 >= 0 && k < N_PAIRS; k++) {
                 pair_ns[k] = fast_ns(tc, 0, ids[k][0], ids[k][1], NULL, NULL, base[k], &r1);
                 if (r1 >= 0)
@@ -365,14 +351,13 @@ int main(int argc, char *argv[]) {
                         by_name_max = pair_name_ns[k];
         }
         if (r1 >= 0)
-                now_loop_ns = fast_ns(tc, 2, mono, mono, NULL, NULL, 0, &r1);
+                clock_read_ns = now_batch_ns(NULL, 0, &r1);
         if (r1 >= 0)
-                now_ns = now_bracket_ns(tc, mono, floor_ns);
+                now_ns = now_batch_ns(tc, mono, &r1);
         if (r1 < 0)
                 return fail("a fast-path call", r1);
-        clock_loop_ns = posix_loop_ns();
         timeconv_set_paths(tc, TIMECONV_PATH_ANY);
-        r = bus_figures(h, tc, &dbus_ns, &bus_floor_ns);
+        r = bus_figures(h, tc, &bus);
         if (r < 0)
                 return fail("D-Bus round trips", r);
         r = cli_values_per_s(argv[2], h->dir, &cli_per_s);
@@ -382,8 +367,9 @@ int main(int argc, char *argv[]) {
         h = harness_free(h);    /* the daemon, before its X server */
         xvfb_stop(&x);
 
+        dbus_ratio = (double) bus.convert_p50_ns / (double) (bus.ping_p50_ns ?: 1);
         printf("{\n");
-        printf("  \"posix_floor_ns\": %" PRIi64 ",\n", floor_ns);
+        printf("  \"clock_read_ns\": %.2f,\n", clock_read_ns);
         printf("  \"fastpath_available\": %s,\n", table ? "true" : "false");
         printf("  \"fastpath_convert_by_id_ns\": {");
         for (int k = 0; k < N_PAIRS; k++)
@@ -403,22 +389,24 @@ int main(int argc, char *argv[]) {
         printf(" },\n");
         printf("  \"fastpath_convert_ns\": %.2f,\n", pair_ns[0]);
         printf("  \"fastpath_now_ns\": %.2f,\n", now_ns);
-        printf("  \"fastpath_now_to_floor_ratio\": %.2f,\n", now_ns / (double) (floor_ns ?: 1));
-        printf("  \"fastpath_now_loop_ns\": %.2f,\n", now_loop_ns);
-        printf("  \"posix_clock_loop_ns\": %.2f,\n", clock_loop_ns);
-        printf("  \"fastpath_now_to_clock_loop_ratio\": %.2f,\n", now_loop_ns / clock_loop_ns);
-        printf("  \"dbus_convert_ns\": %" PRIi64 ",\n", dbus_ns);
-        printf("  \"bus_floor_ns\": %" PRIi64 ",\n", bus_floor_ns);
-        printf("  \"dbus_to_fastpath_ratio\": %.0f,\n", (double) dbus_ns / pair_ns[0]);
+        printf("  \"fastpath_now_to_clock_read_ratio\": %.2f,\n", now_ns / clock_read_ns);
+        printf("  \"dbus_convert_p50_ns\": %" PRIi64 ",\n", bus.convert_p50_ns);
+        printf("  \"dbus_ping_p50_ns\": %" PRIi64 ",\n", bus.ping_p50_ns);
+        printf("  \"dbus_get_id_p50_ns\": %" PRIi64 ",\n", bus.get_id_p50_ns);
+        printf("  \"dbus_convert_to_ping_ratio\": %.2f,\n", dbus_ratio);
+        printf("  \"dbus_to_fastpath_ratio\": %.0f,\n", (double) bus.convert_p50_ns / pair_ns[0]);
         printf("  \"cli_offline_values_per_s\": %.0f,\n", cli_per_s);
-        printf("  \"target_values\": { \"fastpath_convert_by_id_ns\": 5, \"fastpath_convert_by_name_ns\": 10, \"fastpath_convert_pair_ns\": 10, "
-               "\"fastpath_now_to_clock_loop_ratio\": 1.3, \"cli_offline_values_per_s\": 2000000 },\n");
+        printf("  \"target_values\": { \"fastpath_convert_by_id_ns\": 5, \"fastpath_convert_by_name_ns\": 10, "
+               "\"fastpath_convert_pair_ns\": 10, "
+               "\"fastpath_now_to_clock_read_ratio\": 1.3, \"dbus_convert_to_ping_ratio\": 1.5, "
+               "\"cli_offline_values_per_s\": 2000000 },\n");
         printf("  \"targets\": {\n");
         printf("    \"fastpath_convert_by_id_le_5ns\": %s,\n", by_id_max <= 5 ? "true" : "false");
         printf("    \"fastpath_convert_by_name_le_10ns\": %s,\n", by_name_max <= 10 ? "true" : "false");
         printf("    \"fastpath_convert_pair_le_10ns\": %s,\n", by_pair_max <= 10 ? "true" : "false");
         printf("    \"fastpath_convert_many_per_value_le_by_id\": %s,\n", many_le_by_id ? "true" : "false");
-        printf("    \"fastpath_now_le_1_3x_clock_loop\": %s,\n", now_loop_ns <= 1.3 * clock_loop_ns ? "true" : "false");
+        printf("    \"fastpath_now_le_1_3x_clock_read\": %s,\n", now_ns <= 1.3 * clock_read_ns ? "true" : "false");
+        printf("    \"dbus_convert_le_1_5x_ping\": %s,\n", dbus_ratio <= 1.5 ? "true" : "false");
         printf("    \"cli_offline_ge_2M_values_per_s\": %s\n", cli_per_s >= 2e6 ? "true" : "false");
         printf("  }\n}\n");
         return 0;

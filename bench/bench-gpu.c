@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
 /* Figures of the GPU source on Mesa's lavapipe, in process (no daemon), as one JSON object:
- *   - the floor: two back-to-back clock_gettime(CLOCK_MONOTONIC_RAW);
+ *   - clock_pair_ns: two back-to-back clock_gettime(CLOCK_MONOTONIC_RAW), the sample's floor;
  *   - gpu_sample_ns: one bracketed calibrated-timestamp reading (sample_burst of one), p50;
  *   - gpu_burst_cpu_ns: CPU time of one burst as the daemon asks it (8 samples), mean;
  *   - gpu_bound_ns: after 1 s of bursts every 100 ms (best 2 of 8 kept, as the daemon does),
@@ -203,7 +203,7 @@ int main(int argc, char **argv) {
         }
         r = domain_vulkan_ops.open("gpu0", &config, &gpu);
         if (r >= 0)
-                r = bench_posix_floor(CLOCK_MONOTONIC_RAW, FLOOR_TRIES, &floor_min_ns, &floor_p50_ns);
+                r = bench_clock_pair(CLOCK_MONOTONIC_RAW, FLOOR_TRIES, &floor_min_ns, &floor_p50_ns);
         if (r >= 0)
                 r = measure_sample(gpu, &sample_ns);
         if (r >= 0)
@@ -218,10 +218,10 @@ int main(int argc, char **argv) {
 
         printf("{\n");
         printf("  \"device\": \"%s\",\n", infos[0].name);
-        printf("  \"floor_min_ns\": %" PRIi64 ",\n", floor_min_ns);
-        printf("  \"floor_p50_ns\": %" PRIi64 ",\n", floor_p50_ns);
+        printf("  \"clock_pair_ns\": %" PRIi64 ",\n", floor_min_ns);
+        printf("  \"clock_pair_p50_ns\": %" PRIi64 ",\n", floor_p50_ns);
         printf("  \"gpu_sample_ns\": %" PRIi64 ",\n", sample_ns);
-        printf("  \"gpu_sample_over_floor\": %.2f,\n", (double) sample_ns / (double) (floor_p50_ns ?: 1));
+        printf("  \"gpu_sample_over_clock_pair\": %.2f,\n", (double) sample_ns / (double) (floor_p50_ns ?: 1));
         printf("  \"gpu_burst_cpu_ns\": %" PRIi64 ",\n", burst_cpu_ns);
         printf("  \"gpu_best_bracket_ns\": %" PRIi64 ",\n", f.best_bracket_ns);
         printf("  \"gpu_bound_ns\": %" PRIi64 ",\n", f.bound_ns);

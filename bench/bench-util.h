@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* What every benchmark needs: a clock read, percentiles, and the floor every figure is compared
- * with (two back-to-back clock_gettime calls). Header-only: each benchmark is one program. */
+/* What every benchmark needs: percentiles and the clock pair. Two clock floors, two names, in
+ * every benchmark's JSON:
+ *   clock_pair_ns: two back-to-back clock_gettime, t1 - t0, the least of many: what a bracket
+ *                  around anything costs at least (a bracketed sample's floor);
+ *   clock_read_ns: one clock_gettime, timed over a batch of calls per pair of timer reads: what
+ *                  a call that reads the clock once costs at least (a "now" figure's floor).
+ * Header-only: each benchmark is one program. */
 
 #include <errno.h>
 #include <stdint.h>
@@ -26,9 +31,9 @@ static inline int64_t bench_percentile(int64_t *v, size_t n, double q) {
         return v[(size_t) (q * (double) (n - 1) + 0.5)];
 }
 
-/* The floor: two back-to-back reads of clock, tries times; the least and the median gap.
+/* clock_pair_ns: two back-to-back reads of clock, tries times; the least and the median gap.
  * -ENOMEM. */
-static inline int bench_posix_floor(clockid_t clock, size_t tries, int64_t *ret_min_ns, int64_t *ret_p50_ns) {
+static inline int bench_clock_pair(clockid_t clock, size_t tries, int64_t *ret_min_ns, int64_t *ret_p50_ns) {
         int64_t *gaps = malloc(tries * sizeof(*gaps));
 
         if (!gaps || tries == 0) {
