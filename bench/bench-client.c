@@ -363,7 +363,7 @@ int main(int argc, char *argv[]) {
         r = cli_values_per_s(argv[2], h->dir, &cli_per_s);
         if (r < 0)
                 return fail("timeconv convert --snapshots", r);
-        timeconv_close(tc);
+        timeconv_free(tc);
         h = harness_free(h);    /* the daemon, before its X server */
         xvfb_stop(&x);
 

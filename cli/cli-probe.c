@@ -416,7 +416,7 @@ int cli_probe(int argc, char **argv) {
 finish:
         free(text);
         probe_run_done(&run);
-        timeconv_close(tc);
+        timeconv_free(tc);
         if (log && fclose(log) != 0 && status == 0) {
                 fprintf(stderr, "timeconv: %s: %s\n", log_path, strerror(errno));
                 status = EXIT_IOERR;
