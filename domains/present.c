@@ -31,7 +31,9 @@
 static DomainInfo present_info_for(double interval_ns) {
         return (DomainInfo) {
                 .name = PRESENT_DOMAIN,
-                .unit = { .period_ns = interval_ns },
+                /* msc = n names the vblank at which it became n: converting it carries the
+                 * model's bound only, a time converts to the last vblank at or before it. */
+                .unit = { .period_ns = interval_ns, .events = true },
                 .resolution_ns = (int64_t) ceil(interval_ns),
                 .monotonic = true,
                 .perfetto_id = clock_id_for_name(PRESENT_DOMAIN),
