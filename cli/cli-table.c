@@ -229,23 +229,30 @@ static void kernel_notes(CliOut *out, struct timeconv_domain **domains) {
         }
 }
 
-/* Why a domain is unavailable, when the daemon says ("reason": "no X display: ..."). */
+/* Why a domain is unavailable, when the daemon says ("reason": "no X display: ..."), and why an
+ * available one has its verdict ("verdict_reason": msc's "emulated", a timer and not a display). */
 static void reason_notes(CliOut *out, struct timeconv_domain **domains) {
         bool first = true;
 
         for (struct timeconv_domain **p = domains; *p; p++) {
-                if ((*p)->flags & TIMECONV_DOMAIN_AVAILABLE)
-                        continue;
-                for (unsigned i = 0; i < (*p)->n_properties && i < TIMECONV_PROPERTIES_MAX; i++)
-                        if ((*p)->properties[i].type == 's' && strcmp((*p)->properties[i].key, "reason") == 0) {
-                                if (first)
-                                        cli_out_char(out, '\n');
-                                first = false;
-                                cli_out_str(out, (*p)->name);
-                                cli_out_str(out, ": unavailable: ");
-                                cli_out_str(out, (*p)->properties[i].s);
+                bool available = (*p)->flags & TIMECONV_DOMAIN_AVAILABLE;
+
+                for (unsigned i = 0; i < (*p)->n_properties && i < TIMECONV_PROPERTIES_MAX; i++) {
+                        const struct timeconv_property *prop = &(*p)->properties[i];
+
+                        if (prop->type != 's' || !prop->s[0] ||
+                            strcmp(prop->key, available ? "verdict_reason" : "reason") != 0)
+                                continue;
+                        if (first)
                                 cli_out_char(out, '\n');
-                        }
+                        first = false;
+                        cli_out_str(out, (*p)->name);
+                        cli_out_str(out, ": ");
+                        cli_out_str(out, available ? (*p)->verdict : "unavailable");
+                        cli_out_str(out, ": ");
+                        cli_out_str(out, prop->s);
+                        cli_out_char(out, '\n');
+                }
         }
 }
 

@@ -85,6 +85,14 @@ int present_event_sample(const PresentEvent *e, const DomainUnit *unit, const Pr
         return 0;
 }
 
+bool present_fake_grid_fits(uint64_t ust_us, uint64_t msc) {
+        const uint64_t interval_us = PRESENT_FAKE_INTERVAL_US;
+
+        if (msc > (UINT64_MAX - interval_us) / interval_us)
+                return false;
+        return ust_us + interval_us / 2 >= msc * interval_us && ust_us < (msc + 1) * interval_us;
+}
+
 int present_interval_between(uint64_t ust0_us, uint64_t msc0, uint64_t ust1_us, uint64_t msc1,
                              double *ret_interval_ns) {
         if (!ret_interval_ns)

@@ -160,6 +160,70 @@ static int find_crtc(PresentConn *c, xcb_window_t root, int64_t deadline_ns) {
         return name_crtc(c, chosen, res->config_timestamp, deadline_ns);
 }
 
+double present_conn_interval_ns(const PresentConn *c) {
+        return c->emulated || c->mode_interval_ns <= 0 ? PRESENT_FAKE_INTERVAL_US * 1000.0 : c->mode_interval_ns;
+}
+
+/* Whether the server has the XWAYLAND extension (Xwayland 21 and later). */
+static int has_xwayland_extension(PresentConn *c, int64_t deadline_ns, bool *ret) {
+        _cleanup_free_ xcb_query_extension_reply_t *reply = NULL;
+        int r;
+
+        r = wait_reply(c, xcb_query_extension(c->xcb, strlen("XWAYLAND"), "XWAYLAND").sequence, deadline_ns,
+                       (void **) &reply);
+        if (r < 0)
+                return r;
+        *ret = reply->present;
+        return 0;
+}
+
+/* Tells Present's fake timer from a display's vblank: Xwayland says what it is (the extension,
+ * or outputs named XWAYLAND<n>), Xvfb's modes have no timing, and a fake's counter is
+ * CLOCK_MONOTONIC in fake intervals (one PresentNotifyMSC for the current msc says where it
+ * stands). domains/present-vblank.c goes on testing the last against every event. */
+static int detect_emulated(PresentConn *c, int64_t deadline_ns) {
+        bool xwayland = false;
+        int r;
+
+        c->emulated = false;
+        c->emulated_reason[0] = '\0';
+        r = has_xwayland_extension(c, deadline_ns, &xwayland);
+        if (r < 0 && r != -EIO)
+                return r;
+        if (xwayland || strstr(c->crtc_name, " XWAYLAND")) {
+                snprintf(c->emulated_reason, sizeof(c->emulated_reason), "the X server is Xwayland (%s): its Present "
+                         "runs on a timer for a window it does not show", xwayland ? "XWAYLAND extension" :
+                                                                                   "XWAYLAND outputs");
+                c->emulated = true;
+                return 0;
+        }
+        if (c->mode_interval_ns <= 0) {
+                snprintf(c->emulated_reason, sizeof(c->emulated_reason), "the CRTC's mode has no timing (Xvfb): "
+                         "Present runs on a timer");
+                c->emulated = true;
+                return 0;
+        }
+        r = present_conn_notify(c, 0, 0);
+        while (r >= 0) {
+                PresentEvent e;
+                uint32_t serial;
+
+                r = present_conn_read(c, &serial, &e);
+                if (r == 0)
+                        r = present_conn_wait(c, deadline_ns);
+                else if (r > 0 && serial == 0) {
+                        if (present_fake_grid_fits(e.ust_us, e.msc)) {
+                                snprintf(c->emulated_reason, sizeof(c->emulated_reason), "msc follows "
+                                         "CLOCK_MONOTONIC in %u us steps, not the mode's %.3f Hz: Present runs on "
+                                         "a timer", PRESENT_FAKE_INTERVAL_US, 1e9 / c->mode_interval_ns);
+                                c->emulated = true;
+                        }
+                        return 0;
+                }
+        }
+        return r;
+}
+
 /* On a connection xcb_connect() made; takes xcb in every case. */
 static int setup(PresentConn *c, xcb_connection_t *xcb, int screen, int64_t deadline_ns) {
         uint32_t values[] = { 1 };
@@ -192,6 +256,11 @@ static int setup(PresentConn *c, xcb_connection_t *xcb, int screen, int64_t dead
         if (xcb_flush(xcb) <= 0) {
                 present_conn_close(c);
                 return -ENOTCONN;
+        }
+        r = detect_emulated(c, deadline_ns);
+        if (r < 0) {
+                present_conn_close(c);
+                return r == -EIO ? -ENOTCONN : r;
         }
         return 0;
 }

@@ -23,10 +23,19 @@ typedef struct PresentConn {
         uint32_t crtc;                  /* the RandR CRTC covering (0, 0) */
         char crtc_name[32];             /* e.g. "crtc-59 screen": the CRTC and its first output */
         double mode_interval_ns;        /* of the CRTC's mode; 0 when the mode has no timing */
+        /* Present counts a timer, not this CRTC's vblanks (Xvfb, Xorg's dummy driver, Xwayland),
+         * and why: seen at set-up, from the server and from where its counter stands. */
+        bool emulated;
+        char emulated_reason[128];
 } PresentConn;
 
+/* The interval Present counts at: the fake timer's when emulated or when the mode has no
+ * timing, else the CRTC's mode's. */
+double present_conn_interval_ns(const PresentConn *c);
+
 /* Connects a closed c ({} or closed; -EALREADY when open) to display (NULL: $DISPLAY), checks
- * Present and RandR, finds the CRTC and selects PresentCompleteNotify on a private window, never
+ * Present and RandR, finds the CRTC, selects PresentCompleteNotify on a private window and asks
+ * once where the counter stands (to tell a timer from a display: emulated), never
  * blocking past wait_until_ns and then setup_budget_ns. xcb_connect() runs in a thread
  * (xcb-connect.h) whose attempt stays c's across calls: the call that starts it waits for it
  * until wait_until_ns, later calls only look, so a server that never answers holds one thread,

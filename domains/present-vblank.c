@@ -57,6 +57,10 @@ static void handle_event(Domain *d, uint32_t serial, const PresentEvent *e) {
                 return;         /* forgotten, or of an earlier connection */
         d->known = true;
         d->latest = *e;
+        if (present_fake_grid_fits(e->ust_us, e->msc))
+                d->grid_fits++;
+        else
+                d->grid_misfits++;
 
         /* An answer about another frame than the one asked for (the target had passed) is the
          * current state, not that vblank's time: the fake CRTC's UST is then not on its grid. */
@@ -113,4 +117,24 @@ int present_domain_queue_targets(Domain *d) {
         if (r >= 0)
                 r = present_domain_send_notify(d, next_msc + 1);
         return r;
+}
+
+/* Emulated: the server says it has no display behind Present, or its counter stands on the
+ * fake's grid and has never left it. A display's counter leaves the grid at its first event. */
+const char *present_domain_verdict(const Domain *d) {
+        if (!present_conn_is_open(&d->conn))
+                return NULL;
+        if (d->conn.emulated && (d->grid_misfits == 0 || !strstr(d->conn.emulated_reason, "msc follows")))
+                return "emulated";
+        return d->grid_misfits > 0 ? "vblank" : NULL;
+}
+
+const char *present_domain_verdict_reason(const Domain *d) {
+        const char *verdict = present_domain_verdict(d);
+
+        if (verdict && strcmp(verdict, "emulated") == 0)
+                return d->conn.emulated_reason;
+        if (verdict)
+                return "msc counts the CRTC's vblanks (its events are off Present's fake timer grid)";
+        return "";
 }

@@ -24,9 +24,8 @@
 #define CONNECT_WAIT_NS INT64_C(100000000)
 /* Setting up takes some six round trips (Present, RandR, the CRTC and its output). */
 #define SETUP_BUDGET_NS INT64_C(250000000)
-/* Present's fake CRTC runs at 60 Hz unless told otherwise: the nominal rate when the CRTC's
- * mode has no timing (Xvfb). */
-#define FAKE_INTERVAL_NS (1e9 / 60)
+/* Present's fake CRTC: the rate to list a domain with before a server answers. */
+#define FAKE_INTERVAL_NS (PRESENT_FAKE_INTERVAL_US * 1000.0)
 
 static DomainInfo present_info_for(double interval_ns) {
         return (DomainInfo) {
@@ -76,8 +75,7 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
         }
         r = present_conn_connect(&conn, display, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS, SETUP_BUDGET_NS);
         if (r >= 0)
-                ret_infos[n++] = present_info_for(conn.mode_interval_ns > 0 ? conn.mode_interval_ns :
-                                                                              FAKE_INTERVAL_NS);
+                ret_infos[n++] = present_info_for(present_conn_interval_ns(&conn));
         else if (r != -EOPNOTSUPP && r != -ENODEV)
                 ret_infos[n++] = present_info_for(FAKE_INTERVAL_NS);
         present_conn_close(&conn);
@@ -97,9 +95,18 @@ static void follow_display(Domain *d) {
                 present_conn_close(&d->conn);
 }
 
+/* The box of an event (present-box.h): a display's UST is within half a frame of its vblank;
+ * a timer's report may also lag its grid by up to a whole interval (Xwayland floors its msc
+ * from the time it fired), and is never a step for that. */
+static void set_jitter(Domain *d) {
+        (void) present_jitter_for_interval(d->info.unit.period_ns, &d->jitter);
+        if (d->conn.emulated)
+                d->jitter.late_ns = 2 * d->jitter.late_ns;
+}
+
 /* A new server: a new counter, whose rate the unit must be able to model. */
 static int on_connected(Domain *d) {
-        double interval_ns = d->conn.mode_interval_ns > 0 ? d->conn.mode_interval_ns : FAKE_INTERVAL_NS;
+        double interval_ns = present_conn_interval_ns(&d->conn);
         int r;
 
         d->generation++;
@@ -107,6 +114,8 @@ static int on_connected(Domain *d) {
         d->n_pending = 0;
         d->n_ring = 0;
         d->known = d->have_samples = false;
+        d->grid_fits = d->grid_misfits = 0;
+        set_jitter(d);
         d->mismatch = fabs(interval_ns / d->info.unit.period_ns - 1) > PRESENT_RATE_PRIOR / 2;
         d->link.reason[0] = '\0';
         if (d->mismatch)
@@ -174,9 +183,9 @@ static int present_open(const char *name, const void *config, Domain **ret) {
          * reachable (or answering) now is not a failure: the domain starts unavailable, at the
          * fake's rate; a later burst finishes an attempt still under way. */
         r = connect_step(d, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS);
-        interval_ns = r >= 0 && d->conn.mode_interval_ns > 0 ? d->conn.mode_interval_ns : FAKE_INTERVAL_NS;
+        interval_ns = r >= 0 ? present_conn_interval_ns(&d->conn) : FAKE_INTERVAL_NS;
         d->info = present_info_for(interval_ns);
-        (void) present_jitter_for_interval(interval_ns, &d->jitter);
+        set_jitter(d);
         if (r >= 0)
                 (void) on_connected(d);
         *ret = d;
@@ -246,9 +255,9 @@ static int present_dispatch(Domain *d) {
 
 static int present_status(Domain *d, DomainStatus *ret) {
         /* Most wanted first: the bus may show only the first few. */
-        static const char *const keys[PRESENT_EXTRAS] = { "refresh_interval_ns", "next_vblank_ns",
-                                                          "next_vblank_msc", "crtc", "x11_display", "samples",
-                                                          "missed", "connected" };
+        static const char *const keys[PRESENT_EXTRAS] = { "verdict_reason", "refresh_interval_ns",
+                                                          "next_vblank_ns", "next_vblank_msc", "crtc",
+                                                          "x11_display", "samples", "missed", "connected" };
         DomainStatus s = {};
         uint64_t next_msc = 0;
         int64_t next_ns = 0;
@@ -260,19 +269,21 @@ static int present_status(Domain *d, DomainStatus *ret) {
                 (void) present_next_vblank(d->last.ust_us, d->last.msc, present_domain_interval_ns(d),
                                            clock_now_ns(CLOCK_MONOTONIC), &next_ns, &next_msc);
         s.generation = d->generation;
-        snprintf(d->extra_values[0], PRESENT_EXTRA_VALUE_MAX, "%.0f", present_domain_interval_ns(d));
-        snprintf(d->extra_values[1], PRESENT_EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
-        snprintf(d->extra_values[2], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
-        snprintf(d->extra_values[3], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
-        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%s", d->link.display.name ?: "");
-        snprintf(d->extra_values[5], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
-        snprintf(d->extra_values[6], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
-        snprintf(d->extra_values[7], PRESENT_EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
+        snprintf(d->extra_values[0], PRESENT_EXTRA_VALUE_MAX, "%s", present_domain_verdict_reason(d));
+        snprintf(d->extra_values[1], PRESENT_EXTRA_VALUE_MAX, "%.0f", present_domain_interval_ns(d));
+        snprintf(d->extra_values[2], PRESENT_EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
+        snprintf(d->extra_values[3], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
+        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
+        snprintf(d->extra_values[5], PRESENT_EXTRA_VALUE_MAX, "%s", d->link.display.name ?: "");
+        snprintf(d->extra_values[6], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
+        snprintf(d->extra_values[7], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
+        snprintf(d->extra_values[8], PRESENT_EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
         for (size_t i = 0; i < PRESENT_EXTRAS; i++) {
                 s.extras[i].key = keys[i];
                 s.extras[i].value = d->extra_values[i];
         }
         s.n_extras = PRESENT_EXTRAS;
+        s.verdict = present_domain_verdict(d);
         s.unavailable_reason = x11_link_reason(&d->link);
         *ret = s;
         return 0;
