@@ -105,6 +105,8 @@ int main(void) {
                 printf("{\"error\":\"no graph\"}\n");
                 return 1;
         }
+        /* As the daemon (core.c): a timer's lag widens what msc n converts to. */
+        graph_set_lag(&g, node, domain_present_ops.info(d)->lag_ns);
         graph_set_available(&g, node, true);
         floor_ns = floor_rtt_ns(&client);
 

@@ -30,6 +30,10 @@
 /* Present's fake CRTC (Xvfb, Xorg without a driver's vblank, Xwayland without a surface): a
  * timer whose vblank n is at n * 16666 us of CLOCK_MONOTONIC (1000000 / 60, integer). */
 #define PRESENT_FAKE_INTERVAL_US 16666
+/* The fake's timer fires up to 2 ms before its vblank (present_fake.c sets it in whole ms, from
+ * a ms clock), and the report still names that vblank up to half an interval after it (msc is
+ * rounded from the time it fired) or, on Xwayland (floored), up to a whole interval after. */
+#define PRESENT_FAKE_EARLY_US 2000
 
 /* How much faster or slower CLOCK_MONOTONIC may run than CLOCK_MONOTONIC_RAW: the kernel's
  * bound on an NTP frequency correction (MAXFREQ, 500 ppm). */
@@ -74,6 +78,16 @@ int present_event_sample(const PresentEvent *e, const DomainUnit *unit, const Pr
  * [msc - 1/2, msc + 1) intervals. A real CRTC's counter starts when the CRTC is lit and runs at its
  * own rate: it fits by accident at most, and never for long. */
 bool present_fake_grid_fits(uint64_t ust_us, uint64_t msc);
+
+/* How long after the fake's timer may report vblank n, from 2 ms before its grid time: the
+ * domain's lag (DomainInfo.lag_ns), so that a conversion from msc n answers the whole window
+ * the server may fire n in. floors: Xwayland's counter. */
+int64_t present_fake_lag_ns(bool floors);
+
+/* An event of the fake, as the estimator's box: vblank e->msc at its grid time less
+ * PRESENT_FAKE_EARLY_US (the start of the window its report may fall in), which the lag covers,
+ * moved to CLOCK_MONOTONIC_RAW by the event's bracket. As present_event_sample(). */
+int present_fake_grid_sample(const PresentEvent *e, const DomainUnit *unit, Sample *ret);
 
 /* The measured interval between two events of one CRTC: (ust1 - ust0) / (msc1 - msc0) in ns.
  * -EDOM unless msc1 > msc0 and ust1 > ust0. */

@@ -47,6 +47,15 @@ static void push_sample(Domain *d, const Sample *s) {
         d->ring[d->n_ring++] = *s;
 }
 
+/* A timer's event is its grid (honest, and no step for its jitter: the lag holds that); any
+ * other, a display's, is its UST give or take the jitter. */
+static int sample_of(const Domain *d, const PresentEvent *e, Sample *ret) {
+        if (d->conn.emulated && d->info.lag_ns > 0 && d->info.unit.period_ns == PRESENT_FAKE_INTERVAL_US * 1000.0 &&
+            present_fake_grid_fits(e->ust_us, e->msc))
+                return present_fake_grid_sample(e, &d->info.unit, ret);
+        return present_event_sample(e, &d->info.unit, &d->jitter, ret);
+}
+
 static void handle_event(Domain *d, uint32_t serial, const PresentEvent *e) {
         Sample s;
         size_t i;
@@ -66,7 +75,7 @@ static void handle_event(Domain *d, uint32_t serial, const PresentEvent *e) {
          * current state, not that vblank's time: the fake CRTC's UST is then not on its grid. */
         if (d->pending[i].target_msc != 0 && e->msc != d->pending[i].target_msc)
                 d->missed++;
-        else if (d->pending[i].target_msc != 0 && present_event_sample(e, &d->info.unit, &d->jitter, &s) >= 0) {
+        else if (d->pending[i].target_msc != 0 && sample_of(d, e, &s) >= 0) {
                 push_sample(d, &s);
                 d->samples++;
                 if (!d->have_samples)

@@ -27,7 +27,9 @@
 /* Present's fake CRTC: the rate to list a domain with before a server answers. */
 #define FAKE_INTERVAL_NS (PRESENT_FAKE_INTERVAL_US * 1000.0)
 
-static DomainInfo present_info_for(double interval_ns) {
+/* lag_ns: 0 for a display's counter; for Present's fake, the window after its grid in which it
+ * may report a vblank (present_fake_lag_ns()). */
+static DomainInfo present_info_for(double interval_ns, int64_t lag_ns) {
         return (DomainInfo) {
                 .name = PRESENT_DOMAIN,
                 /* msc = n names the vblank at which it became n: converting it carries the
@@ -37,7 +39,16 @@ static DomainInfo present_info_for(double interval_ns) {
                 .monotonic = true,
                 .perfetto_id = clock_id_for_name(PRESENT_DOMAIN),
                 .unit_name = "frame",
+                .lag_ns = lag_ns,
         };
+}
+
+/* The lag of what conn found: none for a display, the fake's window for a timer or for a server
+ * not seen yet (most X servers a session meets without a GPU of their own are fakes). */
+static int64_t lag_for(const PresentConn *conn, bool connected) {
+        if (connected && !conn->emulated)
+                return 0;
+        return present_fake_lag_ns(connected && strstr(conn->emulated_reason, "Xwayland"));
 }
 
 static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
@@ -58,7 +69,7 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
                         return 0;
                 }
                 if (x11_display_get(follow, followed, sizeof(followed), NULL) < 0) {
-                        ret_infos[0] = present_info_for(FAKE_INTERVAL_NS);
+                        ret_infos[0] = present_info_for(FAKE_INTERVAL_NS, lag_for(NULL, false));
                         *ret_n = 1;
                         return 0;
                 }
@@ -75,9 +86,9 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
         }
         r = present_conn_connect(&conn, display, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS, SETUP_BUDGET_NS);
         if (r >= 0)
-                ret_infos[n++] = present_info_for(present_conn_interval_ns(&conn));
+                ret_infos[n++] = present_info_for(present_conn_interval_ns(&conn), lag_for(&conn, true));
         else if (r != -EOPNOTSUPP && r != -ENODEV)
-                ret_infos[n++] = present_info_for(FAKE_INTERVAL_NS);
+                ret_infos[n++] = present_info_for(FAKE_INTERVAL_NS, lag_for(NULL, false));
         present_conn_close(&conn);
         *ret_n = n;
         return 0;
@@ -95,9 +106,8 @@ static void follow_display(Domain *d) {
                 present_conn_close(&d->conn);
 }
 
-/* The box of an event (present-box.h): a display's UST is within half a frame of its vblank;
- * a timer's report may also lag its grid by up to a whole interval (Xwayland floors its msc
- * from the time it fired), and is never a step for that. */
+/* The box of an event off the fake's grid (present-box.h): a display's UST is within half a
+ * frame of its vblank; a timer's report (Xwayland's counter is floored) up to a whole one after. */
 static void set_jitter(Domain *d) {
         (void) present_jitter_for_interval(d->info.unit.period_ns, &d->jitter);
         if (d->conn.emulated)
@@ -184,7 +194,7 @@ static int present_open(const char *name, const void *config, Domain **ret) {
          * fake's rate; a later burst finishes an attempt still under way. */
         r = connect_step(d, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS);
         interval_ns = r >= 0 ? present_conn_interval_ns(&d->conn) : FAKE_INTERVAL_NS;
-        d->info = present_info_for(interval_ns);
+        d->info = present_info_for(interval_ns, lag_for(&d->conn, r >= 0));
         set_jitter(d);
         if (r >= 0)
                 (void) on_connected(d);
