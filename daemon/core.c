@@ -337,6 +337,28 @@ static bool core_apply_rate_epoch(Core *c, CoreDomain *d, const DomainStatus *st
 /* What the source says beyond its samples, before the new samples go in: a new generation of
  * the clock closes the segment, and so does a change of rate it knows of; same_as makes the
  * node (and its views) follow that domain. */
+/* A restarted clock may count in another unit (a vblank counter on another mode): the node is
+ * re-made with the unit and lag the source gives now, on the restarted history. */
+static void core_apply_unit(Core *c, size_t index) {
+        CoreDomain *d = c->domains[index];
+        const DomainInfo *now = d->ops->info(d->domain);
+        bool available = c->graph.nodes[index].available;
+
+        if (memcmp(&now->unit, &d->info.unit, sizeof(now->unit)) == 0 && now->lag_ns == d->info.lag_ns)
+                return;
+        log_info(c->log, "domain '%s': now %.0f ns a %s", d->info.name, now->unit.period_ns,
+                 d->info.unit_name[0] ? d->info.unit_name : "unit");
+        if (graph_reset_node(&c->graph, index, d->info.name, &now->unit, &d->history) < 0 ||
+            graph_set_lag(&c->graph, index, now->lag_ns) < 0) {
+                log_warning(c->log, "domain '%s': cannot take its new unit", d->info.name);
+                return;
+        }
+        graph_set_available(&c->graph, index, available);
+        d->info.unit = now->unit;
+        d->info.lag_ns = now->lag_ns;
+        d->info.resolution_ns = now->resolution_ns;
+}
+
 static CoreStatusChange core_apply_status(Core *c, size_t index, Model *ret_old_model) {
         CoreDomain *d = c->domains[index];
         DomainStatus status = {};
@@ -356,6 +378,7 @@ static CoreStatusChange core_apply_status(Core *c, size_t index, Model *ret_old_
                         change = CORE_STATUS_RESTARTED;
                 }
                 history_restart(&d->history);
+                core_apply_unit(c, index);
         } else if (core_apply_rate_epoch(c, d, &status))
                 change = CORE_STATUS_RATE_CHANGED;
         d->generation = status.generation;

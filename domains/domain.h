@@ -34,7 +34,7 @@ typedef struct DomainInfo {
         int64_t lag_ns;
 } DomainInfo;
 
-#define DOMAIN_EXTRAS_MAX 10
+#define DOMAIN_EXTRAS_MAX 12
 
 /* What a source says about an open domain beyond its samples. Strings are borrowed from the
  * Domain and stay valid until the next call on it. */

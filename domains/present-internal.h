@@ -17,7 +17,7 @@
 
 #define PRESENT_PENDING_MAX 4
 #define PRESENT_RING_MAX 16
-#define PRESENT_EXTRAS 9
+#define PRESENT_EXTRAS 11
 #define PRESENT_EXTRA_VALUE_MAX 160
 
 typedef struct Pending {
@@ -68,7 +68,7 @@ int present_domain_drain(Domain *d);
 /* Asks for the next two frames once the previous requests are answered. */
 int present_domain_queue_targets(Domain *d);
 
-/* "emulated" (Present counts a timer), "vblank" (a display's counter, once events say so) or
- * NULL (not yet known), and why, for the status. */
+/* "emulated" (Present counts a timer), "variable" (a variable-refresh output), "vblank" (a
+ * display's counter, once events say so) or NULL (not yet known), and why, for the status. */
 const char *present_domain_verdict(const Domain *d);
 const char *present_domain_verdict_reason(const Domain *d);

@@ -133,6 +133,8 @@ int present_domain_queue_targets(Domain *d) {
 const char *present_domain_verdict(const Domain *d) {
         if (!present_conn_is_open(&d->conn))
                 return NULL;
+        if (d->conn.variable_refresh && !d->conn.emulated)
+                return "variable";
         if (d->conn.emulated && (d->grid_misfits == 0 || !strstr(d->conn.emulated_reason, "msc follows")))
                 return "emulated";
         return d->grid_misfits > 0 ? "vblank" : NULL;
@@ -143,6 +145,9 @@ const char *present_domain_verdict_reason(const Domain *d) {
 
         if (verdict && strcmp(verdict, "emulated") == 0)
                 return d->conn.emulated_reason;
+        if (verdict && strcmp(verdict, "variable") == 0)
+                return "the output can vary its refresh (vrr_capable): while it does, vblanks are not evenly spaced "
+                       "and no line predicts them";
         if (verdict)
                 return "msc counts the CRTC's vblanks (its events are off Present's fake timer grid)";
         return "";

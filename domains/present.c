@@ -29,18 +29,21 @@
 
 /* lag_ns: 0 for a display's counter; for Present's fake, the window after its grid in which it
  * may report a vblank (present_fake_lag_ns()). */
-static DomainInfo present_info_for(double interval_ns, int64_t lag_ns) {
-        return (DomainInfo) {
+static DomainInfo present_info_for(const char *name, double interval_ns, int64_t lag_ns) {
+        DomainInfo info = {
                 .name = PRESENT_DOMAIN,
                 /* msc = n names the vblank at which it became n: converting it carries the
                  * model's bound only, a time converts to the last vblank at or before it. */
                 .unit = { .period_ns = interval_ns, .events = true },
                 .resolution_ns = (int64_t) ceil(interval_ns),
                 .monotonic = true,
-                .perfetto_id = clock_id_for_name(PRESENT_DOMAIN),
                 .unit_name = "frame",
                 .lag_ns = lag_ns,
         };
+
+        snprintf(info.name, sizeof(info.name), "%s", name);
+        info.perfetto_id = clock_id_for_name(info.name);
+        return info;
 }
 
 /* The lag of what conn found: none for a display, the fake's window for a timer or for a server
@@ -49,6 +52,17 @@ static int64_t lag_for(const PresentConn *conn, bool connected) {
         if (connected && !conn->emulated)
                 return 0;
         return present_fake_lag_ns(connected && strstr(conn->emulated_reason, "Xwayland"));
+}
+
+/* A lit CRTC's domain: "msc-" and its output's name as a domain name may spell it. */
+static DomainInfo crtc_info(const PresentConn *conn, const PresentCrtc *crtc) {
+        char name[DOMAIN_NAME_MAX], key[PRESENT_OUTPUT_NAME_MAX];
+
+        present_output_key(crtc->output, key, sizeof(key));
+        snprintf(name, sizeof(name), "%s%s", PRESENT_DOMAIN_PREFIX, key);
+        return present_info_for(name, conn->emulated || crtc->mode_interval_ns <= 0 ? FAKE_INTERVAL_NS :
+                                                                                     crtc->mode_interval_ns,
+                                conn->emulated ? lag_for(conn, true) : 0);
 }
 
 static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
@@ -69,7 +83,7 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
                         return 0;
                 }
                 if (x11_display_get(follow, followed, sizeof(followed), NULL) < 0) {
-                        ret_infos[0] = present_info_for(FAKE_INTERVAL_NS, lag_for(NULL, false));
+                        ret_infos[0] = present_info_for(PRESENT_DOMAIN, FAKE_INTERVAL_NS, lag_for(NULL, false));
                         *ret_n = 1;
                         return 0;
                 }
@@ -85,10 +99,13 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
                 return 0;
         }
         r = present_conn_connect(&conn, display, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS, SETUP_BUDGET_NS);
-        if (r >= 0)
-                ret_infos[n++] = present_info_for(present_conn_interval_ns(&conn), lag_for(&conn, true));
-        else if (r != -EOPNOTSUPP && r != -ENODEV)
-                ret_infos[n++] = present_info_for(FAKE_INTERVAL_NS, lag_for(NULL, false));
+        if (r >= 0) {
+                /* msc (the CRTC at the origin), then one domain per lit CRTC, named by its output. */
+                ret_infos[n++] = present_info_for(PRESENT_DOMAIN, present_conn_interval_ns(&conn), lag_for(&conn, true));
+                for (size_t i = 0; i < conn.n_crtcs && n < n_max; i++)
+                        ret_infos[n++] = crtc_info(&conn, &conn.crtcs[i]);
+        } else if (r != -EOPNOTSUPP && r != -ENODEV)
+                ret_infos[n++] = present_info_for(PRESENT_DOMAIN, FAKE_INTERVAL_NS, lag_for(NULL, false));
         present_conn_close(&conn);
         *ret_n = n;
         return 0;
@@ -126,12 +143,16 @@ static int on_connected(Domain *d) {
         d->known = d->have_samples = false;
         d->grid_fits = d->grid_misfits = 0;
         set_jitter(d);
-        d->mismatch = fabs(interval_ns / d->info.unit.period_ns - 1) > PRESENT_RATE_PRIOR / 2;
+        /* The period is the CRTC's as it is now: a new mode, another refresh, another server give
+         * a new unit with the new generation, and the daemon re-makes the node with it. */
+        d->mismatch = false;
         d->link.reason[0] = '\0';
-        if (d->mismatch)
-                snprintf(d->link.reason, sizeof(d->link.reason), "the CRTC on %s runs at %.3f Hz, not the %.3f Hz "
-                         "msc was listed with (restart timeconvd)", d->link.display.name, 1e9 / interval_ns,
-                         1e9 / d->info.unit.period_ns);
+        if (interval_ns != d->info.unit.period_ns || lag_for(&d->conn, true) != d->info.lag_ns) {
+                d->info.unit.period_ns = interval_ns;
+                d->info.resolution_ns = (int64_t) ceil(interval_ns);
+                d->info.lag_ns = lag_for(&d->conn, true);
+        }
+        set_jitter(d);
 
         /* Where the counter is now, to aim the first targets. */
         r = present_domain_send_notify(d, 0);
@@ -160,6 +181,9 @@ static int connect_step(Domain *d, int64_t wait_until_ns) {
         r = present_conn_connect(&d->conn, l->display.name, wait_until_ns, SETUP_BUDGET_NS);
         if (r == -EINPROGRESS)
                 snprintf(l->reason, sizeof(l->reason), "the X server on %s does not answer", l->display.name);
+        else if (r == -ENODEV && d->conn.output[0])
+                snprintf(l->reason, sizeof(l->reason), "output %s of the X server on %s shows nothing (RandR)",
+                         d->conn.output, l->display.name);
         else if (r == -EOPNOTSUPP || r == -ENODEV)
                 snprintf(l->reason, sizeof(l->reason), "the X server on %s has %s", l->display.name,
                          r == -ENODEV ? "no CRTC showing anything" : "no Present or RandR extension");
@@ -177,7 +201,9 @@ static int present_open(const char *name, const void *config, Domain **ret) {
 
         if (!name || !ret)
                 return -EINVAL;
-        if (strcmp(name, PRESENT_DOMAIN) != 0)
+        if (strcmp(name, PRESENT_DOMAIN) != 0 &&
+            (strncmp(name, PRESENT_DOMAIN_PREFIX, strlen(PRESENT_DOMAIN_PREFIX)) != 0 ||
+             strlen(name) - strlen(PRESENT_DOMAIN_PREFIX) >= PRESENT_OUTPUT_NAME_MAX || !name[strlen(PRESENT_DOMAIN_PREFIX)]))
                 return -ENOENT;
 
         d = calloc(1, sizeof(*d));
@@ -188,18 +214,48 @@ static int present_open(const char *name, const void *config, Domain **ret) {
                 free(d);
                 return r;
         }
+        if (strcmp(name, PRESENT_DOMAIN) != 0)
+                snprintf(d->conn.output, sizeof(d->conn.output), "%s", name + strlen(PRESENT_DOMAIN_PREFIX));
 
         /* The unit is fixed for the domain's life: its period is the CRTC's as found now. Not
          * reachable (or answering) now is not a failure: the domain starts unavailable, at the
          * fake's rate; a later burst finishes an attempt still under way. */
         r = connect_step(d, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS);
         interval_ns = r >= 0 ? present_conn_interval_ns(&d->conn) : FAKE_INTERVAL_NS;
-        d->info = present_info_for(interval_ns, lag_for(&d->conn, r >= 0));
+        d->info = present_info_for(name, interval_ns, lag_for(&d->conn, r >= 0));
         set_jitter(d);
         if (r >= 0)
                 (void) on_connected(d);
         *ret = d;
         return 0;
+}
+
+/* After a RandR notify: the CRTC this domain counts as RandR has it now. Another CRTC, mode,
+ * place or output (or none) is another counter: the connection closes, with why, and the next
+ * burst counts anew (a new generation, the unit of the new mode). 1 when it closed. */
+static int follow_randr(Domain *d, int64_t deadline_ns) {
+        const PresentCrtc *crtc;
+        PresentCrtc was = {};
+        int r;
+
+        crtc = present_conn_find(&d->conn, d->conn.output);
+        if (crtc)
+                was = *crtc;
+        r = present_conn_crtcs(&d->conn, deadline_ns);
+        if (r < 0)
+                return r;
+        crtc = present_conn_find(&d->conn, d->conn.output);
+        if (crtc && crtc->crtc == was.crtc && crtc->mode_interval_ns == was.mode_interval_ns && crtc->x == was.x &&
+            crtc->y == was.y && crtc->variable_refresh == was.variable_refresh && strcmp(crtc->output, was.output) == 0)
+                return 0;
+        present_conn_close(&d->conn);
+        if (crtc)
+                snprintf(d->link.reason, sizeof(d->link.reason), "the CRTC of %s changed (RandR): counting anew",
+                         was.output[0] ? was.output : "the screen");
+        else
+                snprintf(d->link.reason, sizeof(d->link.reason), "%s shows nothing now (RandR)",
+                         was.output[0] ? was.output : "the screen");
+        return 1;
 }
 
 static int present_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *ret_n) {
@@ -213,6 +269,19 @@ static int present_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t
         deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
         /* The session's display may have changed since the last burst, connected or not. */
         follow_display(d);
+        /* So may its CRTCs: this burst says so (the domain unavailable, with why), the next
+         * counts anew. */
+        if (present_conn_is_open(&d->conn)) {
+                r = present_domain_drain(d);
+                if (r >= 0 && d->conn.randr_changed)
+                        r = follow_randr(d, deadline_ns);
+                if (r < 0) {
+                        disconnect(d);
+                        return -ENOTCONN;
+                }
+                if (r > 0)
+                        return -ENOTCONN;
+        }
         if (!present_conn_is_open(&d->conn)) {
                 r = connect_step(d, deadline_ns);
                 if (r >= 0)
@@ -266,8 +335,9 @@ static int present_dispatch(Domain *d) {
 static int present_status(Domain *d, DomainStatus *ret) {
         /* Most wanted first: the bus may show only the first few. */
         static const char *const keys[PRESENT_EXTRAS] = { "verdict_reason", "refresh_interval_ns",
-                                                          "next_vblank_ns", "next_vblank_msc", "crtc",
-                                                          "x11_display", "samples", "missed", "connected" };
+                                                          "mode_refresh_hz", "variable_refresh", "next_vblank_ns",
+                                                          "next_vblank_msc", "crtc", "x11_display", "samples",
+                                                          "missed", "connected" };
         DomainStatus s = {};
         uint64_t next_msc = 0;
         int64_t next_ns = 0;
@@ -281,13 +351,16 @@ static int present_status(Domain *d, DomainStatus *ret) {
         s.generation = d->generation;
         snprintf(d->extra_values[0], PRESENT_EXTRA_VALUE_MAX, "%s", present_domain_verdict_reason(d));
         snprintf(d->extra_values[1], PRESENT_EXTRA_VALUE_MAX, "%.0f", present_domain_interval_ns(d));
-        snprintf(d->extra_values[2], PRESENT_EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
-        snprintf(d->extra_values[3], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
-        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
-        snprintf(d->extra_values[5], PRESENT_EXTRA_VALUE_MAX, "%s", d->link.display.name ?: "");
-        snprintf(d->extra_values[6], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
-        snprintf(d->extra_values[7], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
-        snprintf(d->extra_values[8], PRESENT_EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
+        snprintf(d->extra_values[2], PRESENT_EXTRA_VALUE_MAX, "%.3f",
+                 d->conn.mode_interval_ns > 0 ? 1e9 / d->conn.mode_interval_ns : 0.0);
+        snprintf(d->extra_values[3], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.variable_refresh ? "true" : "false");
+        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
+        snprintf(d->extra_values[5], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
+        snprintf(d->extra_values[6], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
+        snprintf(d->extra_values[7], PRESENT_EXTRA_VALUE_MAX, "%s", d->link.display.name ?: "");
+        snprintf(d->extra_values[8], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
+        snprintf(d->extra_values[9], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
+        snprintf(d->extra_values[10], PRESENT_EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
         for (size_t i = 0; i < PRESENT_EXTRAS; i++) {
                 s.extras[i].key = keys[i];
                 s.extras[i].value = d->extra_values[i];

@@ -70,8 +70,11 @@ static void test_live(const char *display) {
         size_t n = 0;
         Model m;
 
-        ok(domain_present_ops.enumerate(&config, infos, 4, &n) == 0 && n == 1, "lists one domain");
-        ok(n == 1 && strcmp(infos[0].name, "msc") == 0 && strcmp(infos[0].unit_name, "frame") == 0 &&
+        ok(domain_present_ops.enumerate(&config, infos, 4, &n) == 0 && n == 2,
+           "lists two domains: msc and its one output's");
+        ok(n == 2 && strcmp(infos[1].name, "msc-screen") == 0 && infos[1].unit.period_ns == infos[0].unit.period_ns,
+           "msc-screen: Xvfb's one output (%s), at the same rate", n == 2 ? infos[1].name : "");
+        ok(n == 2 && strcmp(infos[0].name, "msc") == 0 && strcmp(infos[0].unit_name, "frame") == 0 &&
            infos[0].unit.period_ns == FAKE_INTERVAL_NS && infos[0].unit.wrap_bits == 0 && infos[0].unit.events,
            "msc, an event counter in frames of Present's fake timer (Xvfb's mode has no timing), no wrap");
         ok(domain_present_ops.open("msc", &config, &d) == 0 && d, "opens");
