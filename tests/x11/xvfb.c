@@ -62,15 +62,20 @@ int xvfb_start_screen(int display, const char *screen, Xvfb *ret) {
         const char *argv_any[] = { "Xvfb", "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", screen, NULL };
         const char *argv_fixed[] = { "Xvfb", display_arg, "-displayfd", "3", "-nolisten", "tcp",
                                      "-screen", "0", screen, NULL };
+
+        snprintf(display_arg, sizeof(display_arg), ":%d", display);
+        return xvfb_start_argv(display < 0 ? argv_any : argv_fixed, ret);
+}
+
+int xvfb_start_argv(const char *const *argv, Xvfb *ret) {
         int pipe_fd[2], pidfd, r, n = 0;
         ProcSpawn s;
         pid_t pid;
 
-        snprintf(display_arg, sizeof(display_arg), ":%d", display);
         if (pipe2(pipe_fd, O_CLOEXEC) < 0)
                 return -errno;
         s = (ProcSpawn) {
-                .argv = display < 0 ? argv_any : argv_fixed,
+                .argv = argv,
                 .stdout_fd = -1,
                 .stderr_fd = -1,
                 .fd3 = pipe_fd[1],

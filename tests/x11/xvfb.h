@@ -26,6 +26,9 @@ int xvfb_start(int display, Xvfb *ret);
  * window manager's tests. */
 int xvfb_start_screen(int display, const char *screen, Xvfb *ret);
 
+/* Any X server that takes -displayfd 3 (Xorg, for one): argv (NULL-terminated) with it. */
+int xvfb_start_argv(const char *const *argv, Xvfb *ret);
+
 /* SIGTERM (it removes its lock and socket), then waits for it to end. */
 int xvfb_stop(Xvfb *x);
 
