@@ -88,6 +88,11 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
         CoreBurst burst = *b;
 
         scheduler_watch(s, index);
+        /* A monitor plugged in: its vblank domain joins (the next tick reads it). */
+        if (core_relist(s->core) > 0) {
+                scheduler_publish(s);
+                core_emit_domains_changed(s->core, s->bus_api);
+        }
         if (was_available != core_domain_available(s->core, index)) {
                 if (r < 0)
                         log_warning_errno(s->log, r, "domain '%s' is unavailable: %m", name);

@@ -68,6 +68,12 @@ typedef struct DomainStatus {
         /* Why the clock cannot be read now ("no X display: ...", "the X server on :1 went
          * away"), for ListDomains and the Unavailable error; NULL when it can, or cannot say. */
         const char *unavailable_reason;
+        /* Changes when the source would list other domains than before (a monitor plugged in):
+         * listed[] is what it lists now, and the daemon adds those it does not have, opening each
+         * with the source's config. 0 and none when the source cannot tell. */
+        uint64_t list_epoch;
+        const DomainInfo *listed;
+        size_t n_listed;
 } DomainStatus;
 
 typedef struct Domain Domain;

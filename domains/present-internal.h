@@ -48,6 +48,11 @@ struct Domain {
         /* Events on the fake CRTC's grid and off it (present_fake_grid_fits()), this generation. */
         uint64_t grid_fits, grid_misfits;
         char extra_values[PRESENT_EXTRAS][PRESENT_EXTRA_VALUE_MAX];
+        /* The per-output domains the server's CRTCs give now (DomainStatus.listed), and +1 each
+         * time they differ from before (a monitor plugged in or out). */
+        DomainInfo listed[PRESENT_CRTCS_MAX];
+        size_t n_listed;
+        uint64_t list_epoch;
 };
 _Static_assert(offsetof(struct Domain, info) == 0, "domain_info_first() reads it there");
 

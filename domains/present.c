@@ -123,6 +123,23 @@ static void follow_display(Domain *d) {
                 present_conn_close(&d->conn);
 }
 
+/* What the server's CRTCs list now; list_epoch moves when a name comes or goes. */
+static void relist(Domain *d) {
+        DomainInfo listed[PRESENT_CRTCS_MAX];
+        size_t n = 0;
+        bool same;
+
+        for (size_t i = 0; i < d->conn.n_crtcs && n < PRESENT_CRTCS_MAX; i++)
+                listed[n++] = crtc_info(&d->conn, &d->conn.crtcs[i]);
+        same = n == d->n_listed;
+        for (size_t i = 0; same && i < n; i++)
+                same = strcmp(listed[i].name, d->listed[i].name) == 0;
+        if (!same && d->n_listed > 0)
+                d->list_epoch++;
+        memcpy(d->listed, listed, n * sizeof(DomainInfo));
+        d->n_listed = n;
+}
+
 /* The box of an event off the fake's grid (present-box.h): a display's UST is within half a
  * frame of its vblank; a timer's report (Xwayland's counter is floored) up to a whole one after. */
 static void set_jitter(Domain *d) {
@@ -142,6 +159,7 @@ static int on_connected(Domain *d) {
         d->n_ring = 0;
         d->known = d->have_samples = false;
         d->grid_fits = d->grid_misfits = 0;
+        relist(d);
         set_jitter(d);
         /* The period is the CRTC's as it is now: a new mode, another refresh, another server give
          * a new unit with the new generation, and the daemon re-makes the node with it. */
@@ -244,6 +262,7 @@ static int follow_randr(Domain *d, int64_t deadline_ns) {
         r = present_conn_crtcs(&d->conn, deadline_ns);
         if (r < 0)
                 return r;
+        relist(d);
         crtc = present_conn_find(&d->conn, d->conn.output);
         if (crtc && crtc->crtc == was.crtc && crtc->mode_interval_ns == was.mode_interval_ns && crtc->x == was.x &&
             crtc->y == was.y && crtc->variable_refresh == was.variable_refresh && strcmp(crtc->output, was.output) == 0)
@@ -367,6 +386,9 @@ static int present_status(Domain *d, DomainStatus *ret) {
         }
         s.n_extras = PRESENT_EXTRAS;
         s.verdict = present_domain_verdict(d);
+        s.list_epoch = d->list_epoch;
+        s.listed = d->listed;
+        s.n_listed = d->n_listed;
         s.unavailable_reason = x11_link_reason(&d->link);
         *ret = s;
         return 0;

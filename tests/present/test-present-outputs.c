@@ -6,7 +6,7 @@
  * has msc (DUMMY0's, at the origin) and msc-dummy0..2 with RandR's rates, each `emulated` (the
  * dummy driver's Present is the fake timer) and why; then live, with no restart, each waited
  * for by DomainsChanged: DUMMY2 switched to 144 Hz is followed, DUMMY1 turned off is
- * unavailable with why. Xorg runs as root (CI runs the tests as root).
+ * unavailable with why, DUMMY3 lit gets its domain. Xorg runs as root (CI runs the tests as root).
  * usage: test-present-outputs TIMECONVD */
 
 #define _GNU_SOURCE
@@ -212,7 +212,7 @@ static void test_outputs(sd_bus *bus) {
 static void test_live(sd_bus *bus, const char *display) {
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         Changes changes = {};
-        const double hz_144 = HZ_144;
+        const double hz_144 = HZ_144, hz_60 = HZ_60;
         bool followed;
         Entry e;
 
@@ -234,6 +234,16 @@ static void test_live(sd_bus *bus, const char *display) {
         ok(followed, "msc-dummy1: unavailable, because %s", e.reason);
         e = entry(bus, "msc-dummy0");
         ok(e.available, "msc-dummy0 is still there");
+
+        /* A monitor plugged in: its domain joins. */
+        is_int(xrandr(display, (const char *const[]) { "--addmode", "DUMMY3", "640x480_60", NULL }), 0,
+               "xrandr: a 60 Hz mode for DUMMY3");
+        is_int(xrandr(display, (const char *const[]) { "--output", "DUMMY3", "--mode", "640x480_60", "--pos", "1920x0",
+                                                       NULL }), 0, "xrandr: DUMMY3 lit");
+        ok(wait_changed(bus, &changes, "msc-dummy3"), "DomainsChanged adds msc-dummy3");
+        followed = wait_entry(bus, "msc-dummy3", available_at, &hz_60, &e);
+        ok(followed && strcmp(e.verdict, "emulated") == 0, "msc-dummy3: RandR's %.2f Hz (%.3f), %s, no restart",
+           HZ_60, e.mode_refresh_hz, e.verdict);
 }
 
 int main(int argc, char **argv) {
