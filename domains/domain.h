@@ -105,6 +105,11 @@ typedef struct DomainOps {
          * unavailable at once. */
         int (*dispatch)(Domain *d);
 
+        /* Optional (may be NULL): whether the next burst may wait on something outside the process
+         * for long (a GPU's driver creating an instance to reconnect): the daemon then reads it on
+         * a thread, as it reads every burst of a source with a connection (dispatch). */
+        bool (*burst_may_block)(Domain *d);
+
         /* Optional (may be NULL): the dynamic status, see DomainStatus. */
         int (*status)(Domain *d, DomainStatus *ret);
 
