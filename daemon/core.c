@@ -429,7 +429,9 @@ static CoreStatusChange core_apply_status(Core *c, size_t index, Model *ret_old_
                 core_apply_unit(c, index);
         } else if (core_apply_rate_epoch(c, d, &status))
                 change = CORE_STATUS_RATE_CHANGED;
-        if (d->has_generation && status.list_epoch != d->list_epoch && d->ops == c->relist_ops)
+        /* From the first burst on: a domain opened before its server answered lists what it
+         * finds once it does. */
+        if (status.list_epoch != d->list_epoch && d->ops == c->relist_ops)
                 c->relist_from = index;
         d->generation = status.generation;
         d->has_generation = true;

@@ -134,7 +134,8 @@ static void relist(Domain *d) {
         same = n == d->n_listed;
         for (size_t i = 0; same && i < n; i++)
                 same = strcmp(listed[i].name, d->listed[i].name) == 0;
-        if (!same && d->n_listed > 0)
+        /* Also the first time: a domain opened before its server answered listed none. */
+        if (!same)
                 d->list_epoch++;
         memcpy(d->listed, listed, n * sizeof(DomainInfo));
         d->n_listed = n;
