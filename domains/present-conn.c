@@ -307,8 +307,10 @@ static int setup(PresentConn *c, xcb_connection_t *xcb, int screen, int64_t dead
         char output[PRESENT_OUTPUT_NAME_MAX];
         const PresentCrtc *crtc;
 
+        /* memset, not a compound literal: no copy of the whole struct on a burst thread's stack. */
         memcpy(output, c->output, sizeof(output));
-        *c = (PresentConn) { .xcb = xcb };
+        memset(c, 0, sizeof(*c));
+        c->xcb = xcb;
         memcpy(c->output, output, sizeof(output));
         for (it = xcb_setup_roots_iterator(xcb_get_setup(xcb)); it.rem > 0 && screen > 0; xcb_screen_next(&it))
                 screen--;
@@ -379,7 +381,7 @@ void present_conn_close(PresentConn *c) {
         /* A thread still waiting on a server that does not answer ends (and frees) on its own. */
         (void) x11_connect_abandon(c->connecting);
         memcpy(output, c->output, sizeof(output));
-        *c = (PresentConn) {};
+        memset(c, 0, sizeof(*c));
         memcpy(c->output, output, sizeof(output));
 }
 

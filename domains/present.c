@@ -123,21 +123,21 @@ static void follow_display(Domain *d) {
                 present_conn_close(&d->conn);
 }
 
-/* What the server's CRTCs list now; list_epoch moves when a name comes or goes. */
+/* What the server's CRTCs list now; list_epoch moves when a name comes or goes. Written in
+ * place, one entry at a time: a burst's thread has a small stack to spare. */
 static void relist(Domain *d) {
-        DomainInfo listed[PRESENT_CRTCS_MAX];
-        size_t n = 0;
-        bool same;
+        size_t n = d->conn.n_crtcs < PRESENT_CRTCS_MAX ? d->conn.n_crtcs : PRESENT_CRTCS_MAX;
+        bool same = n == d->n_listed;
 
-        for (size_t i = 0; i < d->conn.n_crtcs && n < PRESENT_CRTCS_MAX; i++)
-                listed[n++] = crtc_info(&d->conn, &d->conn.crtcs[i]);
-        same = n == d->n_listed;
-        for (size_t i = 0; same && i < n; i++)
-                same = strcmp(listed[i].name, d->listed[i].name) == 0;
+        for (size_t i = 0; i < n; i++) {
+                DomainInfo info = crtc_info(&d->conn, &d->conn.crtcs[i]);
+
+                same = same && strcmp(info.name, d->listed[i].name) == 0;
+                d->listed[i] = info;
+        }
         /* Also the first time: a domain opened before its server answered listed none. */
         if (!same)
                 d->list_epoch++;
-        memcpy(d->listed, listed, n * sizeof(DomainInfo));
         d->n_listed = n;
 }
 
