@@ -4,7 +4,8 @@
  * that has every kind of domain (the POSIX clocks, x11 and x11_us of a private Xvfb, msc through
  * X Present, gpu0 on lavapipe): a conversion through the shared table by id for each of
  * monotonic -> boottime, x11_us -> monotonic, gpu0 -> monotonic and msc -> monotonic (two hops
- * each, one record; ns per call in a loop, best round), by name and through a pair handle; now()
+ * each, one record; ns per call in a loop, best round), by name, through a pair handle and in one
+ * timeconv_convert_many() of 10^6 values (ns per value, at most the by-id figure); now()
  * in a loop against a plain clock_gettime loop beside it, and bracketed against the floor of two back-to-back
  * clock_gettime; the same conversion over D-Bus against the bus's own round trip (GetId, p50); the
  * CLI converting offline from standard input to a file (nearest mode, 1,000 snapshots, two hops).
@@ -30,6 +31,7 @@
 #define FLOOR_TRIES 200000
 #define FAST_CALLS 20000000
 #define FAST_ROUNDS 5
+#define MANY_VALUES 1000000
 #define BUS_CALLS 2000
 #define CLI_VALUES 4000000
 #define CLI_SNAPSHOTS 1000
@@ -84,6 +86,39 @@ static double fast_ns(struct timeconv *tc, int what, unsigned from, unsigned to,
                 }
                 sink = acc;
                 double ns = (double) (clock_now_ns(CLOCK_MONOTONIC) - t0) / FAST_CALLS;
+                if (ns < best)
+                        best = ns;
+        }
+        return best;
+}
+
+/* timeconv_convert_many() on MANY_VALUES values base + (i mod WRAP_SPAN), the best of
+ * FAST_ROUNDS rounds, ns per value: what a batch costs against the by-id loop above. */
+static double many_ns(struct timeconv *tc, const char *from, const char *to, int64_t base, int *ret_r) {
+        _cleanup_free_ int64_t *values = malloc(MANY_VALUES * sizeof(int64_t));
+        _cleanup_free_ int64_t *out = malloc(MANY_VALUES * sizeof(int64_t));
+        _cleanup_free_ int64_t *unc = malloc(MANY_VALUES * sizeof(int64_t));
+        double best = 1e300;
+
+        *ret_r = 0;
+        if (!values || !out || !unc) {
+                *ret_r = -ENOMEM;
+                return -1;
+        }
+        for (int64_t i = 0; i < MANY_VALUES; i++)
+                values[i] = base + (i & (WRAP_SPAN - 1));
+        for (int k = 0; k < FAST_ROUNDS; k++) {
+                int64_t t0 = clock_now_ns(CLOCK_MONOTONIC), acc = 0;
+                int r = timeconv_convert_many(tc, from, to, values, MANY_VALUES, out, unc);
+
+                if (r < 0) {
+                        *ret_r = r;
+                        return -1;
+                }
+                double ns = (double) (clock_now_ns(CLOCK_MONOTONIC) - t0) / MANY_VALUES;
+                for (int64_t i = 0; i < MANY_VALUES; i += 4096)
+                        acc += out[i] + unc[i];
+                sink = acc;
                 if (ns < best)
                         best = ns;
         }
@@ -256,7 +291,8 @@ int main(int argc, char *argv[]) {
         char display_arg[32];
         const char *args[] = { display_arg, "--gpu-software", "--cadence=0.5", NULL };
         double pair_ns[N_PAIRS], pair_name_ns[N_PAIRS], pair_pair_ns[N_PAIRS], by_pair_max = 0, now_loop_ns = -1, now_ns = -1, clock_loop_ns, cli_per_s = 0;
-        double by_id_max = 0, by_name_max = 0;
+        double by_id_max = 0, by_name_max = 0, pair_many_ns[N_PAIRS];
+        bool many_le_by_id = true;
         int64_t floor_ns, dbus_ns = 0, bus_floor_ns = 0, v, u, base[N_PAIRS], deadline;
         struct timeconv *tc = NULL;
         unsigned ids[N_PAIRS][2], mono;
@@ -317,6 +353,10 @@ int main(int argc, char *argv[]) {
                         pair_name_ns[k] = fast_ns(tc, 1, 0, 0, pair_names[k][0], pair_names[k][1], base[k], &r1);
                 if (r1 >= 0)
                         pair_pair_ns[k] = fast_ns(tc, 3, ids[k][0], ids[k][1], NULL, NULL, base[k], &r1);
+                if (r1 >= 0)
+                        pair_many_ns[k] = many_ns(tc, pair_names[k][0], pair_names[k][1], base[k], &r1);
+                if (r1 >= 0 && pair_many_ns[k] > pair_ns[k])
+                        many_le_by_id = false;
                 if (r1 >= 0 && pair_pair_ns[k] > by_pair_max)
                         by_pair_max = pair_pair_ns[k];
                 if (pair_ns[k] > by_id_max)
@@ -357,6 +397,10 @@ int main(int argc, char *argv[]) {
         for (int k = 0; k < N_PAIRS; k++)
                 printf("%s\"%s\": %.2f", k ? ", " : " ", pair_keys[k], pair_pair_ns[k]);
         printf(" },\n");
+        printf("  \"fastpath_convert_many_per_value_ns\": {");
+        for (int k = 0; k < N_PAIRS; k++)
+                printf("%s\"%s\": %.2f", k ? ", " : " ", pair_keys[k], pair_many_ns[k]);
+        printf(" },\n");
         printf("  \"fastpath_convert_ns\": %.2f,\n", pair_ns[0]);
         printf("  \"fastpath_now_ns\": %.2f,\n", now_ns);
         printf("  \"fastpath_now_to_floor_ratio\": %.2f,\n", now_ns / (double) (floor_ns ?: 1));
@@ -373,6 +417,7 @@ int main(int argc, char *argv[]) {
         printf("    \"fastpath_convert_by_id_le_5ns\": %s,\n", by_id_max <= 5 ? "true" : "false");
         printf("    \"fastpath_convert_by_name_le_10ns\": %s,\n", by_name_max <= 10 ? "true" : "false");
         printf("    \"fastpath_convert_pair_le_10ns\": %s,\n", by_pair_max <= 10 ? "true" : "false");
+        printf("    \"fastpath_convert_many_per_value_le_by_id\": %s,\n", many_le_by_id ? "true" : "false");
         printf("    \"fastpath_now_le_1_3x_clock_loop\": %s,\n", now_loop_ns <= 1.3 * clock_loop_ns ? "true" : "false");
         printf("    \"cli_offline_ge_2M_values_per_s\": %s\n", cli_per_s >= 2e6 ? "true" : "false");
         printf("  }\n}\n");

@@ -325,8 +325,8 @@ int bus_api_method_push_snapshot(sd_bus_message *m, void *userdata, sd_bus_error
                 return r;
 
         if (n < BUS_API_SNAPSHOT_CLOCKS_MIN)
-                return bus_timeconv_error_setf(error, -EINVAL, "argument 'clocks': %zu readings, a snapshot "
-                                               "needs at least %d", n, BUS_API_SNAPSHOT_CLOCKS_MIN);
+                return bus_timeconv_error_setf(error, -EINVAL, "argument 'clocks': %zu reading%s, a snapshot "
+                                               "needs at least %d", n, n == 1 ? "" : "s", BUS_API_SNAPSHOT_CLOCKS_MIN);
         for (size_t i = 0; i < n; i++) {
                 char arg[32];
 

@@ -172,9 +172,23 @@ static bool unavailable(BusApi *a, size_t index, const char **ret_reason) {
         return true;
 }
 
+/* For error messages only: whether value lies outside the raw range of a domain that wraps
+ * (x11: 32 bits), with *ret_wrap_bits its width. */
+static bool wrapped_value_out_of_range(BusApi *a, size_t index, int64_t value, unsigned *ret_wrap_bits) {
+        BusDomainInfo info = {};
+
+        if (a->ops->get_domain(a->core, index, &info) < 0 || info.wrap_bits == 0 || info.wrap_bits >= 64)
+                return false;
+        if (value >= 0 && !((uint64_t) value >> info.wrap_bits))
+                return false;
+        *ret_wrap_bits = info.wrap_bits;
+        return true;
+}
+
 int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *where, const BusPair *p,
                          int64_t value) {
         const char *from = p->from, *to = p->to, *who, *reason = "";
+        unsigned wrap_bits;
 
         switch (r) {
         case -ENOLINK:
@@ -198,6 +212,12 @@ int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *wher
                                                        where, from, to);
                 break;
         case -ERANGE:
+                /* A wrapping source refuses a value outside its width before any conversion: the
+                 * fault is the source's, not the target's range. */
+                if (to && wrapped_value_out_of_range(a, p->from_index, value, &wrap_bits))
+                        return bus_timeconv_error_setf(error, r, "%svalue %" PRId64 " is out of range for '%s' "
+                                                       "(%u-bit values: 0 to 2^%u - 1)", where, value, from,
+                                                       wrap_bits, wrap_bits);
                 if (to)
                         return bus_timeconv_error_setf(error, r, "%svalue %" PRId64 " of '%s' is out of "
                                                        "range for '%s'", where, value, from, to);

@@ -403,9 +403,12 @@ static int node_value_to_ns(const GraphNode *node, int64_t value, int64_t hint_r
         return 0;
 }
 
+/* ret_frac_ns (may be NULL): for a truncating unit, the rounding error (ns past the count's
+ * start) goes there instead of into the uncertainty. */
 static int node_ns_to_value(const GraphNode *node, int64_t ns, int64_t uncertainty_ns,
-                            int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+                            int64_t *ret_value, int64_t *ret_uncertainty_ns, int64_t *ret_frac_ns) {
         int64_t count, error_ns, value;
+        bool frac = ret_frac_ns && node->unit.truncates;
         int r;
 
         r = unit_from_ns(&node->unit, ns, &count, &error_ns);
@@ -414,11 +417,12 @@ static int node_ns_to_value(const GraphNode *node, int64_t ns, int64_t uncertain
         r = unit_wrap(&node->unit, count, &value);
         if (r < 0)
                 return r;
-        r = arith_add(uncertainty_ns, error_ns, &uncertainty_ns);
-        if (r < 0)
+        if (!frac && (r = arith_add(uncertainty_ns, error_ns, &uncertainty_ns)) < 0)
                 return r;
         *ret_value = value;
         *ret_uncertainty_ns = uncertainty_ns;
+        if (ret_frac_ns)
+                *ret_frac_ns = frac ? error_ns : 0;
         return 0;
 }
 
@@ -446,8 +450,8 @@ static int node_map(const GraphNode *node, bool inverse, int64_t v_ns, int64_t v
         return (inverse ? history_inverse : history_forward)(node->history, v_ns, v_unc_ns, ret_ns, ret_unc_ns);
 }
 
-int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
-                          int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+static int convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
+                           int64_t *ret_value, int64_t *ret_uncertainty_ns, int64_t *ret_frac_ns) {
         int64_t x_ns, x_unc_ns, r_ns, r_unc_ns, y_ns, y_unc_ns, extra_ns;
         const GraphNode *src, *dst;
         bool same_model;
@@ -465,6 +469,8 @@ int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t v
         if (same_model && unit_equal(&src->unit, &dst->unit)) {
                 *ret_value = value;
                 *ret_uncertainty_ns = 0;
+                if (ret_frac_ns)
+                        *ret_frac_ns = 0;
                 return 0;
         }
         /* Its values repeat: one of them names several reference times. */
@@ -505,6 +511,8 @@ int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t v
         if (dst->plain_ns) {
                 *ret_value = y_ns;
                 *ret_uncertainty_ns = y_unc_ns;
+                if (ret_frac_ns)
+                        *ret_frac_ns = 0;
                 return 0;
         }
         /* A lagging clock reads 0..lag behind the time its model gives. */
@@ -512,5 +520,17 @@ int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t v
             ((r = arith_sub(y_ns, dst->lag_ns / 2, &y_ns)) < 0 ||
              (r = arith_add(y_unc_ns, dst->lag_ns - dst->lag_ns / 2, &y_unc_ns)) < 0))
                 return r;
-        return node_ns_to_value(dst, y_ns, y_unc_ns, ret_value, ret_uncertainty_ns);
+        return node_ns_to_value(dst, y_ns, y_unc_ns, ret_value, ret_uncertainty_ns, ret_frac_ns);
+}
+
+int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
+                          int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        return convert_general(g, from, to, value, hint_r_ns, ret_value, ret_uncertainty_ns, NULL);
+}
+
+int graph_convert_frac(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
+                       int64_t *ret_value, int64_t *ret_uncertainty_ns, int64_t *ret_frac_ns) {
+        if (!ret_frac_ns)
+                return -EINVAL;
+        return convert_general(g, from, to, value, hint_r_ns, ret_value, ret_uncertainty_ns, ret_frac_ns);
 }

@@ -123,6 +123,12 @@ static inline int graph_convert(const ClockGraph *g, size_t from, size_t to, int
 int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
                           int64_t *ret_value, int64_t *ret_uncertainty_ns);
 
+/* graph_convert_general(), and for a truncating target (X ms, X us) where the instant was in
+ * the answer's unit, in ns past its start, in *ret_frac_ns (0 for other targets), which is then
+ * not in the uncertainty: what a snapshot keeps so that an offline reading loses nothing. */
+int graph_convert_frac(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
+                       int64_t *ret_value, int64_t *ret_uncertainty_ns, int64_t *ret_frac_ns);
+
 /* The node's model (of its open segment) against the hub; -ENODEV if not calibrated. */
 int graph_model(const ClockGraph *g, size_t index, Model *ret);
 

@@ -41,23 +41,13 @@ static size_t pair_search(const Pair *p, size_t side, int64_t v) {
         return lo + floor_index(ts + lo, hi - lo + 1, v);
 }
 
-/* The record of interval k applied to ns: NEAREST's shortcut where it takes the value, else the
- * record itself. -ESTALE when ns is outside the interval. */
+/* Interval k applied to ns: NEAREST's shortcut where it takes the value, else the interval's
+ * map. -ESTALE when ns is outside the interval. */
 static inline __attribute__((always_inline)) int interval_map(const Pair *p, size_t side, size_t k, SnapshotMode mode,
                                                              int64_t ns, int64_t *ret_ns, uint64_t *ret_bound_ns) {
-        int64_t out, bound;
-        ConvRecord rec;
-        int r;
-
         if (mode == SNAPSHOT_MODE_NEAREST && snapshot_nearest_fast(&p->nearest[side][k], ns, ret_ns, ret_bound_ns))
                 return 0;
-        snapshot_interval_record(p, side, k, mode, ns, p->slack_ns, &rec);
-        r = conv_record_map(&rec, ns, &out, &bound);
-        if (r < 0)
-                return r;
-        *ret_ns = out;
-        *ret_bound_ns = (uint64_t) bound;
-        return 0;
+        return snapshot_interval_map(p, side, k, mode, ns, p->slack_ns, ret_ns, ret_bound_ns);
 }
 
 /* Hop i by Perfetto's search and the record found, given that the cached step did not answer;
@@ -136,7 +126,7 @@ static __attribute__((noinline)) int route_finish(const SnapshotGraph *g, Route 
 static __attribute__((noinline)) int convert_general(const SnapshotGraph *g, SnapshotMode mode, size_t from,
                                                      size_t to, int64_t value, int64_t *ret_value,
                                                      int64_t *ret_uncertainty_ns) {
-        int64_t ns, out, error_ns;
+        int64_t ns, out, error_ns, count;
         uint64_t unc;
         Route *rt;
         int r;
@@ -158,9 +148,10 @@ static __attribute__((noinline)) int convert_general(const SnapshotGraph *g, Sna
 
         if (g->domains[from].plain_ns)
                 ns = value;
-        else if ((r = unit_to_ns(&g->domains[from].unit, value, &ns)) < 0)
+        else if ((r = snapshot_domain_count(&g->domains[from], value, &count)) < 0 ||
+                 (r = snapshot_domain_to_ns(&g->domains[from], count, &ns)) < 0)
                 return r;
-        unc = (uint64_t) g->domains[from].slack_ns;
+        unc = (uint64_t) (g->domains[from].slack_ns + g->domains[from].trunc_ns);
         for (size_t i = 0; i < rt->n_hops; i++) {
                 r = hop_convert(g, rt, i, mode, &ns, &unc);
                 if (r < 0)
@@ -169,9 +160,13 @@ static __attribute__((noinline)) int convert_general(const SnapshotGraph *g, Sna
         if (g->domains[to].plain_ns) {
                 out = ns;
                 error_ns = 0;
-        } else if ((r = unit_from_ns(&g->domains[to].unit, ns, &out, &error_ns)) < 0)
+        } else if ((r = unit_from_ns(&g->domains[to].unit, ns, &count, &error_ns)) < 0 ||
+                   (r = unit_wrap(&g->domains[to].unit, count, &out)) < 0)
                 return r;
-        unc += (uint64_t) error_ns;
+        /* A truncating target's answer x means [x, x + 1) units, as live gives it: the instant
+         * is in it, and the bound is the instant's. A rounding one's answer is off by error_ns. */
+        if (!g->domains[to].unit.truncates)
+                unc += (uint64_t) error_ns;
         if (unc > INT64_MAX)
                 return -ERANGE;
         *ret_value = out;

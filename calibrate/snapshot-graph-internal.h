@@ -20,17 +20,28 @@
 typedef struct Domain {
         char *name;
         DomainUnit unit;
-        int64_t slack_ns;       /* error of one reading converted to ns */
+        int64_t slack_ns;       /* error of one count converted to ns (a fractional period's rounding) */
+        int64_t center_ns;      /* a truncating unit's count x means [x, x + 1) units: x's ns + this, */
+        int64_t trunc_ns;       /* give or take this (0 for a unit that does not truncate) */
         uint32_t clock_id;      /* Perfetto's, for its tie-breaking between equal paths */
         bool non_monotonic;
         bool plain_ns;          /* unit ns, no wrap: readings are ns as they are */
+        bool wraps;             /* wrap_bits < 64 or the X11 µs encoding: values are unwrapped */
+        bool has_last;
+        int64_t last_count;     /* the last reading, unwrapped: where values are unwrapped to */
 } Domain;
 
+/* Rates are kept in ppb within +-RATE_LIMIT_PPB (10 %): past it nothing about a clock is honest */
+#define RATE_LIMIT_PPB 100000000
+#define RATE_DEFAULT_PPB (SNAPSHOT_MAX_RATE_ERROR_PPM * 1000)
+
 typedef struct Reading {        /* one clock of one snapshot, as added */
-        size_t snapshot;
         int64_t ns;
         int64_t unc_ns;         /* SnapshotClock.uncertainty_ns */
+        uint32_t snapshot;
         uint16_t domain;
+        bool has_rate;
+        int32_t rate_lo_ppb, rate_hi_ppb;       /* rate_ppb -+ rate_uncertainty_ppb, clamped */
 } Reading;
 
 /* Interval k of a pair seen from one side, what NEAREST's record of it needs in one place: the
@@ -51,8 +62,11 @@ typedef struct Pair {
         size_t n;
         int64_t *ns[2];         /* each side's reading in every common snapshot, file order */
         int64_t *unc_ns;        /* the two readings' uncertainties, summed, per common snapshot */
-        /* per interval: d(other)/d(this) in Q62, rounded down; 0 if implausible (DRIFT's slope) */
-        int64_t *slope_q62[2];
+        /* NULL, or per common snapshot where both readings have a rate, the rate of the other
+         * side against each side, minus 1, in ppb: [4k + 2s] the least, [4k + 2s + 1] the most
+         * (RATE_DEFAULT_PPB's +-1000 ppm where a reading has none). DRIFT bounds interval k with
+         * what snapshots k and k + 1 say (snapshot_drift_rates()). */
+        int32_t *rate_ppb;
         /* The search's shortcut, per side whose readings never decrease (else first[] is NULL):
          * n buckets evenly over [ns[0], ns[n - 1]], bucket (v - ns[0])·mult >> 64, and
          * first[b] the last k whose reading lies in a bucket before b (0 if none): the interval
@@ -96,13 +110,22 @@ struct SnapshotGraph {
         size_t n_readings, allocated_readings, n_snapshots;
         Pair *pairs;            /* built by finalize, like the rest below */
         size_t n_pairs;
-        void *series;           /* every pair's ns[] and slope[] */
+        void *series;           /* every pair's ns[] and unc_ns[] */
+        int32_t *rates;         /* every pair's rate_ppb[], when a reading has a rate */
+        bool has_rates;
         uint32_t *buckets;      /* every pair's first[] */
         NearestStep *steps;     /* every pair's nearest[] */
         Hop *hops;              /* [from * n_domains + to], while finalize finds the paths */
         Route *routes;          /* [from * n_domains + to], 64-byte aligned */
         bool finalized;
 };
+
+/* The unwrapped count of a reading ts of d (snapshot-graph.h: wrapping domains): the occurrence
+ * nearest d's last reading. */
+int snapshot_domain_count(const Domain *d, int64_t ts, int64_t *ret_count);
+
+/* An unwrapped count -> ns, the middle of a truncating unit's count (Domain.center_ns). */
+int snapshot_domain_to_ns(const Domain *d, int64_t count, int64_t *ret_ns);
 
 /* The bucket of v >= ns[0] on side s (first[s] not NULL). */
 static inline size_t pair_bucket(const Pair *p, size_t s, int64_t v) {

@@ -12,8 +12,10 @@
 #include "snapshot-graph-internal.h"
 #include "snapshot-interval.h"
 
-static size_t pair_key(size_t a, size_t b) {
-        return a < b ? a * SNAPSHOT_MAX_DOMAINS + b : b * SNAPSHOT_MAX_DOMAINS + a;
+/* Pairs are keyed over the domains there are (n of them), not over the most there may be: a
+ * table of 256 x 256 would cost more to clear than a small file costs to load. */
+static size_t pair_key(size_t n, size_t a, size_t b) {
+        return a < b ? a * n + b : b * n + a;
 }
 
 int snapshot_graph_new(SnapshotGraph **ret) {
@@ -35,6 +37,7 @@ SnapshotGraph *snapshot_graph_free(SnapshotGraph *g) {
                 free(g->domains[i].name);
         free(g->pairs);
         free(g->series);
+        free(g->rates);
         free(g->buckets);
         free(g->steps);
         free(g->readings);
@@ -45,8 +48,9 @@ SnapshotGraph *snapshot_graph_free(SnapshotGraph *g) {
 }
 
 static size_t domain_index(const SnapshotGraph *g, const char *name) {
+        /* the first byte tells most names apart without a call */
         for (size_t i = 0; i < g->n_domains; i++)
-                if (strcmp(g->domains[i].name, name) == 0)
+                if (g->domains[i].name[0] == name[0] && strcmp(g->domains[i].name, name) == 0)
                         return i;
         return SIZE_MAX;
 }
@@ -59,11 +63,16 @@ static int domain_append(SnapshotGraph *g, const char *name, const DomainUnit *u
         *d = (Domain) { .name = strdup(name), .unit = *unit, .clock_id = clock_id_for_name(name) };
         if (!d->name)
                 return -ENOMEM;
-        /* unit_to_ns() rounds fractional periods; a truncated reading lags by up to a unit. */
+        /* unit_to_ns() rounds fractional periods. A truncated count x means [x, x + 1) units:
+         * it is read as the middle, half a unit either side (as the live graph reads it), not as
+         * x with a whole unit of slack, which counted the truncation twice over a hop. A reading
+         * that says where in its unit it was (has_frac) has no truncation left. */
         d->plain_ns = unit->period_ns == 1.0 && (unit->wrap_bits == 0 || unit->wrap_bits == 64) &&
                       unit->encoding == UNIT_ENCODING_PLAIN;
-        d->slack_ns = (unit->period_ns != floor(unit->period_ns)) +
-                      (unit->truncates ? (int64_t) ceil(unit->period_ns) : 0);
+        d->center_ns = unit->truncates ? (int64_t) floor(unit->period_ns / 2) : 0;
+        d->trunc_ns = unit->truncates ? (int64_t) ceil(unit->period_ns) - d->center_ns : 0;
+        d->slack_ns = unit->period_ns != floor(unit->period_ns);
+        d->wraps = unit->encoding != UNIT_ENCODING_PLAIN || (unit->wrap_bits > 0 && unit->wrap_bits < 64);
         g->n_domains++;
         return 0;
 }
@@ -81,20 +90,75 @@ int snapshot_graph_declare(SnapshotGraph *g, const char *name, const DomainUnit 
         return domain_append(g, name, unit);
 }
 
+static int32_t rate_clamp(int64_t ppb) {
+        return (int32_t) (ppb < -RATE_LIMIT_PPB ? -RATE_LIMIT_PPB : ppb > RATE_LIMIT_PPB ? RATE_LIMIT_PPB : ppb);
+}
+
+/* The unwrapped count of a reading ts of domain d: the occurrence nearest d's last reading, or
+ * for its first, its own wire form's. */
+int snapshot_domain_count(const Domain *d, int64_t ts, int64_t *ret_count) {
+        int64_t hint;
+        int r;
+
+        if (!d->wraps) {
+                *ret_count = ts;
+                return 0;
+        }
+        if (d->has_last)
+                hint = d->last_count;
+        else if ((r = unit_wrap(&d->unit, ts, &hint)) < 0)
+                return r;
+        return unit_unwrap(&d->unit, ts, hint, ret_count);
+}
+
+/* A reading's ns and uncertainty: where it says it was in its unit (frac_ns), else the middle
+ * of a truncated count with the half unit added to its uncertainty. */
+static int reading_ns(const Domain *d, const SnapshotClock *c, int64_t count, int64_t *ret_ns, int64_t *ret_unc_ns) {
+        int64_t ns, unc_ns = c->uncertainty_ns;
+        int r;
+
+        if (!c->has_frac || !d->trunc_ns) {
+                r = snapshot_domain_to_ns(d, count, &ns);
+                if (r >= 0 && __builtin_add_overflow(unc_ns, d->trunc_ns, &unc_ns))
+                        r = -ERANGE;
+        } else if (c->frac_ns < 0 || c->frac_ns >= (int64_t) ceil(d->unit.period_ns))
+                r = -EINVAL;
+        else if ((r = unit_to_ns(&d->unit, count, &ns)) >= 0 && __builtin_add_overflow(ns, c->frac_ns, &ns))
+                r = -ERANGE;
+        if (r < 0)
+                return r;
+        *ret_ns = ns;
+        *ret_unc_ns = unc_ns;
+        return 0;
+}
+
+int snapshot_domain_to_ns(const Domain *d, int64_t count, int64_t *ret_ns) {
+        int64_t ns;
+        int r = unit_to_ns(&d->unit, count, &ns);
+
+        if (r < 0)
+                return r;
+        if (__builtin_add_overflow(ns, d->center_ns, ret_ns))
+                return -ERANGE;
+        return 0;
+}
+
 int snapshot_graph_add(SnapshotGraph *g, const SnapshotClock *clocks, size_t n) {
         size_t n_domains;
         Reading *next;
+        int64_t counts[SNAPSHOT_MAX_DOMAINS];
         int r = 0;
 
-        if (!g || !clocks || n < 2 || g->finalized)
+        if (!g || !clocks || n < 2 || n > SNAPSHOT_MAX_DOMAINS || g->finalized || g->n_snapshots >= UINT32_MAX)
                 return -EINVAL;
         for (size_t i = 0; i < n; i++) {
                 if (!clocks[i].domain || !*clocks[i].domain || clocks[i].uncertainty_ns < 0 ||
-                    clocks[i].uncertainty_ns > SNAPSHOT_UNCERTAINTY_MAX_NS)
+                    clocks[i].uncertainty_ns > SNAPSHOT_UNCERTAINTY_MAX_NS ||
+                    (clocks[i].has_rate && (clocks[i].rate_uncertainty_ppb < 0 ||
+                                            clocks[i].rate_ppb < -RATE_LIMIT_PPB ||
+                                            clocks[i].rate_ppb > RATE_LIMIT_PPB ||
+                                            clocks[i].rate_uncertainty_ppb > RATE_LIMIT_PPB)))
                         return -EINVAL;
-                for (size_t j = 0; j < i; j++)
-                        if (strcmp(clocks[i].domain, clocks[j].domain) == 0)
-                                return -EINVAL;
         }
         if (g->n_readings + n > g->allocated_readings) {
                 size_t a = 2 * g->allocated_readings + n;
@@ -115,40 +179,87 @@ int snapshot_graph_add(SnapshotGraph *g, const SnapshotClock *clocks, size_t n) 
                         r = domain_append(g, clocks[i].domain, &UNIT_NS);
                         k = g->n_domains - 1;
                 }
-                if (r >= 0)
-                        r = unit_to_ns(&g->domains[k].unit, clocks[i].ts, &next[i].ns);
-                next[i].snapshot = g->n_snapshots;
+                counts[i] = clocks[i].ts;
                 next[i].unc_ns = clocks[i].uncertainty_ns;
+                if (r >= 0 && g->domains[k].plain_ns && !g->domains[k].trunc_ns)   /* the common case */
+                        next[i].ns = clocks[i].ts;
+                else if (r >= 0 && (r = snapshot_domain_count(&g->domains[k], clocks[i].ts, &counts[i])) >= 0)
+                        r = reading_ns(&g->domains[k], &clocks[i], counts[i], &next[i].ns, &next[i].unc_ns);
+                next[i].snapshot = (uint32_t) g->n_snapshots;
                 next[i].domain = (uint16_t) k;
+                next[i].has_rate = clocks[i].has_rate;
+                next[i].rate_lo_ppb = rate_clamp(clocks[i].rate_ppb - clocks[i].rate_uncertainty_ppb);
+                next[i].rate_hi_ppb = rate_clamp(clocks[i].rate_ppb + clocks[i].rate_uncertainty_ppb);
         }
+        /* a domain twice in one snapshot: by index, now that the names are resolved */
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                for (size_t j = 0; j < i; j++)
+                        if (next[i].domain == next[j].domain)
+                                r = -EINVAL;
         if (r < 0) {
                 while (g->n_domains > n_domains)
                         free(g->domains[--g->n_domains].name);
                 return r;
+        }
+        for (size_t i = 0; i < n; i++) {
+                Domain *d = &g->domains[next[i].domain];
+
+                d->last_count = counts[i];
+                d->has_last = true;
+                g->has_rates |= next[i].has_rate;
         }
         g->n_readings += n;
         g->n_snapshots++;
         return 0;
 }
 
+/* The rate of dst against src, minus 1, in ppb, from their rates against one reference: (1 +
+ * dst) / (1 + src) - 1 = (dst - src) / (1 + src), its least and most over the bounds, outward. */
+static void pair_rate(const Reading *src, const Reading *dst, int32_t *ret) {
+        int64_t lo = (int64_t) dst->rate_lo_ppb - src->rate_hi_ppb, hi = (int64_t) dst->rate_hi_ppb - src->rate_lo_ppb;
+        int64_t s = src->rate_lo_ppb < 0 ? -(int64_t) src->rate_lo_ppb : src->rate_lo_ppb;
+        int64_t m = lo < 0 ? -lo : lo;
+
+        if (!src->has_rate || !dst->has_rate) {
+                ret[0] = -RATE_DEFAULT_PPB;
+                ret[1] = RATE_DEFAULT_PPB;
+                return;
+        }
+        if (src->rate_hi_ppb > s)
+                s = src->rate_hi_ppb;
+        if (hi > m)
+                m = hi;
+        /* |x / (1 + src) - x| <= |x|·|src| / (1 - |src|), with |src| <= 10 %: plus one for rounding */
+        m = (int64_t) (((__int128) m * s + (1000000000 - s) - 1) / (1000000000 - s)) + 1;
+        ret[0] = rate_clamp(lo - m);
+        ret[1] = rate_clamp(hi + m);
+}
+
 /* Every pair of clocks in a snapshot is an edge, both ways: counts each pair's common snapshots
  * into pair_of[] (returning their sum), or (fill) appends them to the pair pair_of[] points to. */
 static size_t visit_pairs(SnapshotGraph *g, size_t *pair_of, bool fill) {
         const Reading *r = g->readings;
-        size_t total = 0;
+        size_t total = 0, n = g->n_domains;
 
         for (size_t a = 0, b; a < g->n_readings; a = b) {
                 for (b = a + 1; b < g->n_readings && r[b].snapshot == r[a].snapshot; b++)
                         ;
                 for (size_t i = a; i < b; i++)
                         for (size_t j = i + 1; j < b; j++) {
-                                size_t key = pair_key(r[i].domain, r[j].domain);
+                                size_t key = pair_key(n, r[i].domain, r[j].domain);
 
                                 if (fill) {
                                         Pair *p = &g->pairs[pair_of[key] - 1];
-                                        p->ns[r[i].domain > r[j].domain][p->n] = r[i].ns;
-                                        p->unc_ns[p->n] = r[i].unc_ns + r[j].unc_ns;
-                                        p->ns[r[i].domain < r[j].domain][p->n++] = r[j].ns;
+                                        const Reading *lo = r[i].domain < r[j].domain ? &r[i] : &r[j];
+                                        const Reading *hi = lo == &r[i] ? &r[j] : &r[i];
+
+                                        if (p->rate_ppb) {
+                                                pair_rate(lo, hi, &p->rate_ppb[4 * p->n]);
+                                                pair_rate(hi, lo, &p->rate_ppb[4 * p->n + 2]);
+                                        }
+                                        p->ns[0][p->n] = lo->ns;
+                                        p->ns[1][p->n] = hi->ns;
+                                        p->unc_ns[p->n++] = r[i].unc_ns + r[j].unc_ns;
                                 } else
                                         g->n_pairs += pair_of[key]++ == 0;
                                 total++;
@@ -157,42 +268,66 @@ static size_t visit_pairs(SnapshotGraph *g, size_t *pair_of, bool fill) {
         return total;
 }
 
-/* Turns pair_of[] from counts into pair indices + 1, and allocates the pairs. */
+/* Turns pair_of[] from counts into pair indices + 1, and allocates the pairs: what every pair
+ * needs in three blocks (few pages to fault in), the rates only where a reading has one. The
+ * NEAREST steps come later, in the readings' own memory (steps_alloc()). */
 static int pairs_alloc(SnapshotGraph *g, size_t *pair_of, size_t total) {
-        int64_t *next;
-
+        size_t n_keys = g->n_domains * g->n_domains;
+        int32_t *next_rate = NULL;
         uint32_t *next_bucket;
-        NearestStep *next_step;
+        int64_t *next;
 
         free(g->pairs);         /* from an earlier attempt that ran out of memory */
         free(g->series);
+        free(g->rates);
         free(g->buckets);
-        free(g->steps);
         g->pairs = calloc(g->n_pairs + 1, sizeof(Pair));
-        g->series = next = malloc(5 * total * sizeof(int64_t) + 1);
+        g->series = next = malloc(3 * total * sizeof(int64_t) + 1);
+        g->rates = next_rate = g->has_rates ? malloc(4 * total * sizeof(int32_t) + 1) : NULL;
         g->buckets = next_bucket = malloc((2 * total + 2 * g->n_pairs + 1) * sizeof(uint32_t));
-        g->steps = next_step = malloc((2 * total + 1) * sizeof(NearestStep));
         g->n_pairs = 0;
-        if (!g->pairs || !next || !next_bucket || !next_step)
+        if (!g->pairs || !next || !next_bucket || (g->has_rates && !next_rate))
                 return -ENOMEM;
-        for (size_t key = 0; key < SNAPSHOT_MAX_DOMAINS * SNAPSHOT_MAX_DOMAINS; key++) {
+        for (size_t key = 0; key < n_keys; key++) {
                 Pair *p = &g->pairs[g->n_pairs];
                 size_t n = pair_of[key];
 
                 if (n == 0)
                         continue;
                 *p = (Pair) {
-                        .domain = { key / SNAPSHOT_MAX_DOMAINS, key % SNAPSHOT_MAX_DOMAINS },
+                        .domain = { key / g->n_domains, key % g->n_domains },
                         .ns = { next, next + n },
-                        .slope_q62 = { next + 2 * n, next + 3 * n },
-                        .unc_ns = next + 4 * n,
+                        .unc_ns = next + 2 * n,
+                        .rate_ppb = next_rate,
                         .first = { next_bucket, next_bucket + n + 1 },
-                        .nearest = { next_step, next_step + n },
                 };
-                next += 5 * n;
+                next += 3 * n;
+                if (next_rate)
+                        next_rate += 4 * n;
                 next_bucket += 2 * (n + 1);
-                next_step += 2 * n;
                 pair_of[key] = ++g->n_pairs;
+        }
+        return 0;
+}
+
+/* The NEAREST steps of every pair, in the memory the readings held: the pairs' series hold all
+ * that was in them, and pages already touched cost no fault (a real trace has 10^5-10^6
+ * snapshots, and faulting fresh pages in was most of the cost of loading them). Nothing is lost
+ * on failure: the readings stay for another try. */
+static int steps_alloc(SnapshotGraph *g, size_t total) {
+        NearestStep *next = realloc(g->readings, (2 * total + 1) * sizeof(NearestStep));
+
+        if (!next)
+                return -ENOMEM;
+        g->readings = NULL;
+        g->n_readings = g->allocated_readings = 0;
+        g->steps = next;
+        for (size_t i = 0; i < g->n_pairs; i++) {
+                Pair *p = &g->pairs[i];
+
+                p->nearest[0] = next;
+                p->nearest[1] = next + p->n;
+                next += 2 * p->n;
         }
         return 0;
 }
@@ -222,28 +357,19 @@ static void pair_buckets(Pair *p, size_t s) {
 }
 
 /* Binary search needs a non-decreasing source (Perfetto drops every outgoing edge of a clock
- * seen going backwards); DRIFT needs each interval's rate, if plausible, as an integer slope. */
+ * seen going backwards). DRIFT computes what it needs when it converts: nothing for it here. */
 static void pair_finalize(SnapshotGraph *g, Pair *p) {
         p->slack_ns = g->domains[p->domain[0]].slack_ns + g->domains[p->domain[1]].slack_ns;
-        for (size_t s = 0; s < 2; s++)
-                for (size_t k = 0; k + 1 < p->n; k++) {
-                        __int128 dx = (__int128) p->ns[s][k + 1] - p->ns[s][k];
-                        __int128 dy = (__int128) p->ns[!s][k + 1] - p->ns[!s][k];
-                        __int128 drift = dy - dx, abs_drift = drift < 0 ? -drift : drift;
-
-                        g->domains[p->domain[s]].non_monotonic |= dx < 0;
-                        /* |drift| <= dx / 1000 keeps dy < 2^65, so dy << 62 fits 128 bits. */
-                        p->slope_q62[s][k] = dx > 0 && abs_drift * RATE_DIVISOR <= dx && dx < ((__int128) 1 << 64) ?
-                                             (int64_t) ((dy << 62) / dx) : 0;
-                }
         for (size_t s = 0; s < 2; s++) {
+                for (size_t k = 0; k + 1 < p->n; k++)
+                        g->domains[p->domain[s]].non_monotonic |= p->ns[s][k + 1] < p->ns[s][k];
                 pair_buckets(p, s);
                 snapshot_nearest_steps(p, s, p->nearest[s]);
         }
 }
 
 static bool edge_exists(const SnapshotGraph *g, const size_t *pair_of, size_t u, size_t v) {
-        return u != v && !g->domains[u].non_monotonic && pair_of[pair_key(u, v)] != 0;
+        return u != v && !g->domains[u].non_monotonic && pair_of[pair_key(g->n_domains, u, v)] != 0;
 }
 
 /* Fills the hops towards t. Perfetto's breadth-first search, neighbours in clock-id order, finds
@@ -274,7 +400,7 @@ static void hops_to(SnapshotGraph *g, const size_t *pair_of, size_t t) {
                 for (size_t v = 0; dist[u] != UINT8_MAX && v < n; v++)
                         if (dist[v] + 1 == dist[u] && edge_exists(g, pair_of, u, v) &&
                             (h->next == NO_HOP || d[v].clock_id < d[h->next].clock_id))
-                                *h = (Hop) { v, pair_of[pair_key(u, v)] - 1 };
+                                *h = (Hop) { v, pair_of[pair_key(n, u, v)] - 1 };
         }
 }
 
@@ -299,22 +425,25 @@ static void routes_fill(SnapshotGraph *g) {
                                 rt->edge[rt->n_hops++] = (uint16_t) (h->pair << 1 | side);
                         }
                         /* a plain ns domain's slack is 0, or 1 if it truncates */
-                        if (g->domains[from].plain_ns && g->domains[to].plain_ns && g->domains[from].slack_ns <= 1) {
+                        if (g->domains[from].plain_ns && g->domains[to].plain_ns &&
+                            g->domains[from].slack_ns + g->domains[from].trunc_ns <= 1) {
                                 rt->plain_hops = rt->n_hops;
-                                rt->from_slack_ns = (uint8_t) g->domains[from].slack_ns;
+                                rt->from_slack_ns = (uint8_t) (g->domains[from].slack_ns + g->domains[from].trunc_ns);
                         }
                 }
 }
 
 int snapshot_graph_finalize(SnapshotGraph *g) {
-        size_t n = g ? g->n_domains : 0, *pair_of, routes_size;
+        size_t n = g ? g->n_domains : 0, *pair_of, routes_size, total = 0;
         int r;
 
         if (!g)
                 return -EINVAL;
+        if (g->finalized)       /* the readings are gone into the steps: nothing to do again */
+                return 0;
         g->n_pairs = 0;
         free(g->hops);
-        pair_of = calloc(SNAPSHOT_MAX_DOMAINS * SNAPSHOT_MAX_DOMAINS, sizeof(*pair_of));
+        pair_of = calloc(n * n + 1, sizeof(*pair_of));
         g->hops = malloc((n * n + 1) * sizeof(*g->hops));
         free(g->routes);
         /* aligned: a route never straddles two cache lines */
@@ -322,9 +451,12 @@ int snapshot_graph_finalize(SnapshotGraph *g) {
         g->routes = aligned_alloc(64, routes_size);
         r = pair_of && g->hops && g->routes ? 0 : -ENOMEM;
         if (r >= 0)
-                r = pairs_alloc(g, pair_of, visit_pairs(g, pair_of, false));
+                r = pairs_alloc(g, pair_of, total = visit_pairs(g, pair_of, false));
         if (r >= 0) {
                 visit_pairs(g, pair_of, true);
+                r = steps_alloc(g, total);
+        }
+        if (r >= 0) {
                 for (size_t i = 0; i < g->n_pairs; i++)
                         pair_finalize(g, &g->pairs[i]);
                 for (size_t t = 0; t < n; t++)

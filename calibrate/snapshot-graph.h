@@ -19,19 +19,30 @@
  * taken and equal paths go through the smaller Perfetto clock id (clock-id.h).
  *
  * Uncertainty (ns): the bound assumes that no two clocks' rates differ by more than 1000 ppm
- * (SNAPSHOT_MAX_RATE_ERROR_PPM in snapshot-graph.c). Per hop, NEAREST adds ceil(|value - the
- * snapshot's source ts| * 1000 ppm) and the two readings' own uncertainties (SnapshotClock, 0
- * unless given: timeconvd's export gives each reading the bound of the live conversion that made
- * it, so that an offline answer carries the live one's bound); DRIFT, where it interpolates, adds
- * ceil(min(distance to either bracketing snapshot) * 2 * 1000 ppm) + 1 (its rounding) and the
- * larger of the two snapshots' reading uncertainties. A reading of a domain with a fractional
- * period adds 1 ns, of a truncating domain one period; the final conversion adds its rounding
- * (unit_from_ns). Hops add up.
+ * (SNAPSHOT_MAX_RATE_ERROR_PPM in snapshot-graph-internal.h), or, between two snapshots whose
+ * readings say how their clocks' rates relate (SnapshotClock.has_rate: timeconvd's export gives
+ * its models' rates and their bounds), by more than those rates allow. Per hop, NEAREST adds
+ * ceil(|value - the snapshot's source ts| * 1000 ppm) and the two readings' own uncertainties
+ * (SnapshotClock, 0 unless given: timeconvd's export gives each reading the bound of the live
+ * conversion that made it, so that an offline answer carries the live one's bound). DRIFT,
+ * between two snapshots, takes what both ends allow: from each end, its readings' uncertainties
+ * and the rates between (1000 ppm, and the readings' rate bounds where given), the intersection
+ * of the two intervals and of NEAREST's; it answers its middle, so it is never looser than
+ * NEAREST (where the two ends disagree, a discontinuity, it answers as NEAREST). A reading of a
+ * domain with a fractional period adds 1 ns, of a truncating domain one period; the final
+ * conversion adds its rounding (unit_from_ns). Hops add up.
+ *
+ * Wrapping domains (wrap_bits < 64, the X11 µs encoding) are read as the live graph reads them:
+ * the readings of each such domain are unwrapped in file order, each to the occurrence nearest
+ * the one before; a value to convert is unwrapped to the occurrence nearest the domain's last
+ * reading (the export's "now", as live unwraps to the occurrence nearest the current time); an
+ * answer in such a domain is given in its wire form (unit_wrap()).
  *
  * Building allocates; converting does not.
  * Errors: -ENOENT unknown domain, -ENOLINK no path, -ERANGE out of range, -EINVAL bad argument
  * (also: declare or add after finalize, convert before it), -ENOSPC more than 256 domains. */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +67,19 @@ typedef struct SnapshotClock {
          * reading that is itself a live conversion (timeconvd's export) carries that
          * conversion's bound, and every offline answer through the snapshot carries it too. */
         int64_t uncertainty_ns;
+        /* Optional (has_rate): the clock's rate against the snapshot's reference clock, minus
+         * nominal, in ppb, and a bound of its error (>= 0): the reference itself reads 0, 0.
+         * Between two snapshots whose readings of a pair both have it, DRIFT bounds the pair's
+         * rate by them instead of by 1000 ppm. */
+        bool has_rate;
+        int64_t rate_ppb;
+        int64_t rate_uncertainty_ppb;
+        /* Optional (has_frac), for a truncating unit: where in ts's unit the instant was, in ns
+         * past its start (0 <= frac_ns < the period), which a reading in whole units lost; its
+         * uncertainty_ns is then that of ts + frac_ns. Without it a truncated reading stands for
+         * its unit's middle, half a unit either side. */
+        bool has_frac;
+        int64_t frac_ns;
 } SnapshotClock;
 
 int snapshot_graph_new(SnapshotGraph **ret);

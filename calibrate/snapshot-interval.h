@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* One interval of a pair's series as the conversion record (conv-record.h) of a hop: k, the
- * latest snapshot at or before the value (else the first), and the record that answers for the
- * values of that interval. NEAREST's record, Perfetto's offset from snapshot k, has slope 1 and
- * a bound growing by 1000 ppm of the distance; DRIFT's, where the rate is plausible, is the line
- * through the interval's two snapshots (one record per half, each bounded from its own end).
+/* One interval of a pair's series as the map of a hop: k, the latest snapshot at or before the
+ * value (else the first). NEAREST's is the conversion record (conv-record.h) of Perfetto's offset
+ * from snapshot k: slope 1 and a bound growing by 1000 ppm of the distance. DRIFT's, strictly
+ * between snapshots k and k + 1, is the middle of what both ends allow (snapshot-graph.h), in
+ * 128-bit integers rounded outward; elsewhere NEAREST's record.
  *
  * snapshot_nearest_fast() is NEAREST's record applied without building it, for the values where
  * conv_record_map() reduces to 64-bit integer operations; it gives that record's answer and
@@ -19,10 +19,9 @@
 #include "conv-record.h"
 #include "snapshot-graph-internal.h"
 
-/* Q62 of 1/1000 and 2/1000, rounded down: with CONV_RECORD_BOUND_CEIL the bound is exactly
- * ceil(|d| / 1000) (and / 500) for |d| < 2^50. */
+/* Q62 of 1/1000, rounded down: with CONV_RECORD_BOUND_CEIL the bound is exactly ceil(|d| / 1000)
+ * for |d| < 2^50. */
 #define NEAREST_BOUND_Q62 (INT64_C(4611686018427387904) / RATE_DIVISOR)
-#define DRIFT_BOUND_Q62 (INT64_C(4611686018427387904) / (RATE_DIVISOR / 2))
 #define SPAN_Q62 (INT64_C(1) << 62)
 /* Below this distance from the snapshot, NEAREST's bound term is ceil(|d| / 1000): see above. */
 #define NEAREST_FAST_MAX_NS (INT64_C(1) << 50)
@@ -56,10 +55,11 @@ static inline __attribute__((always_inline)) void snapshot_nearest_record(const 
         };
 }
 
-/* The record of interval k (< p->n) for the value ns: NEAREST's, or in DRIFT the half of the
- * interval ns is in where the rate is plausible (NEAREST's record elsewhere). */
-void snapshot_interval_record(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t slack_ns,
-                              ConvRecord *ret);
+/* Interval k (< p->n) of side -> !side applied to ns: NEAREST's record, or in DRIFT between
+ * snapshots k and k + 1 the middle of what both ends allow. -ESTALE when ns is outside the
+ * record's range (far from every snapshot), -ERANGE when the answer does not fit. */
+int snapshot_interval_map(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t slack_ns,
+                          int64_t *ret_ns, uint64_t *ret_bound_ns);
 
 /* The NEAREST steps of side (n, snapshot_nearest_fast()'s input) of a pair whose slack_ns is set,
  * as snapshot_nearest_record() with p->slack_ns reads them. */

@@ -5,6 +5,7 @@
  * timeconv_convert_many() together, and one by one only when the run failed, to say which. */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +13,18 @@
 
 #include "cli-io.h"
 #include "cli.h"
+#include "parse-util.h"
 
 #define BATCH_MAX 4096
 /* The text of a batched value is kept for "in"; a longer one (zeros in front) goes alone. */
 #define IN_TEXT_MAX 32
+/* --snapshots given this many times at most (one machine each) */
+#define FILES_MAX 16
+#define FILE_MAX_BYTES (1024u * 1024u * 1024u)
 
 typedef struct Convert {
-        const struct timeconv_snapshots *snapshots;     /* offline, or */
+        const struct timeconv_snapshots *snapshots;     /* offline (names resolved in pair), or */
+        struct timeconv_snapshots_pair pair;
         struct timeconv *tc;                            /* live */
         const char *from, *to;
         int mode;
@@ -181,7 +187,7 @@ static void convert_one(Convert *c, const char *in, size_t in_size, bool too_lon
                      uncertainty_ns);
                 return;
         }
-        r = timeconv_snapshots_convert(c->snapshots, c->mode, c->from, c->to, value, &out, &uncertainty_ns);
+        r = timeconv_snapshots_pair_convert(&c->pair, value, &out, &uncertainty_ns);
         emit(c, in, in_size, r < 0 ? timeconv_strerror(r) : NULL, cli_exit_status(r), out, uncertainty_ns);
 }
 
@@ -211,11 +217,106 @@ static bool has_domain(const struct timeconv_snapshots *s, const char *name) {
         return false;
 }
 
-static int load_snapshots(const char *file, Convert *c, struct timeconv_snapshots **ret) {
+/* Several machines' files: "mN=FILE" is machine N's, a plain FILE machine 0's. */
+typedef struct Machines {
+        const char *files[FILES_MAX];
+        size_t n_files;
+        const char *shared;             /* --shared NAME=BOUND_NS */
+        int64_t shared_bound_ns;
+} Machines;
+
+static int read_whole(const char *path, char **ret, size_t *ret_size) {
+        char *data = NULL;
+        size_t size = 0, allocated = 0;
+        int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
+
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                ssize_t n;
+
+                if (size == allocated) {
+                        char *p = allocated < FILE_MAX_BYTES ? realloc(data, allocated ? 2 * allocated : 65536) : NULL;
+
+                        if (!p) {
+                                r = allocated < FILE_MAX_BYTES ? -ENOMEM : -EFBIG;
+                                break;
+                        }
+                        data = p;
+                        allocated = allocated ? 2 * allocated : 65536;
+                }
+                n = read(fd, data + size, allocated - size);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        r = n < 0 ? -errno : 0;
+                        break;
+                }
+                size += (size_t) n;
+        }
+        close(fd);
+        if (r < 0) {
+                free(data);
+                return r;
+        }
+        *ret = data;
+        *ret_size = size;
+        return 0;
+}
+
+/* "m1=b.json" -> machine 1, "b.json"; anything else is machine 0's file. */
+static const char *file_machine(const char *arg, unsigned *ret_machine) {
+        const char *eq = strchr(arg, '=');
+        int64_t n;
+
+        *ret_machine = 0;
+        if (arg[0] != 'm' || !eq || eq == arg + 1 || parse_int64(arg + 1, (size_t) (eq - arg - 1), &n) < 0 ||
+            n < 1 || n > UINT32_MAX || strspn(arg + 1, "0123456789") != (size_t) (eq - arg - 1))
+                return arg;
+        *ret_machine = (unsigned) n;
+        return eq + 1;
+}
+
+static int load_machines(const Machines *m, struct timeconv_snapshots **ret) {
+        struct timeconv_snapshot_source sources[FILES_MAX];
+        char *data[FILES_MAX] = {};
         struct timeconv_error error;
+        int r = 0;
+
+        for (size_t i = 0; i < m->n_files && r >= 0; i++) {
+                const char *path = file_machine(m->files[i], &sources[i].machine);
+
+                r = read_whole(path, &data[i], &sources[i].size);
+                if (r < 0)
+                        fprintf(stderr, "timeconv: %s: cannot read the file: %s\n", path, strerror(-r));
+                sources[i].data = data[i];
+        }
+        if (r >= 0) {
+                r = timeconv_snapshots_load_machines(sources, m->n_files, m->shared, m->shared_bound_ns, ret, &error);
+                if (r < 0)
+                        fprintf(stderr, "timeconv: %s%s%s\n", error.message,
+                                error.line > 0 ? " (in one of the files; load each alone to see which)" : "",
+                                r == -EINVAL ? " (--snapshots: one FILE of machine 0, the others mN=FILE)" : "");
+                r = r < 0 ? (r == -EBADMSG || r == -EINVAL ? EXIT_DATAERR : EXIT_NOINPUT) : 0;
+        } else
+                r = EXIT_NOINPUT;
+        for (size_t i = 0; i < m->n_files; i++)
+                free(data[i]);
+        return r;
+}
+
+static int load_snapshots(const Machines *m, Convert *c, struct timeconv_snapshots **ret) {
+        struct timeconv_error error;
+        const char *file = m->files[0];
         int r;
 
-        r = timeconv_snapshots_load(file, ret, &error);
+        if (m->n_files > 1) {
+                r = load_machines(m, ret);
+                if (r != 0)
+                        return r;
+                file = "the snapshots";
+        } else
+                r = timeconv_snapshots_load(file, ret, &error);
         if (r < 0) {
                 if (error.line > 0)
                         fprintf(stderr, "timeconv: %s:%u:%u: %s\n", file, error.line, error.column,
@@ -223,6 +324,12 @@ static int load_snapshots(const char *file, Convert *c, struct timeconv_snapshot
                 else
                         fprintf(stderr, "timeconv: %s: %s\n", file, error.message);
                 return r == -EBADMSG ? EXIT_DATAERR : EXIT_NOINPUT;
+        }
+        if (timeconv_snapshots_count_domains(*ret) == 0) {
+                /* {"snapshots": []}: nothing to list after "they have:". */
+                fprintf(stderr, "timeconv: %s: the file has no snapshots\n", file);
+                *ret = timeconv_snapshots_free(*ret);
+                return EXIT_DATAERR;
         }
         for (const char *const *d = (const char *const[]) { c->from, c->to, NULL }; *d; d++)
                 if (!has_domain(*ret, *d)) {
@@ -234,6 +341,13 @@ static int load_snapshots(const char *file, Convert *c, struct timeconv_snapshot
                         *ret = timeconv_snapshots_free(*ret);
                         return EXIT_DATAERR;
                 }
+        /* Resolved once: a value then costs its conversion, not two name lookups. */
+        r = timeconv_snapshots_pair(*ret, c->mode, c->from, c->to, &c->pair);
+        if (r < 0) {
+                fprintf(stderr, "timeconv: %s: %s\n", file, timeconv_strerror(r));
+                *ret = timeconv_snapshots_free(*ret);
+                return EXIT_DATAERR;
+        }
         return 0;
 }
 
@@ -247,7 +361,9 @@ static int run(Convert *c, int argc, char **argv) {
         else
                 r = convert_stdin(c);
         flush_batch(c);
-        status = c->fatal ? c->fatal : r < 0 ? EXIT_IOERR : c->status;
+        /* Input that cannot be read (a directory, an I/O error) is 66, as for a file: 74 is
+         * for what we write. */
+        status = c->fatal ? c->fatal : r < 0 ? EXIT_NOINPUT : c->status;
         if (cli_out_flush(&c->out) < 0) {
                 fprintf(stderr, "timeconv: cannot write: %s\n", strerror(-c->out.error));
                 status = EXIT_IOERR;
@@ -257,22 +373,53 @@ static int run(Convert *c, int argc, char **argv) {
         return status;
 }
 
+/* The first argument before "--" that getopt would take for an option but is a negative number
+ * ("-5"), skipping the values of the options that take one; NULL if none. */
+static const char *negative_value(int argc, char **argv) {
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+
+                if (strcmp(a, "--") == 0)
+                        return NULL;
+                if (a[0] == '-' && a[1] >= '0' && a[1] <= '9')
+                        return a;
+                if (a[0] == '-' && a[1] == '-')
+                        i += !strchr(a, '=') && (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 ||
+                                                 strcmp(a, "--snapshots") == 0 || strcmp(a, "--mode") == 0 ||
+                                                 strcmp(a, "--shared") == 0);
+                else if (a[0] == '-' && a[1]) {
+                        /* A cluster ("-jf A"): an option that takes a value ends it. */
+                        size_t k = strcspn(a + 1, "ftsm");
+
+                        i += a[1 + k] && !a[2 + k];
+                }
+        }
+        return NULL;
+}
+
 int cli_cmd_convert(int argc, char **argv) {
         static const struct option options[] = {
                 { "from", required_argument, NULL, 'f' },
                 { "to", required_argument, NULL, 't' },
                 { "snapshots", required_argument, NULL, 's' },
                 { "mode", required_argument, NULL, 'm' },
+                { "shared", required_argument, NULL, 'S' },
                 { "json", no_argument, NULL, 'j' },
                 CLI_COMMON_OPTIONS,
                 {}
         };
         struct timeconv_snapshots *snapshots = NULL;
-        const char *file = NULL;
+        Machines m = {};
         bool mode_set = false;
         Convert *c;
         int opt, r;
 
+        if (negative_value(argc, argv)) {
+                fprintf(stderr, "timeconv: '%s' reads as an option: put negative values after '--' "
+                        "(timeconv convert --from A --to B -- %s)\nTry 'timeconv convert --help'.\n",
+                        negative_value(argc, argv), negative_value(argc, argv));
+                return EXIT_USAGE;
+        }
         c = calloc(1, sizeof(*c));      /* the batch and output buffers: too large for the stack */
         if (!c) {
                 fputs("timeconv: out of memory\n", stderr);
@@ -288,8 +435,28 @@ int cli_cmd_convert(int argc, char **argv) {
                         c->to = optarg;
                         break;
                 case 's':
-                        file = optarg;
+                        if (m.n_files == FILES_MAX) {
+                                free(c);
+                                return cli_usage_error("%s", "more than 16 --snapshots");
+                        }
+                        m.files[m.n_files++] = optarg;
                         break;
+                case 'S': {
+                        char *eq = strrchr(optarg, '=');
+
+                        /* no bound: the files' (the kernels' maxerror in timeconvd's exports) */
+                        m.shared_bound_ns = TIMECONV_SHARED_BOUND_FROM_FILES;
+                        if (eq && (eq == optarg || parse_int64(eq + 1, strlen(eq + 1), &m.shared_bound_ns) < 0 ||
+                                   m.shared_bound_ns < 0)) {
+                                free(c);
+                                return cli_usage_error("--shared takes CLOCK or CLOCK=BOUND_NS, as realtime=2000000 "
+                                                       "(got '%s')", optarg);
+                        }
+                        if (eq)
+                                *eq = 0;        /* our own argv: the clock's name ends there */
+                        m.shared = optarg;
+                        break;
+                }
                 case 'm':
                         mode_set = true;
                         if (strcmp(optarg, "nearest") == 0)
@@ -312,12 +479,17 @@ int cli_cmd_convert(int argc, char **argv) {
                 free(c);
                 return cli_usage_error("%s", "convert needs --from and --to");
         }
-        if (mode_set && !file) {
+        if (mode_set && m.n_files == 0) {
                 free(c);
                 return cli_usage_error("%s", "--mode needs --snapshots (live conversion has no mode)");
         }
+        if ((m.n_files > 1) != (m.shared != NULL)) {
+                free(c);
+                return cli_usage_error("%s", m.shared ? "--shared relates the files of several --snapshots" :
+                                       "several --snapshots need --shared CLOCK=BOUND_NS (the clock they share)");
+        }
 
-        r = file ? load_snapshots(file, c, &snapshots) : cli_open(&c->tc);
+        r = m.n_files ? load_snapshots(&m, c, &snapshots) : cli_open(&c->tc);
         if (r == 0) {
                 c->snapshots = snapshots;
                 r = run(c, argc, argv);

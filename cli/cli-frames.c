@@ -291,7 +291,9 @@ static int report(Frames *c, bool json, const char *plot, int64_t refresh_ns, in
 
         k = frames_report_new(c->log, format, refresh_ns, window, &r);
         if (k == -ENOENT) {
-                fprintf(stderr, "timeconv: no window 0x%" PRIx64 " in the frame log\n", (uint64_t) window);
+                fprintf(stderr, c->format == FRAMES_FORMAT_JSONL && !c->mixed ? "timeconv: no window 0x%" PRIx64
+                        " in the %s\n" : "timeconv: no window 0x%" PRIx64 " in the input: --window picks one of a "
+                        "frame log, and %s has none\n", (uint64_t) window, format);
                 return EXIT_FAILURE;
         }
         if (k < 0) {

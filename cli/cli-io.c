@@ -67,21 +67,51 @@ void cli_out_int(CliOut *o, int64_t v) {
         o->n += (size_t) (digits + sizeof(digits) - p);
 }
 
+size_t cli_utf8_char(const char *s, size_t n) {
+        const unsigned char *p = (const unsigned char *) s;
+        size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3 :
+                     (p[0] & 0xf8) == 0xf0 ? 4 : 0;
+        uint32_t c = len == 1 ? p[0] : len == 2 ? p[0] & 0x1fu : len == 3 ? p[0] & 0x0fu : p[0] & 0x07u;
+
+        if (len == 0 || len > n)
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0;
+                c = c << 6 | (p[i] & 0x3fu);
+        }
+        /* Overlong forms, surrogates and what lies past U+10FFFF are not UTF-8. */
+        if ((len == 2 && c < 0x80) || (len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+            (len == 4 && (c < 0x10000 || c > 0x10ffff)))
+                return 0;
+        return len;
+}
+
 void cli_out_json_string(CliOut *o, const char *s, size_t n) {
         static const char hex[] = "0123456789abcdef";
 
         cli_out_char(o, '"');
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n;) {
                 unsigned char c = (unsigned char) s[i];
+                size_t len;
 
                 if (c == '"' || c == '\\') {
                         cli_out_char(o, '\\');
                         cli_out_char(o, (char) c);
+                        i++;
                 } else if (c < 0x20 || c == 0x7f) {
                         char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
                         cli_out_write(o, esc, sizeof(esc));
-                } else
-                        cli_out_char(o, (char) c);
+                        i++;
+                } else if ((len = cli_utf8_char(s + i, n - i)) > 0) {
+                        cli_out_write(o, s + i, len);
+                        i += len;
+                } else {
+                        /* A byte that is not UTF-8 (JSON is): the replacement character, as
+                         * a decoder would show it. */
+                        cli_out_write(o, "\\ufffd", 6);
+                        i++;
+                }
         }
         cli_out_char(o, '"');
 }

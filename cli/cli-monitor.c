@@ -22,6 +22,10 @@ typedef struct Monitor {
         bool tty;
         bool json;              /* JSON Lines: one object per refresh and per event */
         bool daemon_gone;
+        bool daemon_back;       /* it started again since the last wait_until() */
+        bool follow;            /* wait for a daemon that stopped, rather than end */
+        bool said_gone;         /* the current outage was reported */
+        size_t width;           /* of the text table: 0 no limit */
         CliMarks marks;
         CliOut out;
 } Monitor;
@@ -73,8 +77,10 @@ static void on_event(const struct timeconv_event *e, void *userdata) {
 
         if (e->type == TIMECONV_EVENT_DISCONTINUITY)
                 cli_marks_add(&m->marks, e->domain, e->monotonic_ns, e->step_ns, e->kind);
-        else if (e->type == TIMECONV_EVENT_DAEMON_CHANGED)
+        else if (e->type == TIMECONV_EVENT_DAEMON_CHANGED) {
                 m->daemon_gone = !e->daemon_running;
+                m->daemon_back |= e->daemon_running;
+        }
         if (m->json) {
                 on_event_json(m, e);
                 return;
@@ -119,6 +125,10 @@ static int draw(struct timeconv *tc, Monitor *m) {
         r = timeconv_list_domains(tc, &domains);
         /* Signals that came with the answer first, so that the table shows them. */
         (void) timeconv_process(tc);
+        /* Following a daemon that went away: its absence is said once, not at every try. */
+        if (r < 0 && m->follow && m->said_gone)
+                return cli_out_flush(&m->out) < 0 ? -EIO : r;
+        m->said_gone = r < 0 && m->follow;
         if (m->json) {
                 json_event_start(m, "domains");
                 if (r < 0) {
@@ -132,16 +142,19 @@ static int draw(struct timeconv *tc, Monitor *m) {
                 cli_out_str(&m->out, "}\n");
                 return cli_out_flush(&m->out) < 0 ? -EIO : r;
         }
+        /* Home, then erase below: within a scrolling region in origin mode (tools/run keeps its
+         * lines above the table so) that leaves what is above the region alone. */
         if (m->tty)
-                cli_out_str(&m->out, "\033[H\033[2J");
+                cli_out_str(&m->out, "\033[H\033[J");
         if (r < 0 && m->tty) {
                 cli_out_str(&m->out, "timeconv monitor: ");
                 cli_out_str(&m->out, cli_reason(tc, r));
                 cli_out_str(&m->out, "; waiting for it\n");
         } else if (r < 0)
-                fprintf(stderr, "timeconv: monitor: %s\n", cli_reason(tc, r));
+                fprintf(stderr, "timeconv: monitor: %s%s\n", cli_reason(tc, r),
+                        m->follow ? "; waiting for it (--follow)" : "");
         else {
-                cli_table_text(&m->out, domains, &m->marks, cli_now_monotonic_ns());
+                cli_table_text_fit(&m->out, domains, &m->marks, cli_now_monotonic_ns(), m->width);
                 if (!m->tty)
                         cli_out_char(&m->out, '\n');
                 timeconv_domains_free(domains);
@@ -149,15 +162,18 @@ static int draw(struct timeconv *tc, Monitor *m) {
         return cli_out_flush(&m->out) < 0 ? -EIO : r;
 }
 
-/* Handles bus input until deadline_ns (CLOCK_MONOTONIC). */
+/* Handles bus input until deadline_ns (CLOCK_MONOTONIC), or until the daemon came back. */
 static int wait_until(struct timeconv *tc, Monitor *m, int64_t deadline_ns) {
         for (;;) {
                 int64_t left_ns = deadline_ns - cli_now_monotonic_ns();
                 struct pollfd p = { .fd = timeconv_get_fd(tc), .events = POLLIN };
                 int k;
 
-                if (left_ns <= 0)
+                /* A daemon that came back is shown at once, not an interval later. */
+                if (left_ns <= 0 || m->daemon_back) {
+                        m->daemon_back = false;
                         return 0;
+                }
                 k = poll(&p, 1, (int) ((left_ns + 999999) / 1000000));
                 if (k < 0 && errno != EINTR)
                         return -errno;
@@ -187,6 +203,8 @@ int cli_cmd_monitor(int argc, char **argv) {
                 { "interval", required_argument, NULL, 'i' },
                 { "count", required_argument, NULL, 'c' },
                 { "json", no_argument, NULL, 'j' },
+                { "follow", no_argument, NULL, 'F' },
+                { "wide", no_argument, NULL, 'w' },
                 CLI_COMMON_OPTIONS,
                 {}
         };
@@ -194,11 +212,11 @@ int cli_cmd_monitor(int argc, char **argv) {
         struct timeconv *tc = NULL;
         int64_t count_arg;
         uint64_t count = 0;
-        bool json = false;
+        bool json = false, follow = false, wide = false;
         Monitor *m;
         int opt, r, status = 0;
 
-        while ((opt = getopt_long(argc, argv, "1i:c:jh", options, NULL)) >= 0)
+        while ((opt = getopt_long(argc, argv, "1i:c:jFwh", options, NULL)) >= 0)
                 switch (opt) {
                 case '1':
                         count = 1;
@@ -217,6 +235,12 @@ int cli_cmd_monitor(int argc, char **argv) {
                 case 'j':
                         json = true;
                         break;
+                case 'F':
+                        follow = true;
+                        break;
+                case 'w':
+                        wide = true;
+                        break;
                 default:
                         return cli_common_option(opt, "monitor");
                 }
@@ -228,6 +252,8 @@ int cli_cmd_monitor(int argc, char **argv) {
                 return EXIT_FAILURE;
         m->json = json;
         m->tty = !json && isatty(STDOUT_FILENO) && count != 1;
+        m->follow = follow && count != 1;
+        m->width = cli_table_width(wide, STDOUT_FILENO);
         cli_out_init(&m->out, STDOUT_FILENO);
         r = cli_open(&tc);
         if (r != 0) {
@@ -237,8 +263,8 @@ int cli_cmd_monitor(int argc, char **argv) {
         timeconv_set_event_handler(tc, on_event, m);
 
         deadline_ns = cli_now_monotonic_ns();
-        for (uint64_t n = 0; count == 0 || n < count; n++) {
-                if (n > 0) {
+        for (uint64_t n = 0, tries = 0; count == 0 || n < count; tries++) {
+                if (tries > 0) {
                         r = wait_until(tc, m, deadline_ns);
                         if (r < 0) {
                                 status = cli_live_error(tc, "monitor", r);
@@ -251,11 +277,15 @@ int cli_cmd_monitor(int argc, char **argv) {
                         status = EXIT_IOERR;
                         break;
                 }
-                /* Off a terminal, nobody waits for the daemon to come back. */
-                if (r < 0 && (!m->tty || count == 1)) {
+                /* Off a terminal, nobody waits for the daemon to come back, unless told to
+                 * (--follow: a logger that outlives a restart). */
+                if (r < 0 && (!m->tty || count == 1) && !(m->follow && cli_exit_status(r) == EXIT_UNAVAILABLE)) {
                         status = cli_exit_status(r);
                         break;
                 }
+                /* --count counts the tables shown, not the tries while it is away. */
+                if (r >= 0 || !m->follow)
+                        n++;
         }
         timeconv_close(tc);
         free(m);

@@ -5,7 +5,10 @@
  * with _NET_WM_SYNC_REQUEST, a basic and an extended XSync counter in
  * _NET_WM_SYNC_REQUEST_COUNTER), and draws frames as a toolkit does: counter to an odd value,
  * draw, counter to the frame's even end value. Paced by an absolute timer (--rate), or like GTK
- * the next frame right after the compositor's _NET_WM_FRAME_DRAWN for the last one. */
+ * the next frame right after the compositor's _NET_WM_FRAME_DRAWN for the last one. A window
+ * manager that goes away (its check window or its WM_Sn selection window destroyed) or falls
+ * silent (no _NET_WM_FRAME_DRAWN for wait_ns while frames wait for one) ends the run early with
+ * the frames measured so far, as does the X server going. */
 
 #define _GNU_SOURCE
 
@@ -24,18 +27,24 @@
 #include "cli-probe-x11.h"
 #include "time-util.h"
 
+/* The token timeconvd keeps on the root window (domains/x11-conn.h, X11_SERVER_ID_ATOM). */
+#define SERVER_ID_ATOM "_TIMECONV_SERVER_ID"
+
 #define WIDTH 320
 #define HEIGHT 240
 
 typedef struct Atoms {
         xcb_atom_t supporting_wm_check, supported, frame_drawn, frame_timings, sync_request,
-                sync_request_counter, wm_protocols, wm_delete_window, net_wm_name, utf8_string;
+                sync_request_counter, wm_protocols, wm_delete_window, net_wm_name, utf8_string, wm_selection,
+                server_id;
 } Atoms;
 
 typedef struct Probe {
         const ProbeOptions *o;
         xcb_connection_t *c;
+        int screen_number;
         xcb_screen_t *screen;
+        const char *display;
         Atoms atoms;
         xcb_window_t window;
         xcb_gcontext_t gc;
@@ -43,6 +52,14 @@ typedef struct Probe {
         uint64_t counter;               /* the extended counter's value now */
         uint64_t sync_request;          /* the end value a _NET_WM_SYNC_REQUEST asked for; 0: none */
         bool mapped;
+        /* The window manager's check window and WM_Sn owner: their DestroyNotify says it went. */
+        xcb_window_t wm_check, wm_owner;
+        const char *wm_gone;            /* NULL, or which of the two went */
+        char wm_selection[16], wm_owner_what[48];
+        /* For silence: the latest _NET_WM_FRAME_DRAWN's arrival, and how many frames it answered
+         * (all up to the latest one drawn). */
+        int64_t drawn_received_ns;
+        size_t n_answered;
         ProbeRun *run;
         char *message;
         size_t size;
@@ -82,8 +99,11 @@ static int intern_all(Probe *p) {
                 { &a->wm_delete_window, "WM_DELETE_WINDOW" },
                 { &a->net_wm_name, "_NET_WM_NAME" },
                 { &a->utf8_string, "UTF8_STRING" },
+                { &a->wm_selection, p->wm_selection },
+                { &a->server_id, SERVER_ID_ATOM },
         };
 
+        snprintf(p->wm_selection, sizeof(p->wm_selection), "WM_S%d", p->screen_number);
         for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
                 *table[i].atom = intern(p->c, table[i].name);
                 if (*table[i].atom == XCB_ATOM_NONE)
@@ -113,15 +133,65 @@ static xcb_window_t get_window(Probe *p, xcb_window_t w, xcb_atom_t property) {
         return v;
 }
 
-/* The window manager as EWMH finds it: the check window names itself, and _NET_SUPPORTED. */
+/* StructureNotify on another client's window (for us alone): its DestroyNotify. false when the
+ * window is gone already. */
+static bool watch(Probe *p, xcb_window_t w) {
+        xcb_generic_error_t *e = xcb_request_check(
+                p->c, xcb_change_window_attributes_checked(p->c, w, XCB_CW_EVENT_MASK,
+                                                           (uint32_t[]) { XCB_EVENT_MASK_STRUCTURE_NOTIFY }));
+
+        free(e);
+        return !e;
+}
+
+/* timeconvd converts the X times of its own X server only: the probe's display must be that
+ * one. The daemon names its server with a random token on the root window; a display without
+ * it, or with another, is another server (two Xvfb on one machine agree on the clock, so the
+ * calibration could not tell). */
+static int check_server(Probe *p) {
+        const ProbeOptions *o = p->o;
+        xcb_get_property_reply_t *reply;
+        uint64_t id = 0;
+        bool found = false;
+
+        if (!o->has_server_id)
+                return 0;
+        reply = get_property(p, p->screen->root, p->atoms.server_id, XCB_ATOM_INTEGER);
+        if (reply && reply->format == 32 && xcb_get_property_value_length(reply) >= 8) {
+                const uint32_t *v = xcb_get_property_value(reply);
+
+                id = (uint64_t) v[0] | (uint64_t) v[1] << 32;
+                found = true;
+        }
+        free(reply);
+        if (found && id == o->server_id)
+                return 0;
+        return fail(p, -EXDEV, "the X server on %s is not timeconvd's (it calibrates %s; this one %s): its "
+                    "times cannot be converted; probe %s, or run timeconvd on this display",
+                    p->display, o->daemon_display && *o->daemon_display ? o->daemon_display : "another display",
+                    found ? "is marked as another server" : "has never had timeconvd connected",
+                    o->daemon_display && *o->daemon_display ? o->daemon_display : "its display");
+}
+
+/* The window manager as EWMH finds it: the check window names itself, and _NET_SUPPORTED. Its
+ * check window and selection owner are watched from here on. */
 static int check_wm(Probe *p, const char *display) {
         xcb_window_t check = get_window(p, p->screen->root, p->atoms.supporting_wm_check);
+        xcb_get_selection_owner_reply_t *owner;
         xcb_get_property_reply_t *reply;
         bool drawn = false;
 
-        if (check == XCB_WINDOW_NONE || get_window(p, check, p->atoms.supporting_wm_check) != check)
+        /* Watched before it is checked: a window manager leaving in between is not missed. */
+        if (check == XCB_WINDOW_NONE || !watch(p, check) ||
+            get_window(p, check, p->atoms.supporting_wm_check) != check)
                 return fail(p, -ENOENT, "no EWMH window manager runs on %s (the root window has no valid "
                             "_NET_SUPPORTING_WM_CHECK): nothing there reports frame timing", display);
+        p->wm_check = check;
+        owner = xcb_get_selection_owner_reply(p->c, xcb_get_selection_owner(p->c, p->atoms.wm_selection), NULL);
+        if (owner && owner->owner != XCB_WINDOW_NONE && owner->owner != check && watch(p, owner->owner))
+                p->wm_owner = owner->owner;
+        snprintf(p->wm_owner_what, sizeof(p->wm_owner_what), "%s selection owner", p->wm_selection);
+        free(owner);
         reply = get_property(p, check, p->atoms.net_wm_name, p->atoms.utf8_string);
         snprintf(p->run->wm_name, sizeof(p->run->wm_name), "%.*s",
                  reply ? xcb_get_property_value_length(reply) : 0, reply ? (char *) xcb_get_property_value(reply) : "");
@@ -141,8 +211,8 @@ static int check_wm(Probe *p, const char *display) {
         free(reply);
         if (!drawn)
                 return fail(p, -EOPNOTSUPP, "the window manager %s on %s does not support _NET_WM_FRAME_DRAWN "
-                            "(not in _NET_SUPPORTED): it reports no frame timing; a compositing manager "
-                            "such as mutter or KWin does", p->run->wm_name, display);
+                            "(not in _NET_SUPPORTED): it reports no frame timing; mutter and muffin do "
+                            "(GNOME's and Cinnamon's window managers)", p->run->wm_name, display);
         return 0;
 }
 
@@ -221,6 +291,11 @@ static void client_message(Probe *p, const xcb_client_message_event_t *cm, int64
                 f->drawn = true;
                 f->drawn_message = d;
                 f->drawn_received_ns = now_ns;
+                p->drawn_received_ns = now_ns;
+                if ((size_t) (f - p->run->frames) + 1 > p->n_answered)
+                        p->n_answered = (size_t) (f - p->run->frames) + 1;
+                if (p->o->on_message)
+                        p->o->on_message(p->o->userdata, f);
         } else if (cm->type == p->atoms.frame_timings) {
                 struct timeconv_frame_timings t;
 
@@ -229,6 +304,8 @@ static void client_message(Probe *p, const xcb_client_message_event_t *cm, int64
                 f->timed = true;
                 f->timings_message = t;
                 f->timings_received_ns = now_ns;
+                if (p->o->on_message && f->drawn)
+                        p->o->on_message(p->o->userdata, f);
         } else if (cm->type == p->atoms.wm_protocols && data[0] == p->atoms.sync_request) {
                 struct timeconv_sync_request s;
 
@@ -254,6 +331,15 @@ static int dispatch(Probe *p) {
                 case XCB_MAP_NOTIFY:
                         p->mapped = true;
                         break;
+                case XCB_DESTROY_NOTIFY: {
+                        xcb_window_t w = ((xcb_destroy_notify_event_t *) ev)->window;
+
+                        if (w != XCB_WINDOW_NONE && w == p->wm_check)
+                                p->wm_gone = "_NET_SUPPORTING_WM_CHECK window";
+                        else if (w != XCB_WINDOW_NONE && w == p->wm_owner)
+                                p->wm_gone = p->wm_owner_what;
+                        break;
+                }
                 default:
                         break;
                 }
@@ -329,11 +415,51 @@ static int64_t cpu_now_ns(void) {
                ((int64_t) u.ru_utime.tv_usec + u.ru_stime.tv_usec) * NSEC_PER_USEC;
 }
 
+/* Since when the compositor owes a _NET_WM_FRAME_DRAWN and has sent none: the later of the
+ * latest one's arrival and the end of the first frame after the latest one answered; INT64_MAX
+ * when it owes none. */
+static int64_t quiet_since_ns(const Probe *p) {
+        int64_t end_ns;
+
+        if (p->n_answered >= p->run->n_frames)
+                return INT64_MAX;
+        end_ns = p->run->frames[p->n_answered].end_ns;
+        return p->drawn_received_ns > end_ns ? p->drawn_received_ns : end_ns;
+}
+
+/* Why the frames stop early, for people; 0 when they go on. */
+static int stop_reason(Probe *p, int64_t silence_ns) {
+        ProbeRun *run = p->run;
+
+        if (p->wm_gone) {
+                snprintf(run->stop_message, sizeof(run->stop_message), "the window manager %s went away (its "
+                         "%s was destroyed) after %zu of %u frames", run->wm_name, p->wm_gone,
+                         run->n_frames, p->o->n_frames);
+                return -ESHUTDOWN;
+        }
+        if (clock_now_ns(CLOCK_MONOTONIC) - quiet_since_ns(p) < silence_ns)
+                return 0;
+        if (p->n_answered == 0)
+                snprintf(run->stop_message, sizeof(run->stop_message), "the window manager %s lists "
+                         "_NET_WM_FRAME_DRAWN but sent none in %.1f s for the probe's first %zu frames: it "
+                         "reports no frame timing", run->wm_name, (double) silence_ns / 1e9, run->n_frames);
+        else
+                snprintf(run->stop_message, sizeof(run->stop_message), "the window manager %s stopped sending "
+                         "_NET_WM_FRAME_DRAWN: none for %.1f s, since frame %zu of %u", run->wm_name,
+                         (double) silence_ns / 1e9, p->n_answered + 1, p->o->n_frames);
+        return -ETIME;
+}
+
 /* Frames, each begun at its slot of an absolute schedule (a late wake-up delays one frame, not
- * all after it) or right after the last one's _NET_WM_FRAME_DRAWN. */
+ * all after it) or right after the last one's _NET_WM_FRAME_DRAWN. 0, or why they stopped
+ * early (ProbeRun.stopped). */
 static int draw_frames(Probe *p) {
         const ProbeOptions *o = p->o;
         int64_t period_ns = o->rate_hz > 0 ? (int64_t) (1e9 / o->rate_hz + 0.5) : 0;
+        /* Silence: no message at all while frames wait, for wait_ns or 8 frame periods. In the
+         * paced-by-messages mode a frame whose message is lost is followed by the next after a
+         * quarter of that, so one lost message does not end the run. */
+        int64_t silence_ns = period_ns > o->wait_ns / 8 ? 8 * period_ns : o->wait_ns;
         int64_t t0_ns, cpu0_ns, next_ns, deadline_ns;
         int timer_fd = -1, r = 0;
         unsigned i = 0;
@@ -350,10 +476,13 @@ static int draw_frames(Probe *p) {
                 const ProbeFrame *last = i > 0 ? &p->run->frames[i - 1] : NULL;
                 bool due;
 
+                r = stop_reason(p, silence_ns);
+                if (r < 0)
+                        break;
                 if (period_ns > 0)
                         due = now_ns >= next_ns;
-                else    /* After the last frame's FRAME_DRAWN, or when it never comes. */
-                        due = !last || last->drawn || now_ns - last->end_ns >= o->wait_ns;
+                else    /* After the last frame's FRAME_DRAWN, or when it does not come. */
+                        due = !last || last->drawn || now_ns - last->end_ns >= silence_ns / 4;
                 if (due) {
                         r = frame(p, i++);
                         if (r < 0)
@@ -371,49 +500,83 @@ static int draw_frames(Probe *p) {
                         }
                         continue;
                 }
-                deadline_ns = period_ns > 0 ? next_ns : last->end_ns + o->wait_ns;
+                deadline_ns = period_ns > 0 ? next_ns : last->end_ns + silence_ns / 4;
+                if (quiet_since_ns(p) < INT64_MAX - silence_ns && quiet_since_ns(p) + silence_ns < deadline_ns)
+                        deadline_ns = quiet_since_ns(p) + silence_ns;
                 r = wait_events(p, timer_fd, deadline_ns);
         }
-        /* The last messages: until every frame has them, or none came for wait_ns. */
-        deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + o->wait_ns;
-        while (r >= 0 && !all_messages(p) && clock_now_ns(CLOCK_MONOTONIC) < deadline_ns)
+        /* The last messages: until every frame has them, or none came for silence_ns. */
+        while (r >= 0 && !all_messages(p)) {
+                int64_t quiet_ns = quiet_since_ns(p);
+
+                /* Gone after drawing every frame: nothing was lost but timings. */
+                if (p->wm_gone && quiet_ns == INT64_MAX)
+                        break;
+                r = stop_reason(p, silence_ns);
+                if (r < 0)
+                        break;
+                /* Only presentation timings owed: they may never come (a frame not shown). */
+                if (quiet_ns == INT64_MAX) {
+                        deadline_ns = p->run->frames[p->run->n_frames - 1].end_ns + silence_ns;
+                        if (clock_now_ns(CLOCK_MONOTONIC) >= deadline_ns)
+                                break;
+                } else
+                        deadline_ns = quiet_ns + silence_ns;
                 r = wait_events(p, -1, deadline_ns);
+        }
         p->run->wall_ns = p->run->n_frames > 0 ? p->run->frames[p->run->n_frames - 1].begin_ns - t0_ns : 0;
         p->run->cpu_ns = cpu_now_ns() - cpu0_ns;
         if (timer_fd >= 0)
                 close(timer_fd);
+        if (r < 0 && !p->run->stop_message[0])
+                /* The probe's own failure, or the X connection's. */
+                snprintf(p->run->stop_message, sizeof(p->run->stop_message), "%s after %zu of %u frames",
+                         r == -ECONNRESET ? "the X connection broke (the X server went away?)" : p->message,
+                         p->run->n_frames, o->n_frames);
         return r;
 }
 
 int probe_x11_run(const ProbeOptions *o, ProbeRun *ret, char *message, size_t size) {
         ProbeRun run = {};
         Probe p = { .o = o, .run = &run, .message = message, .size = size };
-        const char *display = o->display ? o->display : getenv("DISPLAY");
         int64_t deadline_ns;
         int r;
 
-        p.c = xcb_connect(o->display, NULL);
+        p.display = o->display ? o->display : getenv("DISPLAY");
+        p.c = xcb_connect(o->display, &p.screen_number);
         if (xcb_connection_has_error(p.c)) {
                 xcb_disconnect(p.c);
-                if (!display || !*display)
+                if (!p.display || !*p.display)
                         return fail(&p, -ENXIO, "no X display: DISPLAY is not set or empty (--display NAME gives one)");
-                return fail(&p, -ENXIO, "cannot open the X display '%s'", display);
+                return fail(&p, -ENXIO, "cannot open the X display '%s'", p.display);
         }
-        p.screen = xcb_setup_roots_iterator(xcb_get_setup(p.c)).data;
+        {
+                xcb_screen_iterator_t it = xcb_setup_roots_iterator(xcb_get_setup(p.c));
+
+                for (int k = 0; k < p.screen_number && it.rem > 1; k++)
+                        xcb_screen_next(&it);
+                p.screen = it.data;
+        }
         run.frames = calloc(o->n_frames ? o->n_frames : 1, sizeof(*run.frames));
         r = run.frames ? intern_all(&p) : -ENOMEM;
         if (r >= 0)
-                r = check_wm(&p, display);
+                r = check_server(&p);
+        if (r >= 0)
+                r = check_wm(&p, p.display);
         if (r >= 0)
                 r = create_window(&p);
         /* Mapped: the window manager has it. */
         deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + o->wait_ns;
-        while (r >= 0 && !p.mapped && clock_now_ns(CLOCK_MONOTONIC) < deadline_ns)
+        while (r >= 0 && !p.mapped && !p.wm_gone && clock_now_ns(CLOCK_MONOTONIC) < deadline_ns)
                 r = wait_events(&p, -1, deadline_ns);
+        if (r >= 0 && p.wm_gone)
+                r = fail(&p, -ENOENT, "the window manager %s on %s went away before the probe began",
+                         run.wm_name, p.display);
         if (r >= 0 && !p.mapped)
                 r = fail(&p, -ETIMEDOUT, "the window was not mapped");
         if (r >= 0)
-                r = draw_frames(&p);
+                /* From here the frames drawn are kept, whatever ends them. */
+                run.stopped = draw_frames(&p);
         xcb_disconnect(p.c);
         if (r < 0) {
                 probe_run_done(&run);

@@ -25,8 +25,42 @@
 #define MAX_FRAMES 1000000
 #define DEFAULT_WAIT_NS (2 * INT64_C(1000000000))
 
-/* The log line of one frame. */
-static int record(struct timeconv *tc, const ProbeRun *run, const ProbeFrame *f, FILE *out) {
+/* What converts the frames as their messages come (ProbeOptions.on_message). */
+typedef struct Converter {
+        struct timeconv *tc;
+        unsigned n_frames;
+        bool said;              /* the first frame drawn was said */
+} Converter;
+
+/* Converts f's messages so far; false when timeconvd cannot yet (or any more). */
+static bool convert(struct timeconv *tc, ProbeFrame *f) {
+        struct timeconv_frame_times times;
+
+        if (timeconv_frame_convert(tc, &f->drawn_message, f->timed ? &f->timings_message : NULL, &times) < 0)
+                return false;
+        f->times = times;
+        f->converted = true;
+        f->converted_timed = f->timed;
+        return true;
+}
+
+/* Each frame is converted while its X server runs: one that goes away takes its calibration
+ * (timeconvd's x11_us) with it, and the frames measured until then would be lost. A failure
+ * here is tried again at the end. */
+static void on_message(void *userdata, ProbeFrame *f) {
+        Converter *c = userdata;
+
+        (void) convert(c->tc, f);
+        if (!c->said) {
+                /* A line to wait for: the compositor answers (scripts and tests read it). */
+                fprintf(stderr, "timeconv: the compositor draws the probe's frames; measuring %u\n", c->n_frames);
+                c->said = true;
+        }
+}
+
+/* The log line of one frame: converted, or when timeconvd could not convert it, the messages
+ * as they came (drawn_x11_us, its arrival) for a later look. *ret_raw: written unconverted. */
+static int record(struct timeconv *tc, const ProbeRun *run, ProbeFrame *f, FILE *out, bool *ret_raw) {
         struct timeconv_frame_record rec = {
                 .times = { .counter = f->counter },
                 .record_flags = TIMECONV_FRAME_RECORD_WINDOW | TIMECONV_FRAME_RECORD_BEGIN | TIMECONV_FRAME_RECORD_END,
@@ -34,15 +68,19 @@ static int record(struct timeconv *tc, const ProbeRun *run, const ProbeFrame *f,
                 .begin_ns = f->begin_ns,
                 .end_ns = f->end_ns,
         };
-        int r;
 
+        *ret_raw = false;
         if (f->drawn) {
-                /* Timings of a frame count only with its drawn time: the offset is from it. */
-                r = timeconv_frame_convert(tc, &f->drawn_message, f->timed ? &f->timings_message : NULL, &rec.times);
-                if (r < 0)
-                        return r;
-                rec.record_flags |= TIMECONV_FRAME_RECORD_DRAWN | TIMECONV_FRAME_RECORD_RAW |
-                                    TIMECONV_FRAME_RECORD_DRAWN_RECEIVED;
+                /* The timings came after the last conversion: again with them. */
+                if (!f->converted || (f->timed && !f->converted_timed))
+                        (void) convert(tc, f);
+                rec.record_flags |= TIMECONV_FRAME_RECORD_RAW | TIMECONV_FRAME_RECORD_DRAWN_RECEIVED;
+                if (f->converted) {
+                        /* Timings of a frame count only with its drawn time: the offset is from it. */
+                        rec.times = f->times;
+                        rec.record_flags |= TIMECONV_FRAME_RECORD_DRAWN;
+                } else
+                        *ret_raw = true;
                 rec.drawn_x11_us = f->drawn_message.drawn_x11_us;
                 rec.presentation_offset_us = f->timings_message.presentation_offset_us;
                 rec.drawn_received_ns = f->drawn_received_ns;
@@ -54,30 +92,30 @@ static int record(struct timeconv *tc, const ProbeRun *run, const ProbeFrame *f,
         return timeconv_frame_log_write_record(out, &rec);
 }
 
-/* The frame log as text (and to log_path when given). */
-static int write_log(struct timeconv *tc, const ProbeRun *run, const char *log_path, char **ret_text,
-                     size_t *ret_size) {
+/* The frame log as text, and to log (opened before the frames) when given. *ret_raw: how many
+ * drawn frames timeconvd could not convert. */
+static int write_log(struct timeconv *tc, ProbeRun *run, FILE *log, char **ret_text, size_t *ret_size,
+                     size_t *ret_raw) {
         char *text = NULL;
-        size_t size = 0;
-        FILE *mem = open_memstream(&text, &size), *file;
+        size_t size = 0, n_raw = 0;
+        FILE *mem = open_memstream(&text, &size);
         int r = 0;
 
         if (!mem)
                 return -ENOMEM;
-        for (size_t i = 0; i < run->n_frames && r >= 0; i++)
-                r = record(tc, run, &run->frames[i], mem);
+        for (size_t i = 0; i < run->n_frames && r >= 0; i++) {
+                bool raw;
+
+                r = record(tc, run, &run->frames[i], mem, &raw);
+                n_raw += raw;
+        }
         if (fclose(mem) != 0 && r >= 0)
                 r = -ENOMEM;
-        if (r >= 0 && log_path) {
-                file = fopen(log_path, "we");
-                if (!file)
-                        r = -errno;
-                else {
-                        bool written = fwrite(text, 1, size, file) == size;
+        if (r >= 0 && log) {
+                bool written = fwrite(text, 1, size, log) == size;
 
-                        if (fclose(file) != 0 || !written)
-                                r = -EIO;
-                }
+                if (fflush(log) != 0 || !written)
+                        r = -EIO;
         }
         if (r < 0) {
                 free(text);
@@ -85,13 +123,17 @@ static int write_log(struct timeconv *tc, const ProbeRun *run, const char *log_p
         }
         *ret_text = text;
         *ret_size = size;
+        *ret_raw = n_raw;
         return 0;
 }
 
 static void print_probe_text(const ProbeOptions *o, const ProbeRun *run, double cpu_percent) {
         printf("compositor      %s (_NET_WM_FRAME_DRAWN%s)\n", run->wm_name,
                run->wm_timings ? ", _NET_WM_FRAME_TIMINGS" : "; no _NET_WM_FRAME_TIMINGS");
-        printf("probe           window 0x%" PRIx32 ", %zu frames, ", run->window, run->n_frames);
+        printf("probe           window 0x%" PRIx32 ", %zu frames", run->window, run->n_frames);
+        if (run->n_frames < o->n_frames)
+                printf(" of %u", o->n_frames);
+        fputs(", ", stdout);
         if (o->rate_hz > 0)
                 printf("%g Hz", o->rate_hz);
         else
@@ -101,20 +143,27 @@ static void print_probe_text(const ProbeOptions *o, const ProbeRun *run, double 
                 puts("probe CPU       n/a");
         else
                 printf("probe CPU       %.2f %% of one core\n", cpu_percent);
+        if (run->stopped < 0)
+                printf("stopped         %s\n", run->stop_message);
 }
 
-static void print_probe_json(const ProbeOptions *o, const ProbeRun *run, double cpu_percent) {
-        fputs("{\"probe\":{\"compositor\":", stdout);
-        /* The name comes from the X server: escaped as JSON. */
+/* A string from the X server or of ours, as JSON. */
+static void json_string(const char *text) {
         putchar('"');
-        for (const unsigned char *s = (const unsigned char *) run->wm_name; *s; s++)
+        for (const unsigned char *s = (const unsigned char *) text; *s; s++)
                 if (*s == '"' || *s == '\\')
                         printf("\\%c", *s);
                 else if (*s < 0x20)
                         printf("\\u%04x", *s);
                 else
                         putchar(*s);
-        printf("\",\"frame_timings\":%s,\"window\":%" PRIu32 ",\"frames\":%zu,\"rate_hz\":",
+        putchar('"');
+}
+
+static void print_probe_json(const ProbeOptions *o, const ProbeRun *run, double cpu_percent) {
+        fputs("{\"probe\":{\"compositor\":", stdout);
+        json_string(run->wm_name);
+        printf(",\"frame_timings\":%s,\"window\":%" PRIu32 ",\"frames\":%zu,\"rate_hz\":",
                run->wm_timings ? "true" : "false", run->window, run->n_frames);
         if (o->rate_hz > 0)
                 printf("%g", o->rate_hz);
@@ -126,6 +175,11 @@ static void print_probe_json(const ProbeOptions *o, const ProbeRun *run, double 
                 fputs("null", stdout);
         else
                 printf("%.3f", cpu_percent);
+        fputs(",\"stopped\":", stdout);
+        if (run->stopped < 0)
+                json_string(run->stop_message);
+        else
+                fputs("null", stdout);
         fputs("},\"report\":", stdout);
 }
 
@@ -160,6 +214,40 @@ static int summary(const ProbeOptions *o, const ProbeRun *run, const char *text,
         return status;
 }
 
+/* Which X server timeconvd calibrates (ListDomains' x11_us entry: x11_server_id, x11_display),
+ * for the probe to check that its display is that one. 0 also when the daemon cannot say (an
+ * older one, or not connected now): the probe goes on unchecked. -errno when x11_us cannot be
+ * had at all (-ENODEV, not calibrated yet, is fine). */
+static int daemon_server(struct timeconv *tc, ProbeOptions *o, char *display, size_t size) {
+        struct timeconv_domain **domains = NULL;
+        int64_t now_us;
+        int r;
+
+        r = timeconv_now(tc, "x11_us", &now_us, NULL);
+        if (r < 0 && r != -ENODEV)
+                return r;
+        if (timeconv_list_domains(tc, &domains) < 0)
+                return 0;
+        for (size_t i = 0; domains[i]; i++) {
+                const struct timeconv_domain *d = domains[i];
+
+                if (strcmp(d->name, "x11_us") != 0)
+                        continue;
+                for (unsigned k = 0; k < d->n_properties; k++) {
+                        const struct timeconv_property *p = &d->properties[k];
+
+                        if (strcmp(p->key, "x11_server_id") == 0 && p->type == 't') {
+                                o->server_id = p->u;
+                                o->has_server_id = true;
+                        } else if (strcmp(p->key, "x11_display") == 0 && p->type == 's')
+                                snprintf(display, size, "%s", p->s);
+                }
+        }
+        timeconv_domains_free(domains);
+        o->daemon_display = display;
+        return 0;
+}
+
 int cli_probe(int argc, char **argv) {
         static const struct option options[] = {
                 { "probe", no_argument, NULL, 'P' },
@@ -176,10 +264,12 @@ int cli_probe(int argc, char **argv) {
         ProbeOptions o = { .n_frames = DEFAULT_FRAMES, .wait_ns = DEFAULT_WAIT_NS };
         const char *log_path = NULL, *plot = NULL;
         struct timeconv *tc = NULL;
-        char message[512] = "", *text = NULL;
+        char message[512] = "", daemon_display[128] = "", *text = NULL;
+        Converter converter;
         ProbeRun run = {};
+        FILE *log = NULL;
         bool json = false;
-        size_t size = 0;
+        size_t size = 0, n_raw = 0;
         int opt, r, status;
 
         optind = 1;
@@ -222,41 +312,64 @@ int cli_probe(int argc, char **argv) {
         if (optind < argc)
                 return cli_usage_error("'frames --probe' takes no file: '%s'", argv[optind]);
 
-        /* The daemon first: frames drawn for nothing are a waste of the user's time. Not
-         * calibrated yet (-ENODEV) is fine: it will be by the time the frames are converted. */
-        status = cli_open(&tc);
-        if (status != 0)
-                return status;
-        {
-                int64_t now_us;
-
-                r = timeconv_now(tc, "x11_us", &now_us, NULL);
-                if (r < 0 && r != -ENODEV) {
-                        fprintf(stderr, "timeconv: converting the compositor's times needs timeconvd's x11_us "
-                                "domain for this display: %s\n", timeconv_strerror(r));
-                        timeconv_close(tc);
-                        return EXIT_UNAVAILABLE;
+        /* The log first, then the daemon: frames drawn for nothing are a waste of the user's
+         * time. */
+        if (log_path) {
+                log = fopen(log_path, "we");
+                if (!log) {
+                        fprintf(stderr, "timeconv: cannot write the frame log %s: %s\n", log_path, strerror(errno));
+                        return EXIT_IOERR;
                 }
         }
+        status = cli_open(&tc);
+        if (status != 0) {
+                if (log)
+                        fclose(log);
+                return status;
+        }
+        /* Not calibrated yet (-ENODEV) is fine: it will be by the time the frames are
+         * converted. */
+        r = daemon_server(tc, &o, daemon_display, sizeof(daemon_display));
+        if (r < 0) {
+                fprintf(stderr, "timeconv: converting the compositor's times needs timeconvd's x11_us "
+                        "domain for this display: %s\n", timeconv_strerror(r));
+                status = EXIT_UNAVAILABLE;
+                goto finish;
+        }
+        converter = (Converter) { .tc = tc, .n_frames = o.n_frames };
+        o.on_message = on_message;
+        o.userdata = &converter;
         r = probe_x11_run(&o, &run, message, sizeof(message));
         if (r < 0) {
                 fprintf(stderr, "timeconv: %s\n", message);
-                timeconv_close(tc);
-                return r == -ENOMEM ? EXIT_FAILURE : EXIT_UNAVAILABLE;
+                status = r == -ENOMEM ? EXIT_FAILURE : EXIT_UNAVAILABLE;
+                goto finish;
         }
-        r = write_log(tc, &run, log_path, &text, &size);
+        r = write_log(tc, &run, log, &text, &size, &n_raw);
         if (r < 0) {
-                if (cli_unavailable(r) || r == -ENODEV || r == -ENOENT)
-                        fprintf(stderr, "timeconv: converting the compositor's times needs timeconvd's x11_us "
-                                "domain for this display: %s\n", timeconv_strerror(r));
-                else
-                        fprintf(stderr, "timeconv: %s: %s\n", log_path ? log_path : "the frame log",
-                                r < -1 && r > -4096 ? strerror(-r) : timeconv_strerror(r));
-                status = cli_unavailable(r) || r == -ENODEV || r == -ENOENT ? EXIT_UNAVAILABLE : EXIT_IOERR;
-        } else
-                status = summary(&o, &run, text, size, json, plot);
+                fprintf(stderr, "timeconv: %s: %s\n", log_path ? log_path : "the frame log", strerror(-r));
+                status = r == -ENOMEM ? EXIT_FAILURE : EXIT_IOERR;
+                goto finish;
+        }
+        status = summary(&o, &run, text, size, json, plot);
+        if (n_raw > 0)
+                fprintf(stderr, "timeconv: timeconvd could not convert the X times of %zu drawn frames (its x11_us "
+                        "domain was not there); %s has them as they came (drawn_x11_us), not as drawn times\n",
+                        n_raw, log_path ? log_path : "the frame log");
+        if (run.stopped < 0) {
+                /* What was measured is printed and written: the run still failed. */
+                fprintf(stderr, "timeconv: %s%s%s\n", run.stop_message,
+                        log_path ? "; the frames measured are in " : "", log_path ? log_path : "");
+                status = run.stopped == -ENOMEM ? EXIT_FAILURE : EXIT_UNAVAILABLE;
+        } else if (n_raw > 0)
+                status = cli_worse_status(status, EXIT_UNAVAILABLE);
+finish:
         free(text);
         probe_run_done(&run);
         timeconv_close(tc);
+        if (log && fclose(log) != 0 && status == 0) {
+                fprintf(stderr, "timeconv: %s: %s\n", log_path, strerror(errno));
+                status = EXIT_IOERR;
+        }
         return status;
 }

@@ -57,7 +57,7 @@ static int hold(struct timeconv *tc) {
 
 static int push_lines(struct timeconv *tc, const char *domain, const char *against, CliOut *out) {
         CliLines *lines = malloc(sizeof(*lines));       /* 1 MiB: too large for the stack */
-        int status = 0, r;
+        int status = 0, r, k_read;
         const char *line;
         size_t size;
 
@@ -66,10 +66,10 @@ static int push_lines(struct timeconv *tc, const char *domain, const char *again
                 return EXIT_FAILURE;
         }
         cli_lines_init(lines, STDIN_FILENO);
-        while ((r = cli_lines_next(lines, &line, &size)) > 0) {
+        while ((k_read = cli_lines_next(lines, &line, &size)) > 0) {
                 struct timeconv_reading readings[3];
                 int64_t v[3];
-                int k = r == CLI_LINE_TOO_LONG ? -E2BIG : parse_line(line, size, v);
+                int k = k_read == CLI_LINE_TOO_LONG ? -E2BIG : parse_line(line, size, v);
                 const char *reason = NULL;
 
                 if (k == 0)
@@ -93,7 +93,8 @@ static int push_lines(struct timeconv *tc, const char *domain, const char *again
                 readings[2] = (struct timeconv_reading) { .domain = against, .value = v[2] };
                 r = timeconv_push_snapshot(tc, readings, (size_t) k);
                 if (r == -EEXIST) {
-                        fprintf(stderr, "timeconv: push: %s\n", cli_reason(tc, r));
+                        /* Taken since check_names() looked: said once, as there. */
+                        fprintf(stderr, "timeconv: push: '%s': %s\n", domain, cli_reason(tc, r));
                         status = EXIT_FAILURE;
                         break;
                 }
@@ -110,11 +111,54 @@ static int push_lines(struct timeconv *tc, const char *domain, const char *again
                         break;
                 }
         }
-        if (r < 0) {
-                fprintf(stderr, "timeconv: cannot read standard input: %s\n", strerror(-r));
-                status = EXIT_IOERR;
+        if (k_read < 0) {
+                fprintf(stderr, "timeconv: cannot read standard input: %s\n", strerror(-k_read));
+                status = EXIT_NOINPUT;
         }
         free(lines);
+        return status;
+}
+
+/* The owner of an application domain ("owner"), or NULL for one of the daemon's own. */
+static const char *owner_of(const struct timeconv_domain *d) {
+        for (unsigned i = 0; i < d->n_properties && i < TIMECONV_PROPERTIES_MAX; i++)
+                if (d->properties[i].type == 's' && strcmp(d->properties[i].key, "owner") == 0)
+                        return d->properties[i].s;
+        return NULL;
+}
+
+/* What the daemon would refuse at every line, said once before a line is read: a reference it
+ * does not have, a DOMAIN that is its own or another client's. 0 to go on, else the exit status. */
+static int check_names(struct timeconv *tc, const char *domain, const char *against) {
+        struct timeconv_domain **domains = NULL;
+        const struct timeconv_domain *ours = NULL, *reference = NULL;
+        int r, status = 0;
+
+        r = timeconv_list_domains(tc, &domains);
+        if (r < 0)
+                return cli_live_error(tc, "push", r);
+        for (struct timeconv_domain **d = domains; *d; d++) {
+                if (strcmp((*d)->name, domain) == 0)
+                        ours = *d;
+                if (strcmp((*d)->name, against) == 0)
+                        reference = *d;
+        }
+        if (!reference)
+                status = cli_unknown_domain(tc, against);
+        else if (owner_of(reference)) {
+                fprintf(stderr, "timeconv: push: --against '%s' is an application domain (of %s): name one of "
+                        "timeconvd's own, such as monotonic\n", against, owner_of(reference));
+                status = EXIT_DATAERR;
+        } else if (ours && !owner_of(ours)) {
+                fprintf(stderr, "timeconv: push: '%s' is one of timeconvd's own domains: name a clock of yours "
+                        "(e.g. audio0)\n", domain);
+                status = EXIT_DATAERR;
+        } else if (ours) {
+                fprintf(stderr, "timeconv: push: '%s': the domain belongs to another client (%s)\n", domain,
+                        owner_of(ours));
+                status = EXIT_FAILURE;
+        }
+        timeconv_domains_free(domains);
         return status;
 }
 
@@ -168,9 +212,12 @@ int cli_cmd_push(int argc, char **argv) {
                 free(out);
                 return r;
         }
-        status = push_lines(tc, domain, against, out);
-        if (keep && status != EXIT_IOERR)
-                (void) hold(tc);
+        status = check_names(tc, domain, against);
+        if (status == 0) {
+                status = push_lines(tc, domain, against, out);
+                if (keep && status != EXIT_IOERR && status != EXIT_NOINPUT)
+                        (void) hold(tc);
+        }
         timeconv_close(tc);
         free(out);
         return status;

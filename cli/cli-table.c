@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli-kernel.h"
 #include "cli-table.h"
@@ -125,8 +127,37 @@ static size_t text_width(const char *s) {
         return n;
 }
 
+/* A bound in ns as "±B ns"; compact, one of 100 us or more in the largest unit it reaches, to 3
+ * digits rounded up (a bound read shorter must not be tighter): "±9.75 ms" for 9742091 ns. */
+static void format_bound(char *buf, size_t size, int64_t bound_ns, bool compact) {
+        static const struct {
+                int64_t ns;
+                const char *name;
+        } units[] = { { 1000000000, "s" }, { 1000000, "ms" }, { 1000, "us" } };
+        size_t u = 0;
+        int64_t step, q;
+        int decimals;
+
+        if (!compact || bound_ns < 100000) {
+                snprintf(buf, size, "\xc2\xb1%" PRIi64 " ns", bound_ns);
+                return;
+        }
+        while (bound_ns < units[u].ns)
+                u++;
+        /* 3 significant digits: steps of a hundredth, a tenth or one unit. */
+        decimals = bound_ns < 10 * units[u].ns ? 2 : bound_ns < 100 * units[u].ns ? 1 : 0;
+        step = units[u].ns / (decimals == 2 ? 100 : decimals == 1 ? 10 : 1);
+        q = bound_ns / step + (bound_ns % step != 0);
+        if (decimals == 0)
+                snprintf(buf, size, "\xc2\xb1%" PRIi64 " %s", q, units[u].name);
+        else
+                snprintf(buf, size, "\xc2\xb1%" PRIi64 ".%0*" PRIi64 " %s", q / (decimals == 2 ? 100 : 10), decimals,
+                         q % (decimals == 2 ? 100 : 10), units[u].name);
+}
+
 static void row_cells(const struct timeconv_domain *d, const struct timeconv_domain *mono, const CliMarks *marks,
-                      int64_t now_ns, Cells *ret) {
+                      int64_t now_ns, bool compact, Cells *ret) {
+        char bound[32];
         Row row = make_row(d, mono);
         char *cell;
 
@@ -142,9 +173,10 @@ static void row_cells(const struct timeconv_domain *d, const struct timeconv_dom
                 snprintf(cell, CELL_MAX, "-");
         else if (dwarfed(row.offset_ns, row.offset_uncertainty_ns, OFFSET_UNKNOWN_NS))
                 snprintf(cell, CELL_MAX, "unknown");
-        else
-                snprintf(cell, CELL_MAX, "%+" PRIi64 " \xc2\xb1%" PRIi64 " ns", row.offset_ns,
-                         row.offset_uncertainty_ns);
+        else {
+                format_bound(bound, sizeof(bound), row.offset_uncertainty_ns, compact);
+                snprintf(cell, CELL_MAX, "%+" PRIi64 " %s", row.offset_ns, bound);
+        }
 
         cell = ret->c[COL_RATE];
         if (!row.has_rate)
@@ -182,13 +214,20 @@ static void row_cells(const struct timeconv_domain *d, const struct timeconv_dom
                 }
 }
 
-static void out_cells(CliOut *out, const Cells *cells, const size_t *widths, size_t n_cols) {
-        for (size_t i = 0; i < n_cols; i++) {
-                size_t w = text_width(cells->c[i]);
-                bool last = i + 1 == n_cols || (i + 2 == n_cols && !cells->c[i + 1][0]);
+static void out_cells(CliOut *out, const Cells *cells, const size_t *widths, const bool *shown) {
+        size_t last = 0;
 
+        /* No padding after the last cell that has text: no trailing spaces. */
+        for (size_t i = 0; i < N_COLS; i++)
+                if (shown[i] && cells->c[i][0])
+                        last = i;
+        for (size_t i = 0; i <= last; i++) {
+                size_t w = text_width(cells->c[i]);
+
+                if (!shown[i])
+                        continue;
                 cli_out_str(out, cells->c[i]);
-                if (last)
+                if (i == last)
                         break;
                 for (; w < widths[i] + 1; w++)
                         cli_out_char(out, ' ');
@@ -211,8 +250,8 @@ static void kernel_notes(CliOut *out, struct timeconv_domain **domains) {
         cli_out_char(out, '\n');
         if (has_realtime) {
                 if (k.synchronised)
-                        snprintf(line, sizeof(line), "realtime: synchronised, says the kernel (maximum error %" PRIi64
-                                 " us, estimated error %" PRIi64 " us)\n", k.max_error_us, k.est_error_us);
+                        snprintf(line, sizeof(line), "realtime: synchronised, says the kernel (error at most %" PRIi64
+                                 " us, estimated %" PRIi64 " us)\n", k.max_error_us, k.est_error_us);
                 else
                         snprintf(line, sizeof(line), "realtime: not synchronised, says the kernel (no NTP daemon "
                                  "keeps it: STA_UNSYNC)\n");
@@ -220,8 +259,8 @@ static void kernel_notes(CliOut *out, struct timeconv_domain **domains) {
         }
         if (has_tai) {
                 if (k.tai_offset_s == 0)
-                        snprintf(line, sizeof(line), "tai: equals realtime (the kernel's TAI offset is 0: "
-                                 "no NTP daemon has set it, so tai is not true TAI)\n");
+                        snprintf(line, sizeof(line), "tai: equals realtime (the kernel's TAI offset is 0: no NTP "
+                                 "daemon set it;\n     tai is not true TAI)\n");
                 else
                         snprintf(line, sizeof(line), "tai: realtime %+" PRIi64 " s (the kernel's TAI offset)\n",
                                  k.tai_offset_s);
@@ -256,13 +295,56 @@ static void reason_notes(CliOut *out, struct timeconv_domain **domains) {
         }
 }
 
+size_t cli_table_width(bool wide, int fd) {
+        struct winsize ws = {};
+
+        if (wide)
+                return 0;
+        /* A terminal wider than 80 columns gets what fits in it; a pipe gets 80, the same every
+         * time. */
+        if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > CLI_TABLE_WIDTH)
+                return ws.ws_col;
+        return CLI_TABLE_WIDTH;
+}
+
+/* What the columns mean, under the table: what each figure is against, "unknown", "-". */
+static void legend(CliOut *out, struct timeconv_domain **domains, const bool *shown) {
+        const char *reference = NULL;
+
+        cli_out_str(out, "\nOFFSET, RATE: the clock against monotonic, each \xc2\xb1 the bound of its error;\n"
+                    "unknown: a bound larger than the figure (and than 1 s or 1000 ppm).\n"
+                    "VERDICT, of X server time: identity = it is CLOCK_MONOTONIC (in ms), tracked =\n"
+                    "a clock of its own; of vblanks (msc): vblank = a display's, emulated = a timer's,\n"
+                    "not a display's (Xvfb, Xwayland), variable = a variable refresh; -: no verdict.\n");
+        if (!shown[COL_UNC])
+                return;
+        for (struct timeconv_domain **p = domains; *p; p++)
+                if ((*p)->reference[0] && (!reference || strcmp(reference, (*p)->reference) == 0))
+                        reference = (*p)->reference;
+                else if ((*p)->reference[0])
+                        reference = "its reference";
+        cli_out_str(out, "BOUND TO REFERENCE: of a conversion to the domain's reference (");
+        cli_out_str(out, reference ?: "the hub");
+        cli_out_str(out, "), which\nthe daemon calibrates against.\n");
+}
+
 void cli_table_text(CliOut *out, struct timeconv_domain **domains, const CliMarks *marks, int64_t now_ns) {
+        cli_table_text_fit(out, domains, marks, now_ns, 0);
+}
+
+void cli_table_text_fit(CliOut *out, struct timeconv_domain **domains, const CliMarks *marks, int64_t now_ns,
+                        size_t max_width) {
         static const Cells header = { { "DOMAIN", "UNIT", "VERDICT", "OFFSET TO MONOTONIC", "RATE TO MONOTONIC",
-                                        "UNCERTAINTY", "CALIBRATED", "EVENT" } };
+                                        "BOUND TO REFERENCE", "CALIBRATED", "EVENT" } };
+        /* Left out first when the table is wider than max_width; the rest always stays. */
+        static const size_t droppable[] = { COL_UNC, COL_AGE, COL_EVENT };
         const struct timeconv_domain *mono = find(domains, MONOTONIC);
-        size_t n = 0, widths[N_COLS] = {}, n_cols = marks ? N_COLS : N_COLS - 1;
+        size_t n = 0, widths[N_COLS] = {}, total = 0;
+        bool shown[N_COLS], dropped = false;
         Cells *rows;
 
+        for (size_t j = 0; j < N_COLS; j++)
+                shown[j] = j != COL_EVENT || marks;
         for (struct timeconv_domain **p = domains; *p; p++)
                 n++;
         rows = calloc(n + 1, sizeof(*rows));
@@ -271,15 +353,51 @@ void cli_table_text(CliOut *out, struct timeconv_domain **domains, const CliMark
                 return;
         }
         rows[0] = header;
-        for (size_t i = 0; i < n; i++)
-                row_cells(domains[i], mono, marks, now_ns, &rows[i + 1]);
+        /* Exact bounds when they fit, else compact ones ("±9.75 ms"), then fewer columns. */
+        for (int compact = 0; compact < 2 && (compact == 0 || (max_width > 0 && total - 1 > max_width)); compact++) {
+                memset(widths, 0, sizeof(widths));
+                total = 0;
+                for (size_t i = 0; i < n; i++)
+                        row_cells(domains[i], mono, marks, now_ns, compact, &rows[i + 1]);
+                for (size_t i = 0; i <= n; i++)
+                        for (size_t j = 0; j < N_COLS; j++)
+                                if (text_width(rows[i].c[j]) > widths[j])
+                                        widths[j] = text_width(rows[i].c[j]);
+                /* An EVENT column with no event yet is not there. */
+                shown[COL_EVENT] &= widths[COL_EVENT] > strlen("EVENT");
+                for (size_t j = 0; j < N_COLS; j++)
+                        total += shown[j] ? widths[j] + 1 : 0;
+        }
+        for (size_t k = 0; k < sizeof(droppable) / sizeof(droppable[0]) && max_width > 0 && total - 1 > max_width;
+             k++)
+                if (shown[droppable[k]]) {
+                        shown[droppable[k]] = false;
+                        total -= widths[droppable[k]] + 1;
+                        dropped |= droppable[k] != COL_EVENT;
+                }
         for (size_t i = 0; i <= n; i++)
-                for (size_t j = 0; j < n_cols; j++)
-                        if (text_width(rows[i].c[j]) > widths[j])
-                                widths[j] = text_width(rows[i].c[j]);
-        for (size_t i = 0; i <= n; i++)
-                out_cells(out, &rows[i], widths, n_cols);
+                out_cells(out, &rows[i], widths, shown);
+        /* The events that did not fit as a column: a line each. */
+        for (size_t i = 1; marks && !shown[COL_EVENT] && i <= n; i++)
+                if (rows[i].c[COL_EVENT][0]) {
+                        if (i == 1 || !rows[i - 1].c[COL_EVENT][0])
+                                cli_out_char(out, '\n');
+                        cli_out_str(out, rows[i].c[COL_NAME]);
+                        cli_out_str(out, ": ");
+                        cli_out_str(out, rows[i].c[COL_EVENT]);
+                        cli_out_char(out, '\n');
+                }
         free(rows);
+        legend(out, domains, shown);
+        if (dropped) {
+                cli_out_str(out, "(left out to fit:");
+                for (size_t k = 0; k < sizeof(droppable) / sizeof(droppable[0]); k++)
+                        if (droppable[k] != COL_EVENT && !shown[droppable[k]]) {
+                                cli_out_str(out, k == 0 ? " " : ", ");
+                                cli_out_str(out, header.c[droppable[k]]);
+                        }
+                cli_out_str(out, "; --wide shows them)\n");
+        }
         reason_notes(out, domains);
         kernel_notes(out, domains);
 }
@@ -387,13 +505,24 @@ void cli_table_json(CliOut *out, struct timeconv_domain **domains, bool one_line
                 json_bool(out, "available", d->flags & TIMECONV_DOMAIN_AVAILABLE);
                 json_str(out, "verdict", d->verdict);
                 json_str(out, "reference", d->reference);
-                json_int(out, "offset_ns", row.has_offset, row.offset_ns);
+                /* null where the table says "unknown" (the bound dwarfs the value), the bound
+                 * still given. The rate is against monotonic, as the table's: "rate_ppb" is
+                 * ListDomains' against the reference (rate_to_reference_ppb here). */
+                json_int(out, "offset_ns",
+                         row.has_offset && !dwarfed(row.offset_ns, row.offset_uncertainty_ns, OFFSET_UNKNOWN_NS),
+                         row.offset_ns);
                 json_int(out, "offset_uncertainty_ns", row.has_offset, row.offset_uncertainty_ns);
-                json_int(out, "rate_ppb", row.has_rate, row.rate_ppb);
-                json_int(out, "rate_uncertainty_ppb", row.has_rate_uncertainty, row.rate_uncertainty_ppb);
+                json_int(out, "rate_to_monotonic_ppb",
+                         row.has_rate && !(row.has_rate_uncertainty &&
+                                           dwarfed(row.rate_ppb, row.rate_uncertainty_ppb, RATE_UNKNOWN_PPB)),
+                         row.rate_ppb);
+                json_int(out, "rate_to_monotonic_uncertainty_ppb", row.has_rate_uncertainty, row.rate_uncertainty_ppb);
                 json_int(out, "uncertainty_ns", row.has_uncertainty, row.uncertainty_ns);
                 json_int(out, "last_calibrated_ns", true, d->last_calibrated_ns);
                 json_int(out, "rate_to_reference_ppb", true, d->rate_ppb);
+                json_int(out, "rate_to_reference_uncertainty_ppb",
+                         (d->flags & TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY) && d->rate_uncertainty_ppb <= (uint64_t) INT64_MAX,
+                         (int64_t) d->rate_uncertainty_ppb);
                 json_int(out, "resolution_ns", d->resolution_ns <= (uint64_t) INT64_MAX,
                          (int64_t) d->resolution_ns);
                 json_int(out, "wrap_bits", true, d->wrap_bits);

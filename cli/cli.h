@@ -73,3 +73,4 @@ int cli_cmd_now(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
 int cli_cmd_monitor(int argc, char **argv);
 int cli_cmd_push(int argc, char **argv);
+int cli_cmd_trace(int argc, char **argv);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli-io.h"
 #include "cli.h"
 #include "frames-report.h"
 
@@ -26,21 +27,31 @@ static const struct {
           "        or {\"in\", \"error\"}. An unknown or malformed domain name stops at once\n"
           "        with one message (exit 65). Put negative VALUEs after \"--\".\n"
           "    convert --from A --to B --snapshots FILE [--mode nearest|drift] [--json] [VALUE...]\n"
-          "        The same offline, with the clock snapshots of FILE. nearest: Perfetto\n"
-          "        trace processor's semantics; drift (default): interpolate between\n"
-          "        snapshots.\n" },
-        { "domains", "domains [--json]",
+          "        The same offline, with the clock snapshots of FILE, a JSON snapshot file\n"
+          "        or a Perfetto trace (clock names as for trace). nearest: Perfetto trace\n"
+          "        processor's semantics; drift (default): interpolate between snapshots.\n"
+          "        Several machines' JSON files: --snapshots FILE --snapshots mN=FILE ...\n"
+          "        --shared CLOCK[=BOUND_NS] (machine N's domains are mN:NAME; the machines\n"
+          "        are related through CLOCK, kept on one time scale within BOUND_NS, or\n"
+          "        within the kernels' maxerror the exports give with realtime).\n"
+          "        Short options: -f A, -t B, -s FILE, -m MODE, -j.\n" },
+        { "domains", "domains [--json] [--wide]",
           "        The live calibration table: unit, verdict, offset and rate against\n"
           "        monotonic with their bounds, uncertainty, last calibration, and the\n"
           "        kernel's synchronisation state for realtime and tai. A value whose bound\n"
-          "        dwarfs it reads \"unknown\". --json: every property, typed.\n" },
+          "        dwarfs it reads \"unknown\". --json: every property, typed.\n"
+          "        Short options: -j, -w.\n" },
         { "now", "now [--json] DOMAIN",
-          "        The current time of DOMAIN in its unit: \"VALUE \xc2\xb1" "BOUND ns\".\n" },
+          "        The current time of DOMAIN in its unit, with the bound of its error in ns:\n"
+          "        \"VALUE UNIT \xc2\xb1" "BOUND ns\" (624632496 us \xc2\xb1" "28020 ns).\n"
+          "        Short option: -j.\n" },
         { "monitor", "monitor [--once] [--interval SECONDS] [--count N] [--json]",
           "        The calibration table, refreshed; a mark where a discontinuity arrived.\n"
           "        Prints one table and exits with --once. --json prints one JSON object\n"
           "        per line: {\"event\":\"domains\",...} at each refresh, and one per\n"
-          "        discontinuity, change of the domains, daemon start or stop.\n" },
+          "        discontinuity, change of the domains, daemon start or stop. --follow:\n"
+          "        when timeconvd stops, wait for it to come back and go on (else exit 69).\n"
+          "        Short options: -1, -i SECONDS, -c N, -j, -F, -w.\n" },
         { "push", "push DOMAIN --against REFERENCE [--hold]",
           "        Publish DOMAIN, a clock of yours counting ns (an audio DAC, a camera), from\n"
           "        lines on standard input: \"APP REF\", both read at the same instant, or\n"
@@ -49,9 +60,26 @@ static const struct {
           "        alone are refused: read here, the reference would be late by however long\n"
           "        the line took to arrive. Prints \"ok\" or \"error: REASON\" per line. The\n"
           "        domain exists while push runs and goes away when it ends; --hold keeps\n"
-          "        it after the end of the input, until push is stopped.\n" },
-        { "export", "export",
-          "        timeconvd's snapshot history as a JSON snapshot file on standard output.\n" },
+          "        it after the end of the input, until push is stopped. DOMAIN is refused\n"
+          "        before any line is read when it is one of timeconvd's own domains (exit\n"
+          "        65) or another client's (exit 1).\n"
+          "        Short option: -a REFERENCE.\n" },
+        { "export", "export [--format json|perfetto] [--follow]",
+          "        timeconvd's snapshot history on standard output: a JSON snapshot file, or\n"
+          "        with --format perfetto a Perfetto trace of ClockSnapshot packets (clock ids\n"
+          "        as ListDomains' perfetto_id) that can be concatenated with a recording.\n"
+          "        --follow (perfetto only) keeps appending new snapshots until SIGINT or\n"
+          "        SIGTERM, then exits 0.\n" },
+        { "trace", "trace FILE [--to CLOCK] [--mode nearest|drift] [--json]",
+          "        Every packet of the Perfetto trace FILE that carries a timestamp, placed on\n"
+          "        the trace clock (or CLOCK) as trace processor places it (nearest, the\n"
+          "        default) with the bound of its error: \"#PACKET seq SEQ CLOCK TS -> TRACE_TS\n"
+          "        \xc2\xb1" "BOUND ns\" or \"... error: REASON\", then the clocks found and the\n"
+          "        packets not placed, by reason. Clock names: boottime, monotonic, ...; 128\n"
+          "        (a global id); 64@2 (id 64 of sequence 2); m1:boottime (machine 1).\n"
+          "        --json: one JSON object per packet: packet, offset, sequence, machine,\n"
+          "        clock, ts, and trace_ts with uncertainty_ns, or error. Exit status 1 when\n"
+          "        a packet could not be placed.\n" },
         { "frames", "frames [--json] [--plot FILE.svg] [--refresh-hz HZ] [--window ID] [FILE...]",
           "        Frame rate, intervals, latency and janks from dumpsys SurfaceFlinger\n"
           "        --latency, dumpsys gfxinfo framestats or a libtimeconv frame log (- or\n"
@@ -61,6 +89,7 @@ static const struct {
           "        timed by its presentation times or else its drawn times, with the\n"
           "        desktop latencies (frame end->drawn, drawn->presented, the messages).\n"
           "        Exit status 1 when no figure could be computed.\n"
+          "        Short options: -j, -p FILE.svg, -r HZ, -w ID.\n"
           "    frames --probe [--display NAME] [--frames N] [--rate HZ] [--urgent] [--log FILE]\n"
           "           [--json] [--plot FILE.svg]\n"
           "        Measure the running compositor: a window of ours draws N frames (300 by\n"
@@ -72,13 +101,15 @@ static const struct {
 static const char exit_help[] =
         "Exit status: 0 success, 1 some value failed, 64 usage error, 65 bad data (a value\n"
         "that is not an integer, an unknown domain, a malformed snapshot file or frame\n"
-        "dump), 66 unreadable file, 69 timeconvd, the bus or the domain unavailable,\n"
-        "74 write error.\n";
+        "dump), 66 unreadable input (a file or standard input), 69 timeconvd, the bus or\n"
+        "the domain unavailable, 74 write error.\n";
 
 void cli_help_command(FILE *f, const char *command) {
         for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++)
                 if (command && strcmp(command, helps[i].name) == 0) {
-                        fprintf(f, "Usage: timeconv %s\n\n%s\n%s", helps[i].usage, helps[i].text, exit_help);
+                        /* The list of statuses is the same for every command: said once, there. */
+                        fprintf(f, "Usage: timeconv %s\n\n%s\nExit status: see 'timeconv --help' or timeconv(1).\n",
+                                helps[i].usage, helps[i].text);
                         return;
                 }
         fputs("Usage: timeconv COMMAND [OPTIONS]\n"
@@ -91,6 +122,7 @@ void cli_help_command(FILE *f, const char *command) {
               "Commands:\n", f);
         for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++)
                 fprintf(f, "  %s\n%s", helps[i].usage, helps[i].text);
+        fputs("\nEvery command also takes -h, --help and --version.\n", f);
         fprintf(f, "\n%s", exit_help);
 }
 
@@ -133,25 +165,11 @@ const char *cli_reason(struct timeconv *tc, int r) {
 
 /* Whether s is UTF-8 as D-Bus wants it (sd-bus refuses to send anything else). */
 static bool utf8_valid(const char *s) {
-        const unsigned char *p = (const unsigned char *) s;
+        size_t n = strlen(s);
 
-        while (*p) {
-                unsigned n = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2 :
-                             (*p & 0xf8) == 0xf0 ? 3 : 4;
-                uint32_t c = n == 0 ? *p : n == 1 ? *p & 0x1fu : n == 2 ? *p & 0x0fu : *p & 0x07u;
-
-                if (n == 4 || (n == 1 && c < 2))
+        for (size_t i = 0, len; i < n; i += len)
+                if ((len = cli_utf8_char(s + i, n - i)) == 0)
                         return false;
-                for (unsigned i = 1; i <= n; i++) {
-                        if ((p[i] & 0xc0) != 0x80)
-                                return false;
-                        c = c << 6 | (p[i] & 0x3fu);
-                }
-                if ((n == 2 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
-                    (n == 3 && (c < 0x10000 || c > 0x10ffff)))
-                        return false;
-                p += n + 1;
-        }
         return true;
 }
 
@@ -162,6 +180,9 @@ const char *cli_name_problem(const char *name) {
                 return "domain name longer than 63 bytes";
         if (!utf8_valid(name))
                 return "domain name not valid UTF-8 (allowed: a-z 0-9 _ . : -)";
+        /* The daemon's rule (bus_domain_name_check()): said before a line is read, not per line. */
+        if (name[strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_.:-")])
+                return "a character outside a-z 0-9 _ . : - in the domain name (lower case only)";
         return NULL;
 }
 
@@ -182,7 +203,19 @@ int cli_open(struct timeconv **ret) {
         int r = timeconv_open(ret);
 
         if (r < 0) {
-                fprintf(stderr, "timeconv: cannot connect to the session bus: %s\n", strerror(-r));
+                /* Where sd_bus_open_user() looked: the address, else $XDG_RUNTIME_DIR/bus. */
+                const char *address = getenv("DBUS_SESSION_BUS_ADDRESS"), *runtime = getenv("XDG_RUNTIME_DIR");
+
+                if (address && *address)
+                        fprintf(stderr, "timeconv: cannot connect to the session bus at "
+                                "$DBUS_SESSION_BUS_ADDRESS (%s): %s\n", address, strerror(-r));
+                else if (runtime && *runtime)
+                        fprintf(stderr, "timeconv: cannot connect to the session bus: $DBUS_SESSION_BUS_ADDRESS "
+                                "is not set, and %s/bus (from $XDG_RUNTIME_DIR): %s\n", runtime, strerror(-r));
+                else
+                        fputs("timeconv: cannot connect to the session bus: neither $DBUS_SESSION_BUS_ADDRESS "
+                              "nor $XDG_RUNTIME_DIR is set (run inside a desktop session, under "
+                              "dbus-run-session, or through tools/run)\n", stderr);
                 return EXIT_UNAVAILABLE;
         }
         return 0;
@@ -230,6 +263,7 @@ static int run(int argc, char **argv) {
                 { "push", cli_cmd_push },
                 { "export", cli_cmd_export },
                 { "frames", cli_cmd_frames },
+                { "trace", cli_cmd_trace },
         };
         const char *cmd = argc > 1 ? argv[1] : NULL;
 

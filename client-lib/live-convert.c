@@ -238,32 +238,72 @@ TIMECONV_EXPORT int timeconv_convert(struct timeconv *tc, const char *from, cons
         return convert_slow(tc, i, j, value, ret_value, ret_uncertainty_ns);
 }
 
+/* One value of a batch through the table, as convert_id() would answer it (the kept record, else
+ * the table read afresh and the pair kept): 0, or -errno where the table does not answer. */
+static __attribute__((noinline)) int many_one(struct timeconv *tc, unsigned from, unsigned to, int64_t value,
+                                              int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        const LivePair *p;
+        int r;
+
+        if (__builtin_expect(--tc->checks_left == 0, 0))
+                live_check_bus(tc);
+        p = pair_kept(tc, from, to);
+        if (p && pair_convert(p, value, ret_value, ret_uncertainty_ns) >= 0)
+                return 0;
+        r = live_table_convert(tc, from, to, value, ret_value, ret_uncertainty_ns);
+        if (r >= 0 && !tc->ids[from].needs_hint)
+                pair_remember(tc, from, to, tc->ids[from].table_index, tc->ids[to].table_index);
+        return r;
+}
+
 /* The table for as many values as it answers, in order; returns how many, or -errno when the
- * first one it could not answer is final. */
+ * first one it could not answer is final. The pair's hot record, checked current once per run
+ * of values rather than once per value, answers every value it takes; many_one() the rest. A run
+ * ends where the bus is due a look (checks_left), as convert_id()'s loop would, so that a batch
+ * notices a new table no later than the same values converted one by one. */
 static int many_by_table(struct timeconv *tc, const char *from, const char *to, const int64_t *values,
                          size_t n, int64_t *out_values, int64_t *out_uncertainty_ns, size_t *ret_done) {
         unsigned i, j;
-        size_t k;
-        int r;
+        size_t k = 0;
+        int r = 0;
 
         *ret_done = 0;
-        r = timeconv_domain_id(tc, from, &i);
-        if (r >= 0)
-                r = timeconv_domain_id(tc, to, &j);
-        if (r < 0)
-                return table_final(tc, r) ? table_only_error(r) : 0;
-        for (k = 0; k < n; k++) {
+        if (!last_pair(tc, from, to, &i, &j)) {
+                r = timeconv_domain_id(tc, from, &i);
+                if (r >= 0)
+                        r = timeconv_domain_id(tc, to, &j);
+                if (r < 0)
+                        return table_final(tc, r) ? table_only_error(r) : 0;
+        }
+        while (k < n) {
+                const LivePair *p = &tc->pairs[live_pair_slot(i, j)];
                 int64_t v, u;
 
-                if (__builtin_expect(--tc->checks_left == 0, 0))
-                        live_check_bus(tc);
-                r = live_table_convert(tc, i, j, values[k], &v, &u);
+                if (p->hot_from == i + 1 && p->to == j && tc->checks_left > 1 &&
+                    shared_table_copy_current(p->latch, p->seq)) {
+                        const ConvHot *h = &p->hot_rec;
+                        size_t end = n - k < tc->checks_left - 1 ? n : k + tc->checks_left - 1, start = k;
+                        int64_t count;
+
+                        /* values and out_values may be one array: values[k] is read before it is
+                         * written. */
+                        if (out_uncertainty_ns)
+                                for (; k < end && conv_hot_takes(h, values[k], &count); k++)
+                                        conv_hot_apply(h, count, &out_values[k], &out_uncertainty_ns[k]);
+                        else
+                                for (; k < end && conv_hot_takes(h, values[k], &count); k++)
+                                        conv_hot_apply(h, count, &out_values[k], &u);
+                        tc->checks_left -= (unsigned) (k - start);
+                        if (k == n)
+                                break;
+                }
+                r = many_one(tc, i, j, values[k], &v, &u);
                 if (r < 0)
                         break;
-                /* values and out_values may be one array: values[k] is read before it is written. */
                 out_values[k] = v;
                 if (out_uncertainty_ns)
                         out_uncertainty_ns[k] = u;
+                k++;
         }
         *ret_done = k;
         if (k < n && table_final(tc, r))

@@ -4,6 +4,7 @@
 /* What the library's files share and callers never see. */
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "snapshot-graph.h"
@@ -17,6 +18,7 @@
 #define SNAPSHOT_FILE_MAX_DOMAINS 256
 #define SNAPSHOT_FILE_MAX_SNAPSHOTS 1000000
 #define SNAPSHOT_FILE_MAX_BYTES (1024u * 1024u * 1024u)
+#define SNAPSHOT_FILE_MAX_RATE_PPB 100000000     /* 10 %: the snapshot graph's own limit */
 
 struct timeconv_snapshots {
         SnapshotGraph *graph;
@@ -36,3 +38,10 @@ typedef struct JsonStep {
  * that parsed; where the path cannot be followed, the position of the last element reached. */
 void json_locate(const char *text, size_t size, const JsonStep *path, size_t n_steps,
                  unsigned *ret_line, unsigned *ret_column);
+
+/* Whether data is a Perfetto trace rather than a JSON snapshot file (told apart by content). */
+bool perfetto_trace_detect(const char *data, size_t size);
+
+/* A Perfetto trace's clock snapshots as a snapshot set (perfetto-load.c); errors name the byte. */
+int perfetto_snapshots_load(const char *data, size_t size, struct timeconv_snapshots **ret,
+                            struct timeconv_error *ret_error);

@@ -73,14 +73,12 @@ TIMECONV_EXPORT const char *timeconv_snapshots_domain_name(const struct timeconv
         return snapshots ? snapshot_graph_name(snapshots->graph, index) : NULL;
 }
 
-TIMECONV_EXPORT int timeconv_snapshots_convert(const struct timeconv_snapshots *snapshots, int mode,
-                                               const char *from, const char *to, int64_t value,
-                                               int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        SnapshotMode m = mode == TIMECONV_MODE_DRIFT ? SNAPSHOT_MODE_DRIFT : SNAPSHOT_MODE_NEAREST;
+TIMECONV_EXPORT int timeconv_snapshots_pair(const struct timeconv_snapshots *snapshots, int mode, const char *from,
+                                            const char *to, struct timeconv_snapshots_pair *ret_pair) {
         size_t from_index, to_index;
         int r;
 
-        if (!snapshots || !from || !to || !ret_value ||
+        if (!snapshots || !from || !to || !ret_pair ||
             (mode != TIMECONV_MODE_NEAREST && mode != TIMECONV_MODE_DRIFT))
                 return -EINVAL;
         r = snapshot_graph_find(snapshots->graph, from, &from_index);
@@ -88,8 +86,34 @@ TIMECONV_EXPORT int timeconv_snapshots_convert(const struct timeconv_snapshots *
                 r = snapshot_graph_find(snapshots->graph, to, &to_index);
         if (r < 0)
                 return r;
-        return snapshot_graph_convert(snapshots->graph, m, from_index, to_index, value, ret_value,
-                                      ret_uncertainty_ns);
+        *ret_pair = (struct timeconv_snapshots_pair) {
+                .snapshots = snapshots, .from = from_index, .to = to_index, .mode = mode,
+        };
+        return 0;
+}
+
+TIMECONV_EXPORT int timeconv_snapshots_pair_convert(const struct timeconv_snapshots_pair *pair, int64_t value,
+                                                    int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        if (!pair || !pair->snapshots ||
+            (pair->mode != TIMECONV_MODE_NEAREST && pair->mode != TIMECONV_MODE_DRIFT))
+                return -EINVAL;
+        return snapshot_graph_convert(pair->snapshots->graph,
+                                      pair->mode == TIMECONV_MODE_DRIFT ? SNAPSHOT_MODE_DRIFT : SNAPSHOT_MODE_NEAREST,
+                                      pair->from, pair->to, value, ret_value, ret_uncertainty_ns);
+}
+
+TIMECONV_EXPORT int timeconv_snapshots_convert(const struct timeconv_snapshots *snapshots, int mode,
+                                               const char *from, const char *to, int64_t value,
+                                               int64_t *ret_value, int64_t *ret_uncertainty_ns) {
+        struct timeconv_snapshots_pair pair;
+        int r;
+
+        if (!ret_value)
+                return -EINVAL;
+        r = timeconv_snapshots_pair(snapshots, mode, from, to, &pair);
+        if (r < 0)
+                return r;
+        return timeconv_snapshots_pair_convert(&pair, value, ret_value, ret_uncertainty_ns);
 }
 
 /* The whole file, so that errors can be located in its text. */

@@ -57,8 +57,9 @@ const char *timeconv_version(void);
 /* Loads a JSON snapshot file:
  *   { "snapshots": [ { "clocks": [ { "domain": "boottime", "ts": 2000 },
  *                                  { "domain": "monotonic", "ts": 1000 } ] } ],
- *     "domains": [ { "name": "gpu0", "unit": "ticks", "period_ns": 52.083, "wrap_bits": 0 } ] }
- * "domains" is optional. Domain names are up to 63 bytes; up to 256 domains and 1,000,000
+ *     "domains": [ { "name": "gpu0", "unit": "tick", "period_ns": 52.083, "wrap_bits": 64 } ] }
+ * "domains" is optional ("tick" and "ticks", "frame" and "frames" alike; wrap_bits 64, or 0 in
+ * older files: no wrap). Domain names are up to 63 bytes; up to 256 domains and 1,000,000
  * snapshots. Errors: -EBADMSG (malformed, see *ret_error), -errno of the read, -ENOMEM. */
 int timeconv_snapshots_load(const char *path, struct timeconv_snapshots **ret,
                             struct timeconv_error *ret_error);
@@ -66,6 +67,30 @@ int timeconv_snapshots_load(const char *path, struct timeconv_snapshots **ret,
 /* The same, from size bytes in memory (no NUL needed). */
 int timeconv_snapshots_load_buffer(const char *data, size_t size, struct timeconv_snapshots **ret,
                                    struct timeconv_error *ret_error);
+
+/* Snapshot files (JSON) of several machines as one set. Each source is one file's bytes and its
+ * machine: the domains of machine N != 0 are named "mN:" + their name ("m1:monotonic"), those of
+ * machine 0 (one source, and only one) as they are. Machines are related through shared, a clock
+ * in ns that every machine keeps on one time scale within shared_bound_ns of each other (for
+ * "realtime" against UTC, the sum of the kernels' maxerror while NTP or PTP keeps them): each
+ * reading of shared in machine N's file becomes a snapshot of "mN:" + shared and shared at that
+ * same value, shared_bound_ns apart at most, so that an answer across machines carries that
+ * bound. shared_bound_ns TIMECONV_SHARED_BOUND_FROM_FILES takes the bound from the files:
+ * timeconvd's exports give realtime's readings the kernel's maxerror against UTC
+ * ("utc_maxerror_ns"), and each reading of machine N is related with its own plus machine 0's
+ * (its nearest reading's, grown by the kernel's 500 us a second); a reading without one relates
+ * nothing. A Perfetto trace is refused (its machines are in it). Errors as
+ * timeconv_snapshots_load(); -EINVAL without exactly one source of machine 0. */
+#define TIMECONV_SHARED_BOUND_FROM_FILES (-1)
+struct timeconv_snapshot_source {
+        const char *data;
+        size_t size;
+        unsigned machine;
+};
+
+int timeconv_snapshots_load_machines(const struct timeconv_snapshot_source *sources, size_t n,
+                                     const char *shared, int64_t shared_bound_ns,
+                                     struct timeconv_snapshots **ret, struct timeconv_error *ret_error);
 
 /* Accepts NULL; returns NULL. */
 struct timeconv_snapshots *timeconv_snapshots_free(struct timeconv_snapshots *snapshots);
@@ -80,6 +105,23 @@ const char *timeconv_snapshots_domain_name(const struct timeconv_snapshots *snap
 int timeconv_snapshots_convert(const struct timeconv_snapshots *snapshots, int mode,
                                const char *from, const char *to, int64_t value,
                                int64_t *ret_value, int64_t *ret_uncertainty_ns);
+
+/* A pair of domains of one set of snapshots and a mode, resolved once: converting through it
+ * skips the two name lookups of timeconv_snapshots_convert() (the fastest way to convert many
+ * values offline). A plain struct the caller owns, valid as long as the snapshots. Errors:
+ * -EINVAL, -ENOENT (a domain not in the snapshots). The conversion answers exactly as
+ * timeconv_snapshots_convert() with the same names and mode. */
+struct timeconv_snapshots_pair {
+        const struct timeconv_snapshots *snapshots;
+        size_t from;
+        size_t to;
+        int mode;
+};
+
+int timeconv_snapshots_pair(const struct timeconv_snapshots *snapshots, int mode, const char *from,
+                            const char *to, struct timeconv_snapshots_pair *ret_pair);
+int timeconv_snapshots_pair_convert(const struct timeconv_snapshots_pair *pair, int64_t value,
+                                    int64_t *ret_value, int64_t *ret_uncertainty_ns);
 
 /* A short English text for a negative errno returned by this library ("unknown domain",
  * "no path between the domains", ...); never NULL. */
@@ -257,6 +299,37 @@ struct timeconv_domain **timeconv_domains_free(struct timeconv_domain **domains)
 /* The daemon's snapshot history as a JSON snapshot file (timeconv_snapshots_load_buffer()
  * reads it back), NUL-terminated; release it with free(). */
 int timeconv_export_snapshots(struct timeconv *tc, char **ret_json);
+
+/* ---- Perfetto traces ----
+ *
+ * The Perfetto clock id of a domain name, as ListDomains' perfetto_id gives it: Perfetto's
+ * builtin ids for realtime (1), realtime_coarse (2), monotonic (3), monotonic_coarse (4),
+ * monotonic_raw (5) and boottime (6); for any other name the global id Perfetto recommends for
+ * a named clock, FNV-1a-32("org.timeconv." + name) | 0x80000000. 0 for NULL. A producer that
+ * stamps its packets in a timeconv domain (timestamp_clock_id) uses this id. */
+uint32_t timeconv_perfetto_clock_id(const char *name);
+
+/* A writer of Perfetto ClockSnapshot packets from the daemon's snapshot history. */
+struct timeconv_perfetto_writer;
+
+int timeconv_perfetto_writer_new(struct timeconv_perfetto_writer **ret);
+
+/* Accepts NULL; returns NULL. */
+struct timeconv_perfetto_writer *timeconv_perfetto_writer_free(struct timeconv_perfetto_writer *w);
+
+/* Turns an export (timeconv_export_snapshots()'s JSON, size bytes) into Perfetto trace bytes:
+ * one TracePacket per snapshot, on a sequence of the writer's own, each a ClockSnapshot of every
+ * domain of the snapshot under timeconv_perfetto_clock_id(), with unit_multiplier_ns for a unit
+ * of a whole number of ns (us: 1000, ms: 1000000, ticks of an integral period) and BOOTTIME as
+ * primary_trace_clock; the packet's timestamp is the BOOTTIME reading. A tick or frame domain
+ * of a fractional period (a GPU's 52.083 ns) has no multiplier Perfetto can express: it is
+ * written in ns (value x period, rounded) under the id of name + ".ns". Only the snapshots after
+ * the last one this writer returned (when the export still holds it) are written, so calling it
+ * again on a later export appends what the daemon learnt since. *ret_data (malloc'ed, free())
+ * may be appended to a trace file as it is; *ret_n_snapshots (may be NULL) counts its packets.
+ * Errors: -EINVAL, -EBADMSG (not an export), -ERANGE, -ENOMEM. */
+int timeconv_perfetto_writer_add_export(struct timeconv_perfetto_writer *w, const char *json, size_t size,
+                                        char **ret_data, size_t *ret_size, size_t *ret_n_snapshots);
 
 /* ---- Application clocks ----
  *
@@ -458,6 +531,82 @@ struct timeconv_frame_record {
  * record's, null where not known (see libtimeconv(3)). Errors as timeconv_frame_log_write(),
  * and -EINVAL for record_flags outside TIMECONV_FRAME_RECORD_*. */
 int timeconv_frame_log_write_record(FILE *f, const struct timeconv_frame_record *record);
+
+/* ---- Offline: Perfetto traces ----
+ *
+ * A Perfetto trace (a concatenation of TracePackets, files concatenated with cat included) read as
+ * trace_processor reads its clocks: ClockSnapshot packets make the snapshot set, packets say which
+ * clock stamped them (timestamp_clock_id, the sequence's trace_packet_defaults, else the trace
+ * clock: BOOTTIME unless a snapshot's primary_trace_clock names another). Clock names: the
+ * builtin ones ("boottime", "monotonic", ...), decimal ids for the others ("128"), "ID@SEQ" for
+ * a sequence-scoped id (64..127) of trusted_packet_sequence_id SEQ ("64@2"), and "mN:NAME" for a
+ * clock of machine_id N != 0 ("m1:boottime"). A clock with unit_multiplier_ns counts in its
+ * units. RemoteClockSync relates a machine's clocks to the host's through brackets: a host
+ * snapshot between two client snapshots, the client clocks given or take half their distance.
+ * timeconv_snapshots_load() takes a trace too. A malformed trace is refused with -EBADMSG and a
+ * message naming the byte offset ("byte 1234: ..."; line and column 0). */
+struct timeconv_trace;
+
+/* A clock of the trace: its name, id, scope (machine; sequence, 0 unless sequence-scoped), unit,
+ * whether packets stamp it with deltas, how many snapshots read it and the least and greatest of
+ * their readings (in its units), and whether a snapshot relates it to another clock. */
+struct timeconv_trace_clock {
+        const char *name;
+        uint32_t id;
+        uint32_t machine;
+        uint32_t sequence;
+        int64_t unit_multiplier_ns;
+        int incremental;
+        uint64_t snapshots;
+        int64_t min_ts;
+        int64_t max_ts;
+        int in_graph;
+};
+
+/* One packet that carries a timestamp: its index among the trace's packets (file order, those
+ * of a compressed block in place), its byte offset in the file (its block's, when compressed),
+ * sequence and machine, the clock that stamped it and its timestamp there (after defaults and
+ * increments); then either error 0 and trace_ts, its place on the target clock, with
+ * uncertainty_ns, or a negative errno with reason (a clock in no snapshot, no path, ...). */
+struct timeconv_trace_packet {
+        uint64_t index;
+        uint64_t offset;
+        uint32_t sequence;
+        uint32_t machine;
+        const char *clock;
+        int64_t ts;
+        int error;
+        const char *reason;
+        int64_t trace_ts;
+        int64_t uncertainty_ns;
+};
+
+/* Called for each timestamped packet, in file order; a negative return stops the walk. */
+typedef int (*timeconv_trace_packet_fn)(const struct timeconv_trace_packet *packet, void *userdata);
+
+/* Maps (or reads) the file at path and reads its clocks. Errors as timeconv_snapshots_load(). */
+int timeconv_trace_load(const char *path, struct timeconv_trace **ret, struct timeconv_error *ret_error);
+
+/* The same from memory; data must stay valid until timeconv_trace_free(). */
+int timeconv_trace_load_buffer(const void *data, size_t size, struct timeconv_trace **ret,
+                               struct timeconv_error *ret_error);
+struct timeconv_trace *timeconv_trace_free(struct timeconv_trace *trace);
+
+/* The trace's snapshot set, for timeconv_snapshots_convert(); owned by the trace. */
+const struct timeconv_snapshots *timeconv_trace_snapshots(const struct timeconv_trace *trace);
+
+/* The name of the trace clock ("boottime" unless the trace says otherwise). */
+const char *timeconv_trace_clock(const struct timeconv_trace *trace);
+
+uint64_t timeconv_trace_count_packets(const struct timeconv_trace *trace);
+size_t timeconv_trace_count_clocks(const struct timeconv_trace *trace);
+int timeconv_trace_get_clock(const struct timeconv_trace *trace, size_t index, struct timeconv_trace_clock *ret);
+
+/* Reads the trace again and places every timestamped packet on the clock to (NULL: the trace
+ * clock) in mode (TIMECONV_MODE_NEAREST: trace_processor's answers), calling fn for each.
+ * Errors: -ENOENT (to is no clock of the trace), -EINVAL, -ENOMEM, or what fn returned. */
+int timeconv_trace_place(const struct timeconv_trace *trace, int mode, const char *to,
+                         timeconv_trace_packet_fn fn, void *userdata, struct timeconv_error *ret_error);
 
 #ifdef __cplusplus
 }

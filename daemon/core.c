@@ -252,6 +252,10 @@ bool core_domain_is_view(const Core *c, size_t index) {
         return index < c->n_domains && c->domains[index]->view_of != SIZE_MAX;
 }
 
+bool core_domain_is_view_of(const Core *c, size_t index, size_t shown) {
+        return index < c->n_domains && c->domains[index]->view_of == shown;
+}
+
 bool core_domain_gone(const Core *c, size_t index) {
         return index < c->n_domains && c->domains[index]->gone;
 }
@@ -589,6 +593,10 @@ int core_calibrate_samples(Core *c, size_t index, int read_result, Sample *sampl
         d->last_calibrated_ns = clock_now_ns(CLOCK_MONOTONIC);
         *ret = burst;
         return 0;
+}
+
+void core_snapshot_utc(Core *c, int64_t maxerror_ns, int64_t esterror_ns) {
+        snapshot_ring_set_utc(c->snapshots, maxerror_ns, esterror_ns);
 }
 
 void core_snapshot(Core *c) {

@@ -122,6 +122,8 @@ const char *core_domain_name(const Core *c, size_t index);
 bool core_domain_is_hub(const Core *c, size_t index);
 bool core_domain_available(const Core *c, size_t index);
 bool core_domain_is_view(const Core *c, size_t index);
+/* Whether domain index is a view of domain shown (x11_us of x11, a GPU's stable name of gpuN). */
+bool core_domain_is_view_of(const Core *c, size_t index, size_t shown);
 /* A departed application's node (CoreDomain.gone): no domain, for the bus. */
 bool core_domain_gone(const Core *c, size_t index);
 
@@ -169,6 +171,9 @@ void core_domain_set_busy(Core *c, size_t index, const DomainStatus *status);
 
 /* Records one snapshot: the hub's time now and every calibrated domain's value then. */
 void core_snapshot(Core *c);
+
+/* The kernel's maxerror and esterror of realtime against UTC (-1: none) for that snapshot. */
+void core_snapshot_utc(Core *c, int64_t maxerror_ns, int64_t esterror_ns);
 
 /* Writes the graph to the shared table, if there is one. */
 void core_publish(Core *c);

@@ -19,7 +19,7 @@
 enum {
         DAEMON_EXIT_OK = 0,
         DAEMON_EXIT_FAILURE = 1,        /* cannot run: no bus, name taken, bus lost */
-        DAEMON_EXIT_USAGE = 2,          /* bad command line */
+        DAEMON_EXIT_USAGE = 64,         /* bad command line: EX_USAGE, as timeconv's */
 };
 
 typedef struct Daemon {

@@ -23,13 +23,18 @@ static void help(void) {
                "       timeconvd [OPTION...]\n"
                "\n"
                "DESCRIPTION\n"
-               "       Keeps every clock domain of this machine (the POSIX clocks realtime,\n"
-               "       realtime_coarse, monotonic, monotonic_coarse, monotonic_raw, boottime\n"
-               "       and tai) calibrated against CLOCK_MONOTONIC_RAW with bracketed bursts,\n"
-               "       and converts timestamps between them, each answer with an honest error\n"
-               "       bound, for any process on the session bus. A step of a clock (suspend,\n"
-               "       the clock being set) is announced with the Discontinuity signal; values\n"
-               "       from before it still convert with the model of their time.\n"
+               "       Keeps every clock domain of this session calibrated against\n"
+               "       CLOCK_MONOTONIC_RAW with bracketed bursts, and converts timestamps\n"
+               "       between them, each answer with an honest error bound, for any process on\n"
+               "       the session bus. The domains: the POSIX clocks (realtime,\n"
+               "       realtime_coarse, monotonic, monotonic_coarse, monotonic_raw, boottime,\n"
+               "       tai; ns), X server time (x11 in ms, x11_us the high-precision time of\n"
+               "       the EWMH frame-sync messages), the display's vblank counter (msc, in\n"
+               "       frames), the GPUs' timestamps (gpu0, gpu1, ...; in ticks) and the\n"
+               "       application clocks that clients push (PushSnapshot). A step of a clock\n"
+               "       (suspend, the clock being set) or a restart (an X server, a GPU reset)\n"
+               "       is announced with the Discontinuity signal; values from before it still\n"
+               "       convert with the model of their time.\n"
                "\n"
                "OPTIONS\n"
                "       -h, --help\n"
@@ -103,7 +108,8 @@ static void help(void) {
                "       0      clean exit: SIGTERM or SIGINT, --help, --version;\n"
                "       1      cannot run: no session bus, the name is already taken, the bus\n"
                "              connection went away, an internal failure;\n"
-               "       2      usage error: an unknown option, a bad value.\n",
+               "       64     usage error: an unknown option, a bad value (EX_USAGE, as\n"
+               "              timeconv(1)).\n",
                OPTIONS_SECONDS_MIN, OPTIONS_SECONDS_MAX);
 }
 

@@ -37,5 +37,5 @@ typedef struct Options {
 #define OPTIONS_IDLE_AFTER_USEC_DEFAULT   (UINT64_C(60) * 1000000)
 
 /* Parses argv into *ret. A usage error is reported through log (naming the option) and
- * returns -EINVAL: the caller exits with status 2. */
+ * returns -EINVAL: the caller exits with status 64 (EX_USAGE). */
 int options_parse(int argc, char *argv[], const Log *log, Options *ret);

@@ -22,21 +22,43 @@ static void scheduler_publish(Scheduler *s) {
         s->n_publishes++;
 }
 
-static void scheduler_emit_discontinuity(Scheduler *s, const char *name, int64_t step_ns,
-                                         BusDiscontinuityKind kind) {
-        int r;
+/* Announces a discontinuity of domain index and of every view of it: a view is the same clock in
+ * another unit (x11_us of x11, a GPU's stable name of gpuN), and a client that watches only the
+ * view must hear of the step as well. The step is in ns, the same for the domain and its views. */
+static void scheduler_emit_discontinuity(Scheduler *s, size_t index, int64_t step_ns, BusDiscontinuityKind kind) {
+        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
 
         if (!s->bus_api)
                 return;
-        r = bus_api_emit_discontinuity(s->bus_api, name, clock_now_ns(CLOCK_MONOTONIC), step_ns, kind);
-        if (r < 0)
-                log_warning_errno(s->log, r, "cannot emit Discontinuity for '%s': %m", name);
+        for (size_t i = 0; i < core_count(s->core); i++) {
+                const char *name = core_domain_name(s->core, i);
+                int r;
+
+                if (i != index && !core_domain_is_view_of(s->core, i, index))
+                        continue;
+                r = bus_api_emit_discontinuity(s->bus_api, name, now_ns, step_ns, kind);
+                if (r < 0)
+                        log_warning_errno(s->log, r, "cannot emit Discontinuity for '%s': %m", name);
+        }
 }
 
 static void scheduler_watch(Scheduler *s, size_t index);
 
+/* In the words ListDomains gives as the reason ("cannot connect to the X server on :3"), so that
+ * the log and the bus tell one story; the errno only when the source gave none. */
+static void log_unavailable(Scheduler *s, size_t index, int error) {
+        const char *name = core_domain_name(s->core, index);
+        DomainStatus status;
+
+        if (core_domain_status(s->core, index, &status) >= 0 && status.unavailable_reason &&
+            status.unavailable_reason[0])
+                log_warning(s->log, "domain '%s' is unavailable: %s", name, status.unavailable_reason);
+        else
+                log_warning_errno(s->log, error, "domain '%s' is unavailable: %m", name);
+}
+
 static void scheduler_on_lost(Scheduler *s, size_t index, int error) {
-        log_warning_errno(s->log, error, "domain '%s' is unavailable: %m", core_domain_name(s->core, index));
+        log_unavailable(s, index, error);
         scheduler_publish(s);
         core_emit_domains_changed(s->core, s->bus_api);
 }
@@ -95,7 +117,7 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
         }
         if (was_available != core_domain_available(s->core, index)) {
                 if (r < 0)
-                        log_warning_errno(s->log, r, "domain '%s' is unavailable: %m", name);
+                        log_unavailable(s, index, r);
                 else
                         log_notice(s->log, "domain '%s' is available again", name);
                 core_emit_domains_changed(s->core, s->bus_api);
@@ -107,12 +129,17 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
 
         switch (burst.verdict) {
         case ESTIMATOR_STEP:
-                log_notice(s->log, "discontinuity: '%s' stepped by %+" PRId64 " ns; a new segment starts",
-                           name, burst.step_ns);
+                /* Named as the Discontinuity signal names it: a restart is not a step. */
+                if (burst.restarted)
+                        log_notice(s->log, "discontinuity: '%s' restarted (its clock moved by %+" PRId64 " ns); a new "
+                                   "segment starts", name, burst.step_ns);
+                else
+                        log_notice(s->log, "discontinuity: '%s' stepped by %+" PRId64 " ns; a new segment starts",
+                                   name, burst.step_ns);
                 /* The new segment goes to the table first: a client that converts as soon as
                  * it hears of the step must not get the old model from its fast path. */
                 scheduler_publish(s);
-                scheduler_emit_discontinuity(s, name, burst.step_ns,
+                scheduler_emit_discontinuity(s, index, burst.step_ns,
                                              burst.restarted ? BUS_DISCONTINUITY_RESTART : BUS_DISCONTINUITY_STEP);
                 if (may_repeat)
                         scheduler_calibrate(s, index, false);
@@ -122,7 +149,7 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
                  * cached a model or a conversion need to hear of it as of a step. */
                 log_info(s->log, "the rate of '%s' changed; a new segment starts", name);
                 scheduler_publish(s);
-                scheduler_emit_discontinuity(s, name, 0, BUS_DISCONTINUITY_RATE);
+                scheduler_emit_discontinuity(s, index, 0, BUS_DISCONTINUITY_RATE);
                 return true;
         default:
                 return false;
@@ -238,6 +265,9 @@ static void scheduler_tick(Scheduler *s) {
                 if (!core_domain_is_hub(s->core, i) && !core_domain_is_view(s->core, i))
                         scheduler_calibrate(s, i, true);
         core_snapshot(s->core);
+        /* read at the top of this tick: the kernel's maxerror grows 500 us a second, no more */
+        if (s->ntp_known)
+                core_snapshot_utc(s->core, s->ntp.utc_maxerror_ns, s->ntp.utc_esterror_ns);
         scheduler_publish(s);
         s->n_ticks++;
 }

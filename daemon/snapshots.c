@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,50 @@ const SnapshotEntry *snapshot_ring_get(const SnapshotRing *ring, size_t i) {
         return &ring->entries[(ring->head + i) % ring->capacity];
 }
 
+/* Node i's value at hub time r_ns, its bound, and for a truncating unit where in the value's
+ * unit the time was (graph_convert_frac()): an X ms value kept whole would cost an offline
+ * answer up to a ms more than live. -ERANGE for a bound or fraction past 32 bits. */
+static int snapshot_value(const ClockGraph *g, size_t i, int64_t r_ns, int64_t *ret_value, int64_t *ret_unc_ns,
+                          int64_t *ret_frac_ns) {
+        int64_t value, unc_ns, frac_ns = 0;
+        int r;
+
+        if (g->nodes[i].unit.truncates)
+                r = graph_convert_frac(g, g->hub, i, r_ns, r_ns, &value, &unc_ns, &frac_ns);
+        else
+                r = graph_convert(g, g->hub, i, r_ns, r_ns, &value, &unc_ns);
+        if (r < 0)
+                return r;
+        if (unc_ns < 0 || unc_ns > UINT32_MAX || frac_ns < 0 || frac_ns > UINT32_MAX)
+                return -ERANGE;
+        *ret_value = value;
+        *ret_unc_ns = unc_ns;
+        *ret_frac_ns = frac_ns;
+        return 0;
+}
+
+/* Node i's rate against the hub and its bound, in ppb, from its model (the hub's is 0, 0); the
+ * bound covers the rounding of the rate to whole ppb. UINT32_MAX for none that fits. */
+static void snapshot_rate(const ClockGraph *g, size_t i, int32_t *ret_ppb, uint32_t *ret_unc_ppb) {
+        double ppb, unc_ppb;
+        Model m;
+
+        *ret_ppb = 0;
+        *ret_unc_ppb = UINT32_MAX;
+        if (i == g->hub) {
+                *ret_unc_ppb = 0;
+                return;
+        }
+        if (graph_model(g, i, &m) < 0)
+                return;
+        ppb = m.rate * 1e9;
+        unc_ppb = ceil(m.rate_half * 1e9) + 1;
+        if (!(fabs(ppb) < 1e8) || !(unc_ppb >= 0 && unc_ppb < 1e8))
+                return;
+        *ret_ppb = (int32_t) llround(ppb);
+        *ret_unc_ppb = (uint32_t) unc_ppb;
+}
+
 void snapshot_ring_take(SnapshotRing *ring, const ClockGraph *g, int64_t r_ns) {
         SnapshotEntry *e;
 
@@ -64,17 +109,29 @@ void snapshot_ring_take(SnapshotRing *ring, const ClockGraph *g, int64_t r_ns) {
 
         e->r_ns = r_ns;
         e->present = 0;
+        e->utc_maxerror_ns = e->utc_esterror_ns = -1;
         for (size_t i = 0; i < g->n_nodes; i++) {
-                int64_t value, uncertainty_ns;
+                int64_t value, uncertainty_ns, frac_ns;
 
                 /* Unavailable and uncalibrated nodes answer -ENODEV: they are left out. */
-                if (graph_convert(g, g->hub, i, r_ns, r_ns, &value, &uncertainty_ns) < 0 ||
-                    uncertainty_ns < 0 || uncertainty_ns > UINT32_MAX)
+                if (snapshot_value(g, i, r_ns, &value, &uncertainty_ns, &frac_ns) < 0)
                         continue;
                 e->values[i] = value;
                 e->uncertainties_ns[i] = (uint32_t) uncertainty_ns;
+                e->fracs_ns[i] = (uint32_t) frac_ns;
                 e->present |= UINT64_C(1) << i;
+                snapshot_rate(g, i, &e->rates_ppb[i], &e->rate_uncertainties_ppb[i]);
         }
+}
+
+void snapshot_ring_set_utc(SnapshotRing *ring, int64_t maxerror_ns, int64_t esterror_ns) {
+        SnapshotEntry *e;
+
+        if (!ring || ring->n == 0)
+                return;
+        e = &ring->entries[(ring->head + ring->n - 1) % ring->capacity];
+        e->utc_maxerror_ns = maxerror_ns;
+        e->utc_esterror_ns = esterror_ns;
 }
 
 const char *snapshot_unit_name(const DomainUnit *u) {
@@ -115,7 +172,9 @@ static json_t *export_domains(const ClockGraph *g, const char *const *unit_names
                                                              "unit", unit_names && unit_names[i] ? unit_names[i] :
                                                                      snapshot_unit_name(&node->unit),
                                                              "period_ns", period,
-                                                             "wrap_bits", (json_int_t) node->unit.wrap_bits,
+                                                             /* 64 for no wrap, as ListDomains says. */
+                                                             "wrap_bits", (json_int_t) (node->unit.wrap_bits == 0 ? 64 :
+                                                                                        node->unit.wrap_bits),
                                                              "truncates", node->unit.truncates,
                                                              "events", node->unit.events)) < 0)
                         return NULL;
@@ -131,9 +190,41 @@ static json_t *export_snapshot(const SnapshotEntry *e, const ClockGraph *g) {
         for (size_t i = 0; i < g->n_nodes; i++) {
                 if (!(e->present & (UINT64_C(1) << i)))
                         continue;
-                if (json_array_append_new(clocks, json_pack("{s:s, s:I, s:I}", "domain", g->nodes[i].name,
-                                                            "ts", (json_int_t) e->values[i],
-                                                            "unc_ns", (json_int_t) e->uncertainties_ns[i])) < 0)
+                int64_t value = e->values[i], unc_ns = e->uncertainties_ns[i], frac_ns = e->fracs_ns[i];
+                int64_t now_value, now_unc_ns, now_frac_ns;
+                json_t *c;
+
+                /* What the daemon knows now of that instant, where it knows it better than it did
+                 * then (a model that has seen more samples since, its history for a past segment):
+                 * an offline answer is then as tight as a live one, even about an early snapshot. */
+                if (snapshot_value(g, i, e->r_ns, &now_value, &now_unc_ns, &now_frac_ns) == 0 && now_unc_ns < unc_ns) {
+                        value = now_value;
+                        unc_ns = now_unc_ns;
+                        frac_ns = now_frac_ns;
+                }
+                c = json_pack("{s:s, s:I, s:I}", "domain", g->nodes[i].name, "ts", (json_int_t) value,
+                              "unc_ns", (json_int_t) unc_ns);
+                /* "truncates" domains: where in ts's unit the time was (the loader's has_frac) */
+                if (c && g->nodes[i].unit.truncates && json_object_set_new(c, "frac_ns", json_integer(frac_ns)) < 0) {
+                        json_decref(c);
+                        return NULL;
+                }
+
+                if (c && e->rate_uncertainties_ppb[i] != UINT32_MAX &&
+                    (json_object_set_new(c, "rate_ppb", json_integer(e->rates_ppb[i])) < 0 ||
+                     json_object_set_new(c, "rate_unc_ppb", json_integer(e->rate_uncertainties_ppb[i])) < 0)) {
+                        json_decref(c);
+                        return NULL;
+                }
+                /* realtime's reading says how far from UTC the kernel had it */
+                if (c && e->utc_maxerror_ns >= 0 && strcmp(g->nodes[i].name, "realtime") == 0 &&
+                    (json_object_set_new(c, "utc_maxerror_ns", json_integer(e->utc_maxerror_ns)) < 0 ||
+                     (e->utc_esterror_ns >= 0 &&
+                      json_object_set_new(c, "utc_esterror_ns", json_integer(e->utc_esterror_ns)) < 0))) {
+                        json_decref(c);
+                        return NULL;
+                }
+                if (json_array_append_new(clocks, c) < 0)
                         return NULL;
         }
         return json_pack("{s:O}", "clocks", clocks);

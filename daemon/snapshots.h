@@ -20,6 +20,17 @@ typedef struct SnapshotEntry {
         /* The bound of each value's conversion from r_ns (exported as "unc_ns": offline answers
          * carry it); a value uncertain by more than 2^32 ns is left out. */
         uint32_t uncertainties_ns[GRAPH_NODES_MAX];
+        /* A truncating node's value is a whole unit (X ms): where in it the time was, in ns
+         * (exported as "frac_ns"), which its bound then leaves out; 0 for other nodes. */
+        uint32_t fracs_ns[GRAPH_NODES_MAX];
+        /* Each value's model then: its rate against the hub minus 1 in ppb, and a bound of that
+         * (exported as "rate_ppb" and "rate_unc_ppb": offline DRIFT bounds the rate between two
+         * snapshots by them, as the live model did, instead of by 1000 ppm). UINT32_MAX: none. */
+        int32_t rates_ppb[GRAPH_NODES_MAX];
+        uint32_t rate_uncertainties_ppb[GRAPH_NODES_MAX];
+        /* The kernel's maxerror and esterror of realtime against UTC then (-1: not synchronised
+         * or not known), exported with the realtime reading: what relates two machines' exports. */
+        int64_t utc_maxerror_ns, utc_esterror_ns;
 } SnapshotEntry;
 
 typedef struct SnapshotRing {
@@ -34,6 +45,10 @@ SnapshotRing *snapshot_ring_free(SnapshotRing *ring);
 
 /* Records the value of every available, calibrated node of g at hub time r_ns. */
 void snapshot_ring_take(SnapshotRing *ring, const ClockGraph *g, int64_t r_ns);
+
+/* The kernel's word on realtime against UTC (ntp-state.h: -1, -1 for none) for the snapshot
+ * just taken. */
+void snapshot_ring_set_utc(SnapshotRing *ring, int64_t maxerror_ns, int64_t esterror_ns);
 
 size_t snapshot_ring_count(const SnapshotRing *ring);
 const SnapshotEntry *snapshot_ring_get(const SnapshotRing *ring, size_t i);     /* 0 = oldest */

@@ -31,6 +31,8 @@ int ntp_state_from_timex(const struct timex *tx, long clk_tck, NtpState *ret) {
                 .pll_offset_ns = (tx->status & STA_PLL) ? offset_ns : 0,
                 .status = tx->status,
                 .constant = constant,
+                .utc_maxerror_ns = (tx->status & STA_UNSYNC) || tx->maxerror < 0 ? -1 : (int64_t) tx->maxerror * 1000,
+                .utc_esterror_ns = (tx->status & STA_UNSYNC) || tx->esterror < 0 ? -1 : (int64_t) tx->esterror * 1000,
         };
         ret->pll_rate_ppb = ret->pll_offset_ns / (INT64_C(1) << (SHIFT_PLL + constant));
         return 0;

@@ -21,6 +21,10 @@ typedef struct NtpState {
         int64_t pll_offset_ns;          /* what the PLL has left to slew */
         int status;                     /* STA_PLL | STA_FLL | ... */
         long constant;                  /* the PLL's time constant */
+        /* realtime against UTC, as NTP or PTP told the kernel: the bound of its error and its
+         * estimate (maxerror, esterror), -1 when the kernel says it is not synchronised */
+        int64_t utc_maxerror_ns;
+        int64_t utc_esterror_ns;
 } NtpState;
 
 /* From one adjtimex() reading; clk_tck is sysconf(_SC_CLK_TCK), the unit of tick. */

@@ -198,7 +198,7 @@ static int connect_step(Domain *d, int64_t wait_until_ns) {
                 return -ENOTCONN;
         }
         r = present_conn_connect(&d->conn, l->display.name, wait_until_ns, SETUP_BUDGET_NS);
-        if (r == -EINPROGRESS)
+        if (r == -EINPROGRESS || r == -ETIMEDOUT)
                 snprintf(l->reason, sizeof(l->reason), "the X server on %s does not answer", l->display.name);
         else if (r == -ENODEV && d->conn.output[0])
                 snprintf(l->reason, sizeof(l->reason), "output %s of the X server on %s shows nothing (RandR)",

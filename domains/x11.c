@@ -52,7 +52,7 @@ struct Domain {
         int64_t cpu_total_ns;
         int64_t rtt_ns[RTT_RING];
         size_t n_rtt;
-        char extra_values[6][EXTRA_VALUE_MAX];
+        char extra_values[7][EXTRA_VALUE_MAX];
 };
 _Static_assert(offsetof(struct Domain, info) == 0, "domain_info_first() reads it there");
 
@@ -98,10 +98,11 @@ static void disconnect(Domain *d) {
         x11_link_lost(&d->link);
 }
 
-static void connect_failed(Domain *d) {
+/* error: -ETIMEDOUT when the server took the connection but never answered it. */
+static void connect_failed(Domain *d, int error) {
         backoff_failed(&d->link.backoff, clock_now_ns(CLOCK_MONOTONIC));
-        snprintf(d->link.reason, sizeof(d->link.reason), "cannot connect to the X server on %s",
-                 d->link.display.name ?: "?");
+        snprintf(d->link.reason, sizeof(d->link.reason), error == -ETIMEDOUT ? "the X server on %s does not answer" :
+                 "cannot connect to the X server on %s", d->link.display.name ?: "?");
         /* The session may have moved on to another display: ask the daemon to look. */
         x11_display_want(d->link.follow);
 }
@@ -126,10 +127,11 @@ static uint64_t server_token(Domain *d) {
         return splitmix64_next(&d->rng);
 }
 
-/* Connecting never blocks beyond deadline_ns: an attempt runs in a thread (x11-conn.h). The call
- * that starts one waits for it until deadline_ns (a live server answers in a ms); later calls
- * only look, so a server that never answers costs one wait, then -ENOTCONN at once while the
- * one thread waits on. -ENOTCONN until connected; on failure the next attempt waits longer. */
+/* Connecting never blocks beyond deadline_ns: an attempt runs in a thread (xcb-connect.h). The
+ * call that starts one waits for it until deadline_ns (a live server answers in a ms); later
+ * calls only look, so a server that never answers costs one wait, then -ENOTCONN at once until
+ * the attempt times out (X11_CONNECT_TIMEOUT_NS) or a new display replaces it. -ENOTCONN until
+ * connected; on failure the next attempt waits longer. */
 static int try_connect(Domain *d, int64_t deadline_ns) {
         xcb_connection_t *xcb;
         int64_t wait_until_ns = 0;
@@ -149,7 +151,7 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
                 }
                 r = x11_connect_start(d->link.display.name, &d->connecting);
                 if (r < 0) {
-                        connect_failed(d);
+                        connect_failed(d, r);
                         return -ENOTCONN;
                 }
                 wait_until_ns = deadline_ns;
@@ -158,6 +160,10 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
         if (r == -EINPROGRESS) {
                 snprintf(d->link.reason, sizeof(d->link.reason), "the X server on %s does not answer",
                          d->link.display.name);
+                /* The session may have moved on while this one keeps us waiting: the daemon
+                 * looks (at most every SESSION_ENV_READ_SPACING_USEC), and a new display
+                 * replaces this attempt at the next burst. */
+                x11_display_want(d->link.follow);
                 return -ENOTCONN;
         }
         d->connecting = NULL;
@@ -173,7 +179,7 @@ static int try_connect(Domain *d, int64_t deadline_ns) {
                         x11_conn_close(&d->conn);
         }
         if (r < 0) {
-                connect_failed(d);
+                connect_failed(d, r);
                 return -ENOTCONN;
         }
 
@@ -366,7 +372,8 @@ static int x11_status(Domain *d, DomainStatus *ret) {
         X11Identity identity;
         DomainStatus s = {};
         /* Most wanted first: the bus may show only the first few. */
-        const char *keys[] = { "rtt_min_ns", "probe_cpu_ns", "probes", "x11_display", "rtt_p50_ns", "connected" };
+        const char *keys[] = { "rtt_min_ns", "probe_cpu_ns", "probes", "x11_display", "rtt_p50_ns", "connected",
+                               "x11_server_id" };
 
         if (!d || !ret)
                 return -EINVAL;
@@ -388,11 +395,17 @@ static int x11_status(Domain *d, DomainStatus *ret) {
         snprintf(d->extra_values[3], EXTRA_VALUE_MAX, "%s", d->link.display.name ?: "");
         snprintf(d->extra_values[4], EXTRA_VALUE_MAX, "%" PRIi64, rtt_stat_ns(d, true));
         snprintf(d->extra_values[5], EXTRA_VALUE_MAX, "%s", x11_conn_is_open(&d->conn) ? "true" : "false");
-        for (size_t i = 0; i < 6; i++) {
+        /* Which server the calibration is of (a client on another display can tell): only while
+         * connected to one that could be told. */
+        if (x11_conn_is_open(&d->conn) && d->has_server_id)
+                snprintf(d->extra_values[6], EXTRA_VALUE_MAX, "%" PRIu64, d->server_id);
+        else
+                d->extra_values[6][0] = '\0';
+        for (size_t i = 0; i < 7; i++) {
                 s.extras[i].key = keys[i];
                 s.extras[i].value = d->extra_values[i];
         }
-        s.n_extras = 6;
+        s.n_extras = d->extra_values[6][0] ? 7 : 6;
         s.unavailable_reason = x11_link_reason(&d->link);
         *ret = s;
         return 0;

@@ -88,17 +88,20 @@ static void text_timed_by(FILE *f, const FramesSection *sec) {
 }
 
 static void text_desktop(FILE *f, const FramesDesktopStats *d) {
+        /* Why a figure is missing: with no frame drawn, that, whatever else the rows hold. */
+        const char *none = d->n_drawn == 0 ? "no frame was drawn" : NULL;
+
         fputs("client rate    ", f);
         text_ms(f, " ", d->client_fps);
         fprintf(f, " FPS (the frames' begin times, %zu frames)\n", d->n_client);
-        text_spread(f, "end->drawn      ", &d->end_to_drawn, d->n_end_to_drawn, "no frame end times");
+        text_spread(f, "end->drawn      ", &d->end_to_drawn, d->n_end_to_drawn, none ?: "no frame end times");
         text_spread(f, "drawn->presented ", &d->drawn_to_presented, d->n_drawn_to_presented,
-                    "no presentation times");
-        text_spread(f, "FRAME_DRAWN msg ", &d->drawn_message, d->n_drawn_message, "no arrival times");
-        text_spread(f, "FRAME_TIMINGS msg ", &d->timings_message, d->n_timings_message, "no arrival times");
+                    none ?: "no presentation times");
+        text_spread(f, "FRAME_DRAWN msg ", &d->drawn_message, d->n_drawn_message, none ?: "no arrival times");
+        text_spread(f, "FRAME_TIMINGS msg ", &d->timings_message, d->n_timings_message, none ?: "no arrival times");
         fputs("compositor clock ", f);
         if (d->n_clock == 0)
-                fputs("n/a (no drawn times as sent)", f);
+                fprintf(f, "n/a (%s)", none ?: "no drawn times as sent");
         else if (d->n_clock_identity == d->n_clock)
                 fprintf(f, "identity: the drawn times as sent are CLOCK_MONOTONIC us (%zu of %zu frames)",
                         d->n_clock_identity, d->n_clock);
@@ -107,7 +110,7 @@ static void text_desktop(FILE *f, const FramesDesktopStats *d) {
                         d->clock_offset.p50_ms, d->n_clock_identity, d->n_clock);
         fputs("\ncausality       ", f);
         if (d->n_causal == 0)
-                fputs("n/a (no frame end or arrival times)\n", f);
+                fprintf(f, "n/a (%s)\n", none ?: "no frame end or arrival times");
         else
                 fprintf(f, "%zu of %zu drawn times outside [frame end, FRAME_DRAWN arrival] by more than "
                         "their bound\n", d->n_causal_outside, d->n_causal);

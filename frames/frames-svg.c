@@ -2,13 +2,16 @@
 
 /* The plot of `timeconv frames --plot`: frame intervals over time, gridlines at whole refresh
  * periods, PerfDog and Chromium janks marked; for a window of the frame log, a second panel of
- * its desktop latencies (frame end -> drawn, drawn -> presented) on the same time axis. Past a
- * few thousand points a line becomes one min-max bar per pixel column, so that a day-long
- * capture stays a small file. */
+ * its desktop latencies (frame end -> drawn, drawn -> presented) on the same time axis, its
+ * points in the order of their drawn times and the line broken across a pause. Axes are
+ * labelled at 1-2-5 steps. Past a few thousand points a line becomes one min-max bar per pixel
+ * column, so that a day-long capture stays a small file. */
 
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "frames-report.h"
 
@@ -23,13 +26,21 @@
 #define MAX_GRIDLINES 12
 #define MAX_MARKS 20000
 /* The desktop panel, below the intervals. */
-#define PANEL_TOP (HEIGHT + 16)
-#define PANEL_H 200
+#define PANEL_TOP (HEIGHT + 48)
+#define PANEL_H 168
 #define PANEL_HEIGHT (PANEL_TOP + PANEL_H + 48)
+/* Layout of text without a font at hand: no character of 12 px sans-serif is wider. */
+#define CHAR_W 7
+/* The rotated axis titles' right edge, which tick labels stay clear of. */
+#define TITLE_RIGHT 24
+/* A gap between two points of a latency line longer than this many mean spacings is a pause:
+ * the line is broken there rather than drawn across it. */
+#define PAUSE_SPACINGS 4
 
 typedef struct Axes {
         int64_t t0_ns;
         double span_ns, ymax_ms;
+        double step_ms;         /* of the y labels */
         bool clipped;           /* some intervals are longer than ymax_ms */
 } Axes;
 
@@ -59,35 +70,78 @@ static double nice_step(double raw) {
         return 10 * magnitude;
 }
 
-static void gridlines(FILE *f, const Axes *a, const FramesStats *s) {
-        double period_ms = s->refresh_ns > 0 ? (double) s->refresh_ns / 1e6 : a->ymax_ms / 4;
-        double step = ceil(a->ymax_ms / period_ms / MAX_GRIDLINES);
+/* The step of about n ticks from 0 to max: 1, 2 or 5 times a power of ten. */
+static double tick_step(double max, int n) {
+        return nice_step(max / n);
+}
 
-        for (double k = step; k * period_ms <= a->ymax_ms * 1.0001; k += step) {
-                double y = y_of(a, k * period_ms);
+/* max rounded up to a whole step: the top tick is the top of the axis. */
+static double round_up(double max, double step) {
+        return step > 0 ? ceil(max / step - 1e-9) * step : max;
+}
 
-                fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n",
-                        LEFT, y, LEFT + PLOT_W, y);
-                fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.1f</text>\n",
-                        LEFT - 6, y + 4, k * period_ms);
-                if (s->refresh_ns > 0)
-                        fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"small\">%g&#215;</text>\n",
-                                LEFT + PLOT_W + 2, y + 4, k);
+/* Labels at 0, step, 2 step, ... up to max on a vertical axis from top to top + height. A label
+ * wider than the room left of the axis (clear of its title) is not drawn. */
+static void y_ticks(FILE *f, double max, double step, int top, int height) {
+        if (!(step > 0) || !(max > 0))
+                return;
+        for (double k = 0; k * step <= max * (1 + 1e-9); k++) {
+                double y = top + height - k * step / max * height;
+                char label[32];
+
+                snprintf(label, sizeof(label), "%g", k * step);
+                fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", LEFT - 4, y,
+                        LEFT, y);
+                if (LEFT - 6 - (int) strlen(label) * CHAR_W >= TITLE_RIGHT)
+                        fprintf(f, "<text class=\"ytick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                                LEFT - 6, y + 4, label);
         }
-        for (double step_s = nice_step(a->span_ns / 1e9 / 5), t_s = 0; t_s * 1e9 <= a->span_ns * 1.0001;
-             t_s += step_s) {
-                double x = LEFT + (a->span_ns > 0 ? t_s * 1e9 / a->span_ns * PLOT_W : 0);
+}
 
-                fprintf(f, "<line class=\"axis\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n",
-                        x, TOP + PLOT_H, x, TOP + PLOT_H + 4);
-                fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
-                        x, TOP + PLOT_H + 18, t_s);
-                if (step_s <= 0)
+/* Seconds since the first frame, below an axis at y. */
+static void x_ticks(FILE *f, const Axes *a, int y) {
+        double step_s = nice_step(a->span_ns / 1e9 / 5);
+
+        for (double k = 0; k * step_s * 1e9 <= a->span_ns * 1.0001; k++) {
+                double x = LEFT + (a->span_ns > 0 ? k * step_s * 1e9 / a->span_ns * PLOT_W : 0);
+
+                fprintf(f, "<line class=\"axis\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", x, y, x, y + 4);
+                fprintf(f, "<text class=\"xtick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", x, y + 18,
+                        k * step_s);
+                if (!(step_s > 0))
                         break;
         }
+}
+
+/* The intervals' axes: 1-2-5 labels on the left; gridlines at whole refresh periods, counted
+ * on the right (or at the labels when the refresh period is not known). */
+static void gridlines(FILE *f, const Axes *a, const FramesStats *s) {
+        double period_ms = (double) s->refresh_ns / 1e6;
+        double step = a->step_ms;
+
+        y_ticks(f, a->ymax_ms, step, TOP, PLOT_H);
+        if (s->refresh_ns > 0) {
+                double every = ceil(a->ymax_ms / period_ms / MAX_GRIDLINES);
+
+                for (double k = every; k * period_ms <= a->ymax_ms * 1.0001; k += every) {
+                        double y = y_of(a, k * period_ms);
+
+                        fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n",
+                                LEFT, y, LEFT + PLOT_W, y);
+                        fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"small\">%g&#215;</text>\n",
+                                LEFT + PLOT_W + 2, y + 4, k);
+                }
+        } else
+                for (double k = 1; step > 0 && k * step <= a->ymax_ms * (1 + 1e-9); k++) {
+                        double y = y_of(a, k * step);
+
+                        fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n",
+                                LEFT, y, LEFT + PLOT_W, y);
+                }
+        x_ticks(f, a, TOP + PLOT_H);
         if (a->clipped)
                 fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"small\" text-anchor=\"end\">longer intervals "
-                        "drawn at the top</text>\n", LEFT + PLOT_W, 40);
+                        "drawn at the top</text>\n", LEFT + PLOT_W, TOP - 6);
 }
 
 static void line(FILE *f, const Frame *frames, size_t m, const Axes *a) {
@@ -130,7 +184,31 @@ static void marks(FILE *f, const Frame *frames, size_t m, const Axes *a, const u
         }
 }
 
+/* Legend entries in a row from x0 to the plot's right edge, the next row 16 px lower when one
+ * does not fit: entries never overlap, whatever their text. */
+typedef struct Flow {
+        int x0, x, y;
+} Flow;
+
+/* The next entry: its swatch's x (20 px before the text) and its text's baseline. */
+static void flow_next(Flow *flow, const char *text, int *ret_x, int *ret_y) {
+        int width = 20 + (int) strlen(text) * CHAR_W;
+
+        if (flow->x > flow->x0 && flow->x + width > LEFT + PLOT_W) {
+                flow->x = flow->x0;
+                flow->y += 16;
+        }
+        *ret_x = flow->x;
+        *ret_y = flow->y;
+        flow->x += width + 16;
+}
+
 static void legend(FILE *f, const FramesStats *s) {
+        const char *entries[] = { "PerfDog Jank", "PerfDog BigJank", "Chromium jank" };
+        Flow flow = { .x0 = LEFT, .x = LEFT, .y = 40 };
+        char refresh[64];
+        int x, y;
+
         fprintf(f, "<text x=\"%d\" y=\"20\" class=\"title\">%zu frames", LEFT, s->n_frames);
         if (!isnan(s->fps))
                 fprintf(f, ", %.2f FPS, PerfDog Jank %" PRId64 " (BigJank %" PRId64 ")",
@@ -138,15 +216,21 @@ static void legend(FILE *f, const FramesStats *s) {
         if (s->chromium_jank >= 0)
                 fprintf(f, ", Chromium jank %" PRId64, s->chromium_jank);
         fputs("</text>\n", f);
-        fprintf(f, "<circle class=\"perfdog-jank\" cx=\"%d\" cy=\"36\" r=\"4\"/>"
-                "<text x=\"%d\" y=\"40\">PerfDog Jank</text>\n", LEFT + 4, LEFT + 12);
-        fprintf(f, "<circle class=\"perfdog-bigjank\" cx=\"%d\" cy=\"36\" r=\"5\"/>"
-                "<text x=\"%d\" y=\"40\">PerfDog BigJank</text>\n", LEFT + 124, LEFT + 132);
-        fprintf(f, "<path class=\"chromium-jank\" d=\"M%d,40l-4,-8h8z\"/>"
-                "<text x=\"%d\" y=\"40\">Chromium jank</text>\n", LEFT + 264, LEFT + 272);
-        if (s->refresh_ns > 0)
-                fprintf(f, "<text x=\"%d\" y=\"40\">gridlines: refresh period %.3f ms</text>\n",
-                        LEFT + 400, (double) s->refresh_ns / 1e6);
+        for (size_t i = 0; i < 3; i++) {
+                flow_next(&flow, entries[i], &x, &y);
+                if (i == 0)
+                        fprintf(f, "<circle class=\"perfdog-jank\" cx=\"%d\" cy=\"%d\" r=\"4\"/>", x + 8, y - 4);
+                else if (i == 1)
+                        fprintf(f, "<circle class=\"perfdog-bigjank\" cx=\"%d\" cy=\"%d\" r=\"5\"/>", x + 8, y - 4);
+                else
+                        fprintf(f, "<path class=\"chromium-jank\" d=\"M%d,%dl-4,-8h8z\"/>", x + 8, y);
+                fprintf(f, "<text class=\"legend\" x=\"%d\" y=\"%d\">%s</text>\n", x + 20, y, entries[i]);
+        }
+        if (s->refresh_ns > 0) {
+                snprintf(refresh, sizeof(refresh), "gridlines: refresh period %.3f ms", (double) s->refresh_ns / 1e6);
+                flow_next(&flow, refresh, &x, &y);
+                fprintf(f, "<text class=\"legend\" x=\"%d\" y=\"%d\">%s</text>\n", x + 20, y, refresh);
+        }
 }
 
 /* One latency of the rows over time: the value for row i, FRAMES_NO_TIME when it has none. */
@@ -169,97 +253,136 @@ static double panel_y(double v_ms, double ymax_ms) {
         return PANEL_TOP + PANEL_H - v / ymax_ms * PANEL_H;
 }
 
-/* x: the drawn time on the intervals' axis, kept inside the plot. */
-static double panel_x(const Axes *a, const FramesWindow *w, size_t i) {
-        double x = x_of(a, w->frames[i].desired_ns);
+/* x: a drawn time on the intervals' axis, kept inside the plot. */
+static double panel_x(const Axes *a, int64_t t_ns) {
+        double x = x_of(a, t_ns);
 
         return x < LEFT ? LEFT : x > LEFT + PLOT_W ? LEFT + PLOT_W : x;
 }
 
-static void latency_line(FILE *f, const Axes *a, const FramesWindow *w, LatencyOf of, const char *cls,
-                         double ymax_ms) {
+typedef struct Point {
+        int64_t t_ns;           /* the drawn time */
+        size_t row;
+        double v_ms;
+} Point;
+
+static int compare_points(const void *a, const void *b) {
+        const Point *p = a, *q = b;
+
+        if (p->t_ns != q->t_ns)
+                return (p->t_ns > q->t_ns) - (p->t_ns < q->t_ns);
+        return (p->row > q->row) - (p->row < q->row);
+}
+
+/* One latency over the drawn times, in their order: a compositor may stamp a frame earlier than
+ * the one before it (mutter's superseded frames), and a line in row order would go back and
+ * forth. Broken across a pause: frames piled up behind a stall are drawn together, and a line
+ * from before it would read as a rising latency. */
+static int latency_line(FILE *f, const Axes *a, const FramesWindow *w, LatencyOf of, const char *cls,
+                        double ymax_ms) {
+        Point *points;
         size_t n = 0;
+        double pause_ns;
 
         for (size_t i = 0; i < w->n_rows; i++)
                 n += of(w, i) != FRAMES_NO_TIME;
         if (n == 0)
-                return;
+                return 0;
+        points = calloc(n, sizeof(*points));
+        if (!points)
+                return -ENOMEM;
+        n = 0;
+        for (size_t i = 0; i < w->n_rows; i++) {
+                int64_t v = of(w, i);
+
+                if (v != FRAMES_NO_TIME)
+                        points[n++] = (Point) { .t_ns = w->frames[i].desired_ns, .row = i, .v_ms = (double) v / 1e6 };
+        }
+        qsort(points, n, sizeof(*points), compare_points);
+        pause_ns = n > 1 ? PAUSE_SPACINGS * (double) (points[n - 1].t_ns - points[0].t_ns) / (double) (n - 1) : 0;
+
         fprintf(f, "<path class=\"%s\" d=\"", cls);
-        if (n <= 2 * PLOT_W) {
-                bool first = true;
+        if (n <= 2 * PLOT_W)
+                for (size_t i = 0; i < n; i++) {
+                        bool pause = i == 0 || (double) (points[i].t_ns - points[i - 1].t_ns) > pause_ns;
 
-                for (size_t i = 0; i < w->n_rows; i++) {
-                        int64_t v = of(w, i);
-
-                        if (v == FRAMES_NO_TIME)
-                                continue;
-                        fprintf(f, "%c%.1f,%.1f", first ? 'M' : 'L', panel_x(a, w, i),
-                                panel_y((double) v / 1e6, ymax_ms));
-                        first = false;
+                        fprintf(f, "%c%.1f,%.1f", pause ? 'M' : 'L', panel_x(a, points[i].t_ns),
+                                panel_y(points[i].v_ms, ymax_ms));
                 }
-        } else
+        else
                 /* One bar per pixel column, as the intervals. */
-                for (size_t i = 0; i < w->n_rows;) {
-                        int column = (int) (panel_x(a, w, i) - LEFT);
+                for (size_t i = 0; i < n;) {
+                        int column = (int) (panel_x(a, points[i].t_ns) - LEFT);
                         double lo = INFINITY, hi = -INFINITY;
 
-                        for (; i < w->n_rows && (int) (panel_x(a, w, i) - LEFT) == column; i++) {
-                                int64_t v = of(w, i);
-
-                                if (v == FRAMES_NO_TIME)
-                                        continue;
-                                lo = fmin(lo, (double) v / 1e6);
-                                hi = fmax(hi, (double) v / 1e6);
+                        for (; i < n && (int) (panel_x(a, points[i].t_ns) - LEFT) == column; i++) {
+                                lo = fmin(lo, points[i].v_ms);
+                                hi = fmax(hi, points[i].v_ms);
                         }
-                        if (lo <= hi)
-                                fprintf(f, "M%d,%.1fV%.1f", LEFT + column, panel_y(lo, ymax_ms),
-                                        panel_y(hi, ymax_ms) - 0.5);
+                        fprintf(f, "M%d,%.1fV%.1f", LEFT + column, panel_y(lo, ymax_ms), panel_y(hi, ymax_ms) - 0.5);
                 }
         fputs("\"/>\n", f);
+        free(points);
+        return 0;
 }
 
-static void desktop_panel(FILE *f, const Axes *a, const FramesSection *sec) {
+static int desktop_panel(FILE *f, const Axes *a, const FramesSection *sec) {
         const FramesDesktopStats *d = &sec->desktop_stats;
-        double ymax_ms = 1;
+        Flow flow = { .x0 = LEFT + 170, .x = LEFT + 170, .y = PANEL_TOP - 22 };
+        double ymax_ms = 1, step;
+        char entry[2][128];
+        int x, y, r = 0;
 
         /* Clipped like the intervals: a pause of seconds would flatten the rest. */
         if (d->n_end_to_drawn > 0)
                 ymax_ms = fmax(ymax_ms, fmin(d->end_to_drawn.max_ms, 4 * d->end_to_drawn.p99_ms));
         if (d->n_drawn_to_presented > 0)
                 ymax_ms = fmax(ymax_ms, fmin(d->drawn_to_presented.max_ms, 4 * d->drawn_to_presented.p99_ms));
-        ymax_ms *= 1.05;
+        step = tick_step(ymax_ms * 1.05, 4);
+        ymax_ms = round_up(ymax_ms * 1.05, step);
 
-        fprintf(f, "<path class=\"axis\" d=\"M%d,%dV%dH%d\"/>\n", LEFT, PANEL_TOP, PANEL_TOP + PANEL_H,
-                LEFT + PLOT_W);
-        for (int k = 0; k <= 4; k++) {
-                double v = ymax_ms * k / 4, y = panel_y(v, ymax_ms);
+        fprintf(f, "<g class=\"panel-desktop\">\n<path class=\"axis\" d=\"M%d,%dV%dH%d\"/>\n", LEFT, PANEL_TOP,
+                PANEL_TOP + PANEL_H, LEFT + PLOT_W);
+        for (double k = 1; k * step <= ymax_ms * (1 + 1e-9); k++) {
+                double yk = panel_y(k * step, ymax_ms);
 
-                fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", LEFT, y,
-                        LEFT + PLOT_W, y);
-                fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.2f</text>\n", LEFT - 6, y + 4, v);
+                fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", LEFT, yk,
+                        LEFT + PLOT_W, yk);
         }
+        y_ticks(f, ymax_ms, step, PANEL_TOP, PANEL_H);
+        x_ticks(f, a, PANEL_TOP + PANEL_H);
         fprintf(f, "<text transform=\"translate(16,%d) rotate(-90)\" text-anchor=\"middle\">latency (ms)</text>\n",
                 PANEL_TOP + PANEL_H / 2);
-        fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"title\">desktop latencies</text>"
-                "<path class=\"end-to-drawn\" d=\"M%d,%dh16\"/><text x=\"%d\" y=\"%d\">frame end -&gt; drawn "
-                "(p50 %.3f ms, %zu frames)</text>"
-                "<path class=\"drawn-to-presented\" d=\"M%d,%dh16\"/><text x=\"%d\" y=\"%d\">drawn -&gt; presented "
-                "(%s)</text>\n",
-                LEFT, PANEL_TOP - 2, LEFT + 170, PANEL_TOP - 6, LEFT + 190, PANEL_TOP - 2,
-                d->end_to_drawn.p50_ms, d->n_end_to_drawn, LEFT + 470, PANEL_TOP - 6, LEFT + 490, PANEL_TOP - 2,
-                d->n_drawn_to_presented ? "presented" : "no presentation times");
+        fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"title\">desktop latencies</text>\n", LEFT, PANEL_TOP - 22);
+        snprintf(entry[0], sizeof(entry[0]), "frame end -&gt; drawn (p50 %.3f ms, %zu frames)", d->end_to_drawn.p50_ms,
+                 d->n_end_to_drawn);
+        snprintf(entry[1], sizeof(entry[1]), "drawn -&gt; presented (%s)",
+                 d->n_drawn_to_presented ? "presented" : "no presentation times");
+        for (size_t i = 0; i < 2; i++) {
+                /* Laid out by its length on screen: the entity is one character. */
+                char shown[128];
+
+                snprintf(shown, sizeof(shown), "%.*s>%s", (int) (strstr(entry[i], "&gt;") - entry[i]), entry[i],
+                         strstr(entry[i], "&gt;") + 4);
+                flow_next(&flow, shown, &x, &y);
+                fprintf(f, "<path class=\"%s\" d=\"M%d,%dh16\"/><text class=\"legend\" x=\"%d\" y=\"%d\">%s</text>\n",
+                        i == 0 ? "end-to-drawn" : "drawn-to-presented", x, y - 4, x + 20, y, entry[i]);
+        }
         if (sec->window_rows) {
-                latency_line(f, a, sec->window_rows, end_to_drawn, "end-to-drawn", ymax_ms);
-                latency_line(f, a, sec->window_rows, drawn_to_presented, "drawn-to-presented", ymax_ms);
+                r = latency_line(f, a, sec->window_rows, end_to_drawn, "end-to-drawn", ymax_ms);
+                if (r >= 0)
+                        r = latency_line(f, a, sec->window_rows, drawn_to_presented, "drawn-to-presented", ymax_ms);
         }
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time since the first frame (s), "
-                "at the drawn time</text>\n", LEFT + PLOT_W / 2, PANEL_TOP + PANEL_H + 36);
+                "at the drawn time</text>\n</g>\n", LEFT + PLOT_W / 2, PANEL_TOP + PANEL_H + 36);
+        return r;
 }
 
 static int plot(FILE *f, const Frame *frames, const FramesStats *s, const FramesSection *desktop) {
         size_t m = s->n_frames >= 2 ? s->n_frames - 1 : 0;
         int height = desktop ? PANEL_HEIGHT : HEIGHT;
         Axes a = { .ymax_ms = 1 };
+        int r = 0;
 
         if (s->n_frames > 0)
                 a.t0_ns = frames[0].present_ns;
@@ -268,6 +391,8 @@ static int plot(FILE *f, const Frame *frames, const FramesStats *s, const Frames
                 /* One pause of seconds would flatten the rest: clip at four times the p99. */
                 a.ymax_ms = fmin(s->interval.max_ms, 4 * s->interval.p99_ms);
                 a.ymax_ms = fmax(a.ymax_ms * 1.05, 2 * (double) s->refresh_ns / 1e6);
+                a.step_ms = tick_step(a.ymax_ms, 5);
+                a.ymax_ms = round_up(a.ymax_ms, a.step_ms);
                 a.clipped = s->interval.max_ms > a.ymax_ms;
         }
 
@@ -282,6 +407,7 @@ static int plot(FILE *f, const Frame *frames, const FramesStats *s, const Frames
                 WIDTH, height, WIDTH, height,
                 desktop ? ".end-to-drawn{stroke:#e6550d;stroke-width:1;fill:none}"
                           ".drawn-to-presented{stroke:#31a354;stroke-width:1;fill:none}" : "");
+        fputs("<g class=\"panel-intervals\">\n", f);
         legend(f, s);
         fprintf(f, "<path class=\"axis\" d=\"M%d,%dV%dH%d\"/>\n", LEFT, TOP, TOP + PLOT_H, LEFT + PLOT_W);
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time since the first frame (s)</text>\n",
@@ -295,9 +421,12 @@ static int plot(FILE *f, const Frame *frames, const FramesStats *s, const Frames
         } else
                 fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">fewer than two frames</text>\n",
                         LEFT + PLOT_W / 2, TOP + PLOT_H / 2);
+        fputs("</g>\n", f);
         if (desktop)
-                desktop_panel(f, &a, desktop);
+                r = desktop_panel(f, &a, desktop);
         fputs("</svg>\n", f);
+        if (r < 0)
+                return r;
         return ferror(f) ? -EIO : 0;
 }
 

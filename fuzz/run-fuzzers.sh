@@ -15,7 +15,7 @@ seconds=${2:-20}
 shift $(($# < 2 ? $# : 2))
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(frames snapshots state bus)
+  targets=(frames snapshots perfetto state bus)
 fi
 
 work=$build/fuzz-work

@@ -19,6 +19,18 @@ static int tap_count_;
 static int tap_failed_;
 
 static inline void tap_ok_(int pass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A description or a diagnostic is one TAP line: a newline or carriage return inside it (a
+ * value a test echoes) would start a line that is not TAP. */
+static inline void tap_vprint_line_(const char *fmt, va_list ap) {
+        char line[4096];
+        int n = vsnprintf(line, sizeof(line), fmt, ap);
+
+        for (int i = 0; i < n && i < (int) sizeof(line) - 1; i++)
+                if (line[i] == '\n' || line[i] == '\r')
+                        line[i] = ' ';
+        fputs(n < 0 ? fmt : line, stdout);
+}
+
 static inline void tap_ok_(int pass, const char *fmt, ...) {
         va_list ap;
         tap_count_++;
@@ -26,7 +38,7 @@ static inline void tap_ok_(int pass, const char *fmt, ...) {
                 tap_failed_++;
         printf("%sok %d - ", pass ? "" : "not ", tap_count_);
         va_start(ap, fmt);
-        vprintf(fmt, ap);
+        tap_vprint_line_(fmt, ap);
         va_end(ap);
         putchar('\n');
         fflush(stdout);
@@ -47,7 +59,7 @@ static inline void diag(const char *fmt, ...) {
         va_list ap;
         fputs("# ", stdout);
         va_start(ap, fmt);
-        vprintf(fmt, ap);
+        tap_vprint_line_(fmt, ap);
         va_end(ap);
         putchar('\n');
         fflush(stdout);

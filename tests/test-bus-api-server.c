@@ -77,6 +77,8 @@ static int stub_convert(void *core, size_t from_index, size_t to_index, int64_t 
         }
         if (strcmp(from, "island") == 0 || strcmp(to, "island") == 0)
                 return -ENOLINK;
+        if (strcmp(from, "beta") == 0 && value > UINT32_MAX)
+                return -ERANGE;         /* as the graph refuses a 32-bit wrapping value past its width */
         if (strcmp(from, "beta") == 0 && value < 0)
                 return -EINVAL;
         if (strcmp(from, "beta") == 0 && value == 0)

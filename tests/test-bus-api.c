@@ -164,6 +164,9 @@ static void test_convert(sd_bus *c) {
                 { "alpha", "gpu0", 1, BUS_ERROR_UNAVAILABLE, ENODEV, 0, 0, "domain 'gpu0' is unavailable" },
                 { "alpha", "beta", STUB_VALUE_MAX + 1, BUS_ERROR_OUT_OF_RANGE, ERANGE, 0, 0,
                   "value 1000000000000001 of 'alpha' is out of range for 'beta'" },
+                /* the source's fault, named as such (it once said "out of range for 'alpha'") */
+                { "beta", "alpha", INT64_C(4294967296), BUS_ERROR_OUT_OF_RANGE, ERANGE, 0, 0,
+                  "value 4294967296 is out of range for 'beta' (32-bit values: 0 to 2^32 - 1)" },
                 { "beta", "alpha", 0, BUS_ERROR_UNAVAILABLE, ENODEV, 0, 0,
                   "no calibration yet between 'beta' and 'alpha'" },
                 { "beta", "alpha", -1, BUS_ERROR_INVALID_ARGUMENT, EINVAL, 0, 0,
@@ -456,7 +459,7 @@ static void test_push_snapshot(sd_bus *c, StubCore *core) {
         pushes = atomic_load(&core->pushes);
         r = push(c, good, 2, 1, &e);
         check_error("PushSnapshot of one reading", r, &e, BUS_ERROR_INVALID_ARGUMENT, EINVAL,
-                    "argument 'clocks': 1 readings, a snapshot needs at least 2");
+                    "argument 'clocks': 1 reading, a snapshot needs at least 2");
         sd_bus_error_free(&e);
         r = push(c, good, 2, 0, &e);
         check_error("PushSnapshot of none", r, &e, BUS_ERROR_INVALID_ARGUMENT, EINVAL, "0 readings");

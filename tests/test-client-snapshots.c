@@ -5,6 +5,7 @@
  * documented examples. argv[1] is tests/data. */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,6 +38,17 @@ static struct timeconv_snapshots *load(const char *what, const char *json) {
         return s;
 }
 
+/* The by-pair form answers as the by-name form, error for error (an unknown name at resolution). */
+static void check_pair(const struct timeconv_snapshots *s, const Case *c, int r, int64_t got, int64_t unc) {
+        struct timeconv_snapshots_pair pair;
+        int64_t pair_got = -7, pair_unc = -7;
+        int rp = timeconv_snapshots_pair(s, c->mode, c->from, c->to, &pair);
+
+        if (rp >= 0)
+                rp = timeconv_snapshots_pair_convert(&pair, c->value, &pair_got, &pair_unc);
+        ok(rp == r && (r < 0 || (pair_got == got && pair_unc == unc)), "  by pair the same (%d)", rp);
+}
+
 static void check_cases(const char *what, const struct timeconv_snapshots *s, const Case *cases,
                         size_t n) {
         for (size_t i = 0; i < n; i++) {
@@ -51,6 +63,7 @@ static void check_cases(const char *what, const struct timeconv_snapshots *s, co
                    c->want_unc);
                 if (!pass)
                         diag("got %" PRId64 " (%d) +- %" PRId64, got, r, unc);
+                check_pair(s, c, r, got, unc);
         }
 }
 
@@ -116,9 +129,14 @@ static void test_good_files(const char *data_dir) {
         static const Case cases[] = {
                 { NEAREST, "frames_ms", "monotonic", 5001, 0, 5001250000, 1000 },
                 { NEAREST, "gpu0", "monotonic", 100100, 0, 7005208, 6 + 1 + 1 },
-                /* A truncated ms reading is [x, x + 1) ms: its own slack, the snapshot's, 1 ms at 1000 ppm. */
-                { NEAREST, "x11", "monotonic", 8, 0, 8000000, 2001000 },
-                { NEAREST, "monotonic", "x11", 8999999, 0, 8, 2001999 },
+                /* A truncated ms reading is [x, x + 1) ms, read as its middle +-0.5 ms (as live reads
+                 * it): x11 7 at monotonic 7000000 puts X's 7.5 ms at 7000000 +-0.5 ms. So 8 (8.5 ms)
+                 * is 8000000 +- (0.5 ms of its own + 0.5 ms of the reading + 1 ms at 1000 ppm); it
+                 * was +-2001000 when each truncation counted a whole ms. */
+                { NEAREST, "x11", "monotonic", 8, 0, 8000000, 1001000 },
+                /* monotonic 8999999 is X time 9.499999 ms +-0.5 ms +- 999 ns: x11 9, which means
+                 * [9, 10) ms, as live answers; the bound is the instant's (it was 8 +-2001999) */
+                { NEAREST, "monotonic", "x11", 8999999, 0, 9, 502000 },
                 { NEAREST, "clock128 \xc3\xa9", "monotonic", 0, 0, 7000005, 1 },
         };
         struct timeconv_snapshots *s = load("units", units);
@@ -312,6 +330,101 @@ static void test_reading_uncertainty(void) {
         timeconv_snapshots_free(s);
 }
 
+/* Two machines' exports related through realtime, which both keep on UTC within 1 ms of each
+ * other: machine 0's realtime is UTC, machine 1's is 0.3 ms ahead of it. An answer across the
+ * machines holds the truth and carries the stated bound; without a shared reading there is no path. */
+static void test_machines(void) {
+        static const char a[] =
+                "{ \"snapshots\": [\n"
+                "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 1000000000 },\n"
+                "                  { \"domain\": \"realtime\", \"ts\": 1000000000000000000 } ] },\n"
+                "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 2000000000 },\n"
+                "                  { \"domain\": \"realtime\", \"ts\": 1000000001000000000 } ] } ] }\n";
+        static const char b[] =
+                "{ \"snapshots\": [\n"
+                "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 5000000000 },\n"
+                "                  { \"domain\": \"realtime\", \"ts\": 1000000000000300000 } ] },\n"
+                "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 6000000000 },\n"
+                "                  { \"domain\": \"realtime\", \"ts\": 1000000001000300000 } ] } ] }\n";
+        const struct timeconv_snapshot_source sources[] = {
+                { a, sizeof(a) - 1, 0 }, { b, sizeof(b) - 1, 1 },
+        }, two_zero[] = { { a, sizeof(a) - 1, 0 }, { b, sizeof(b) - 1, 0 } };
+        struct timeconv_snapshots *s = NULL;
+        struct timeconv_error e = { 0 };
+        int64_t v = 0, unc = 0;
+        bool named = false;
+        int r;
+
+        r = timeconv_snapshots_load_machines(sources, 2, "realtime", 1000000, &s, &e);
+        ok(r == 0 && s, "machines: two exports load as one set (%s)", e.message);
+        for (size_t i = 0; s && i < timeconv_snapshots_count_domains(s); i++)
+                named |= strcmp(timeconv_snapshots_domain_name(s, i), "m1:monotonic") == 0;
+        ok(named, "machines: machine 1's clocks are m1:NAME");
+        for (int mode = 0; s && mode < 2; mode++) {
+                /* m1's monotonic 6 s is UTC 1e18 + 1 s, machine 0's monotonic 2 s */
+                r = timeconv_snapshots_convert(s, mode, "m1:monotonic", "monotonic", 6000000000, &v, &unc);
+                ok(r == 0 && llabs(v - 2000000000) <= unc && unc >= 1000000 && unc <= 1002000,
+                   "machines (%s): m1:monotonic 6000000000 -> monotonic %" PRId64 " +-%" PRId64
+                   ": holds 2000000000, carries the stated 1 ms", mode ? "drift" : "nearest", v, unc);
+                r = timeconv_snapshots_convert(s, mode, "monotonic", "m1:monotonic", 1000000000, &v, &unc);
+                ok(r == 0 && llabs(v - 5000000000) <= unc && unc >= 1000000 && unc <= 1002000,
+                   "machines (%s): and back, monotonic 1000000000 -> m1:monotonic %" PRId64 " +-%" PRId64,
+                   mode ? "drift" : "nearest", v, unc);
+        }
+        timeconv_snapshots_free(s);
+        s = NULL;
+
+        /* the bound from the files: each kernel's maxerror, as timeconvd exports it on realtime;
+         * machine 0's nearest reading is 0.3 ms away, grown by 500 us/s: 150 ns */
+        {
+                static const char a_utc[] =
+                        "{ \"snapshots\": [\n"
+                        "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 1000000000 },\n"
+                        "                  { \"domain\": \"realtime\", \"ts\": 1000000000000000000,\n"
+                        "                    \"utc_maxerror_ns\": 400000, \"utc_esterror_ns\": 20000 } ] },\n"
+                        "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 2000000000 },\n"
+                        "                  { \"domain\": \"realtime\", \"ts\": 1000000001000000000,\n"
+                        "                    \"utc_maxerror_ns\": 400000, \"utc_esterror_ns\": 20000 } ] } ] }\n";
+                static const char b_utc[] =
+                        "{ \"snapshots\": [\n"
+                        "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 5000000000 },\n"
+                        "                  { \"domain\": \"realtime\", \"ts\": 1000000000000300000,\n"
+                        "                    \"utc_maxerror_ns\": 200000, \"utc_esterror_ns\": 10000 } ] },\n"
+                        "  { \"clocks\": [ { \"domain\": \"monotonic\", \"ts\": 6000000000 },\n"
+                        "                  { \"domain\": \"realtime\", \"ts\": 1000000001000300000,\n"
+                        "                    \"utc_maxerror_ns\": 200000, \"utc_esterror_ns\": 10000 } ] } ] }\n";
+                /* machine 1 first in the list: machine 0's maxerror is needed first all the same */
+                const struct timeconv_snapshot_source utc[] = { { b_utc, sizeof(b_utc) - 1, 1 },
+                                                                { a_utc, sizeof(a_utc) - 1, 0 } };
+
+                r = timeconv_snapshots_load_machines(utc, 2, "realtime", TIMECONV_SHARED_BOUND_FROM_FILES, &s, &e);
+                if (r == 0)
+                        r = timeconv_snapshots_convert(s, TIMECONV_MODE_NEAREST, "m1:monotonic", "monotonic",
+                                                       6000000000, &v, &unc);
+                ok(r == 0 && llabs(v - 2000000000) <= unc && unc >= 600150 && unc <= 602000,
+                   "machines: the bound from the files' maxerror: %" PRId64 " +-%" PRId64 " (0.4 + 0.2 ms)", v, unc);
+                timeconv_snapshots_free(s);
+                s = NULL;
+                r = timeconv_snapshots_load_machines(sources, 2, "realtime", TIMECONV_SHARED_BOUND_FROM_FILES, &s, &e);
+                ok(r == 0 && timeconv_snapshots_convert(s, TIMECONV_MODE_NEAREST, "m1:monotonic", "monotonic",
+                                                        6000000000, &v, &unc) == -ENOLINK,
+                   "machines: files that do not say their maxerror relate nothing by it");
+                timeconv_snapshots_free(s);
+                s = NULL;
+        }
+
+        r = timeconv_snapshots_load_machines(sources, 2, "tai", 1000000, &s, &e);
+        ok(r == 0 && timeconv_snapshots_convert(s, TIMECONV_MODE_NEAREST, "m1:monotonic", "monotonic", 6000000000,
+                                                &v, &unc) == -ENOLINK,
+           "machines: no reading of the shared clock, no path between them");
+        timeconv_snapshots_free(s);
+        s = NULL;
+        r = timeconv_snapshots_load_machines(two_zero, 2, "realtime", 1000000, &s, &e);
+        ok(r == -EINVAL, "machines: two files of machine 0 are refused (%s)", e.message);
+        is_int(timeconv_snapshots_load_machines(sources, 2, "realtime", -2, &s, &e), -EINVAL,
+               "machines: a negative bound is refused");
+}
+
 int main(int argc, char **argv) {
         tap_args(argc, argv, 1, "DATA_DIR");
         test_reading_uncertainty();
@@ -320,5 +433,6 @@ int main(int argc, char **argv) {
         test_malformed();
         test_api();
         test_unit_names();
+        test_machines();
         return done_testing();
 }

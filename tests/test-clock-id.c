@@ -40,16 +40,17 @@ static const struct {
         { "boottime",         6 },
 };
 
-/* Names that are not Perfetto builtins, with FNV-1a(name) | 0x80000000 worked out separately. */
+/* Names that are not Perfetto builtins, with FNV-1a("org.timeconv." + name) | 0x80000000 worked
+ * out separately (Perfetto's recommended global id of a fully qualified name). */
 static const struct {
         const char *name;
         uint32_t id;
 } hashed_ids[] = {
-        { "tai",       UINT32_C(0xa3f73f9d) },     /* FNV-1a 0xa3f73f9d, top bit already set */
-        { "x11",       UINT32_C(0xfef023c9) },     /* FNV-1a 0x7ef023c9 */
-        { "x11_us",    UINT32_C(0xd582f7f2) },
-        { "gpu0",      UINT32_C(0xc85c9d3f) },     /* FNV-1a 0x485c9d3f */
-        { "Monotonic", UINT32_C(0xf16d3097) },     /* case matters: not the builtin 3 */
+        { "tai",       UINT32_C(0xf36e151e) },     /* FNV-1a 0xf36e151e, top bit already set */
+        { "x11",       UINT32_C(0xef53e4ca) },     /* FNV-1a 0x6f53e4ca */
+        { "x11_us",    UINT32_C(0x8c4fff47) },     /* FNV-1a 0x0c4fff47 */
+        { "gpu0",      UINT32_C(0xad762dfe) },     /* FNV-1a 0x2d762dfe */
+        { "Monotonic", UINT32_C(0xd0e429e0) },     /* case matters: not the builtin 3 */
 };
 
 static void test_fnv(void) {
@@ -84,16 +85,43 @@ static void test_hashed(void) {
 
                 ok(id == hashed_ids[i].id, "id of %s is 0x%08" PRIx32 " (got 0x%08" PRIx32 ")",
                    name, hashed_ids[i].id, id);
-                ok(id == (clock_id_fnv1a32(name) | UINT32_C(0x80000000)),
-                   "id of %s is FNV-1a | 0x80000000", name);
+                ok(id != (clock_id_fnv1a32(name) | UINT32_C(0x80000000)),
+                   "id of %s hashes the qualified name, not the bare one", name);
                 ok(id & UINT32_C(0x80000000), "id of %s has the top bit set", name);
                 ok(clock_id_builtin_name(id) == NULL, "id of %s is not a builtin", name);
         }
+}
+
+/* Ids timeconv gives are named back (a trace shows "x11_us", not 2354052935); others are not. */
+static void test_known_names(void) {
+        static const char *const names[] = { "realtime", "boottime", "tai", "x11", "x11_us", "msc", "gpu0", "gpu7",
+                                             "gpu15", "x11.ns", "gpu3.ns" };
+        static const uint32_t unknown[] = { 0, 7, 64, 127, 128, 0xd0e429e0 /* Monotonic */, 0x80000000 };
+        char buf[64];
+        bool all = true;
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+                const char *got = clock_id_known_name(clock_id_for_name(names[i]), buf, sizeof(buf));
+
+                if (!got || strcmp(got, names[i]) != 0) {
+                        diag("%s: got %s", names[i], got ? got : "NULL");
+                        all = false;
+                }
+        }
+        ok(all, "the ids of builtin clocks, tai, x11, x11_us, msc, gpu0..gpu15 (and .ns) are named back");
+        ok(clock_id_known_name(UINT32_C(0x8c4fff47), buf, sizeof(buf)) && strcmp(buf, "x11_us") == 0,
+           "0x8c4fff47 is x11_us");
+        all = true;
+        for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+                all &= clock_id_known_name(unknown[i], buf, sizeof(buf)) == NULL;
+        ok(all, "other ids (sequence-scoped, plain, hashed from other names) have no name");
+        ok(clock_id_known_name(clock_id_for_name("gpu16"), buf, sizeof(buf)) == NULL, "gpu16 is past the table");
 }
 
 int main(void) {
         test_fnv();
         test_builtin();
         test_hashed();
+        test_known_names();
         return done_testing();
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timex.h>
 
 #include "bus-errors.h"
 #include "clock-client.h"
@@ -74,6 +75,49 @@ static void check_offsets(json_t *snapshots, const char *other, clockid_t other_
            other, compared);
 }
 
+/* realtime's readings carry the kernel's maxerror and esterror against UTC exactly when the
+ * kernel says realtime is synchronised (read here before and after: the state may change
+ * between, and then the test says nothing); a bound no smaller than the estimate. */
+static void check_utc(json_t *snapshots) {
+        struct timex before = {}, after = {};
+        size_t i, with = 0, without = 0, bad = 0;
+        json_t *s;
+        bool synced;
+
+        json_array_foreach(snapshots, i, s) {
+                json_t *clocks = json_object_get(s, "clocks"), *c;
+                size_t k;
+
+                json_array_foreach(clocks, k, c) {
+                        json_t *max = json_object_get(c, "utc_maxerror_ns");
+                        json_t *est = json_object_get(c, "utc_esterror_ns");
+                        const char *d = json_string_value(json_object_get(c, "domain"));
+
+                        if (!d || strcmp(d, "realtime") != 0) {
+                                bad += max || est;
+                                continue;
+                        }
+                        if (max) {
+                                with++;
+                                bad += !json_is_integer(max) || json_integer_value(max) < 0 || !json_is_integer(est) ||
+                                       json_integer_value(est) < 0;
+                        } else
+                                without++;
+                }
+        }
+        ok(bad == 0, "utc_maxerror_ns and utc_esterror_ns only on realtime, integers >= 0");
+        if (adjtimex(&before) < 0 || adjtimex(&after) < 0 ||
+            (before.status & STA_UNSYNC) != (after.status & STA_UNSYNC)) {
+                skip("the kernel's synchronisation state is not steady");
+                return;
+        }
+        synced = !(before.status & STA_UNSYNC);
+        ok(synced ? with > 0 : with == 0,
+           "realtime carries the kernel's maxerror %s (%zu with, %zu without; kernel: %s)",
+           synced ? "while synchronised" : "only while synchronised", with, without,
+           synced ? "synchronised" : "STA_UNSYNC");
+}
+
 static void check_export(const char *text, char **domains, int64_t started_ns) {
         json_error_t error;
         json_t *root = json_loads(text, 0, &error), *snapshots, *s, *list;
@@ -109,6 +153,7 @@ static void check_export(const char *text, char **domains, int64_t started_ns) {
         ok(future == 0, "every monotonic reading falls between the daemon's start and now");
         check_offsets(snapshots, "boottime", CLOCK_BOOTTIME);
         check_offsets(snapshots, "realtime", CLOCK_REALTIME);
+        check_utc(snapshots);
 
         /* The optional per-file description of the domains. */
         list = json_object_get(root, "domains");
@@ -118,6 +163,16 @@ static void check_export(const char *text, char **domains, int64_t started_ns) {
                 json_array_foreach(list, i, s)
                         bad += !json_is_string(json_object_get(s, "name")) || !json_is_string(json_object_get(s, "unit"));
                 ok(json_is_array(list) && bad == 0, "each entry of \"domains\" has a name and a unit");
+                bad = 0;
+                json_array_foreach(list, i, s) {
+                        json_t *w = json_object_get(s, "wrap_bits");
+                        const char *unit = json_string_value(json_object_get(s, "unit")) ?: "";
+
+                        bad += !json_is_integer(w) || json_integer_value(w) < 1 || json_integer_value(w) > 64 ||
+                               (strcmp(unit, "ns") == 0 && json_integer_value(w) != 64) ||
+                               strcmp(unit, "ticks") == 0 || strcmp(unit, "frames") == 0;
+                }
+                ok(bad == 0, "wrap_bits 64 for no wrap, as ListDomains (never 0); units singular (tick, frame)");
         } else
                 skip("the export has no \"domains\" list (optional)");
         json_decref(root);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* timeconvd's life: --help, --version, usage errors (exit 2), every option accepted at once,
+/* timeconvd's life: --help, --version, usage errors (exit 64), every option accepted at once,
  * readiness (READY=1 and the "ready, N domains" line), priority prefixes on every log line,
  * and SIGTERM: exit status 0 within 5 s, the bus name released.
  * usage: test-daemon-lifecycle TIMECONVD VERSION */
@@ -24,7 +24,7 @@ static const char *const documented_options[] = {
         "--no-x11", "--no-gpu", "--display=",
 };
 
-/* Each must be refused at once with status 2, before the daemon touches the bus. */
+/* Each must be refused at once with status 64 (EX_USAGE), before the daemon touches the bus. */
 static const char *const usage_errors[][3] = {
         { "--no-such-option", NULL },
         { "--cadence=abc", NULL },
@@ -64,6 +64,8 @@ static void check_command_line(const Harness *h, const char *daemon, const char 
                 }
         }
         is_int(missing, 0, "--help mentions every option");
+        ok(help && strstr(help, "x11") && strstr(help, "x11_us") && strstr(help, "msc") && strstr(help, "gpu0") &&
+           strstr(help, "PushSnapshot"), "--help names every kind of domain, not only the POSIX clocks");
         is_int(run(h, daemon, (const char *[]) { "--version", NULL }, &ver, NULL), 0, "--version exits 0");
         ok(ver && strstr(ver, version), "--version prints %s", version);
 
@@ -71,7 +73,7 @@ static void check_command_line(const Harness *h, const char *daemon, const char 
                 _cleanup_free_ char *err = NULL;
                 int status = run(h, daemon, usage_errors[i], NULL, &err);
 
-                ok(status == 2 && err && *err, "%s%s%s: a usage error, exit status 2 with a message (got %d)",
+                ok(status == 64 && err && *err, "%s%s%s: a usage error, exit status 64 with a message (got %d)",
                    usage_errors[i][0], usage_errors[i][1] ? " " : "", usage_errors[i][1] ?: "", status);
         }
 }

@@ -138,7 +138,7 @@ static void test_own_tables(void) {
         static const Case back_cases[] = {
                 { NEAREST, "boottime", "realtime", 3500, 0, 47900, 1 },
                 { NEAREST, "boottime", "realtime", 1500, 0, 50500, 1 },
-                { DRIFT, "boottime", "realtime", 3500, 0, 47900, 1 + 1 },
+                { DRIFT, "boottime", "realtime", 3500, 0, 47900, 1 },
                 { DRIFT, "boottime", "realtime", 2500, 0, 51500, 1 },
                 { NEAREST, "rt_child", "realtime", 20, 0, 51510, 1 },   /* a target is fine */
                 { NEAREST, "realtime", "boottime", 50000, -ENOLINK, 0, 0 },
@@ -166,8 +166,11 @@ static void test_own_tables(void) {
                 { NEAREST, "big_a", "big_b", 100, -ERANGE, 0, 0 },
                 { NEAREST, "big_b", "big_a", INT64_MIN, -ERANGE, 0, 0 },
                 { NEAREST, "p", "q", 500000, 0, 501000, 500 },
-                { DRIFT, "p", "q", 500000, 0, 501250, 1001 },
-                { DRIFT, "p", "q", 900000, 0, 901450, 201 },
+                /* DRIFT: what both ends allow, 501000 +-500 from p = 0 and 501500 +-500 from
+                 * 1000000, so 501250 +-250 (the line's value), never looser than NEAREST */
+                { DRIFT, "p", "q", 500000, 0, 501250, 250 },
+                /* 901000 +-900 and 901500 +-100: the nearer end decides; the line's 901450 is in */
+                { DRIFT, "p", "q", 900000, 0, 901500, 100 },
                 { DRIFT, "q", "p", 501250, 0, 500000, ANY_UNC },
                 { DRIFT, "p", "q", -1000, 0, 0, 1 },            /* outside: nearest */
                 { DRIFT, "p", "q", 2000000, 0, 2001500, 1000 },
@@ -468,7 +471,111 @@ static void test_reading_uncertainty(void) {
         }
 }
 
+/* What an export carries (the models' rates and their bounds, each reading's bound) makes DRIFT
+ * as tight as the live answer was: b runs 30 ppm fast against a, snapshots 30 s apart, readings
+ * good to 1 us, the rate known to 50 ppb. DRIFT holds the truth and is never looser than
+ * NEAREST, with or without rates; with them, 15 s from either snapshot its bound is within 2x the
+ * readings' (without, it grows by 1000 ppm of the distance to the nearer end: milliseconds). */
+static void test_drift_rates(void) {
+        const int64_t gap_ns = 30000000000, unc_ns = 1000, rate_ppb = 30000;
+        SnapshotGraph *with = NULL, *without = NULL;
+        size_t outside = 0, looser = 0, failed = 0;
+        int64_t worst_with = 0, worst_without = 0;
+        int r = snapshot_graph_new(&with);
+
+        if (r >= 0)
+                r = snapshot_graph_new(&without);
+        for (int64_t i = 0; r >= 0 && i <= 10; i++) {
+                int64_t a = 5000000000 + i * gap_ns, b = 77 + a + a / 1000000 * 30;     /* exact: a is whole ms */
+                SnapshotClock c[] = {
+                        { "a", a, 0, true, 0, 0 },
+                        { "b", b, unc_ns, true, rate_ppb, 50 },
+                };
+
+                r = snapshot_graph_add(with, c, 2);
+                c[0].has_rate = c[1].has_rate = false;
+                if (r >= 0)
+                        r = snapshot_graph_add(without, c, 2);
+        }
+        if (r >= 0)
+                r = snapshot_graph_finalize(with);
+        if (r >= 0)
+                r = snapshot_graph_finalize(without);
+        is_int(r, 0, "two graphs of 11 snapshots, with and without rates");
+
+        for (int64_t v = 5000000000 - gap_ns / 2; r >= 0 && v <= 5000000000 + 11 * gap_ns; v += 7777777) {
+                __int128 truth2 = 2 * ((__int128) 77 + v) + (__int128) v * 60 / 1000000;  /* twice b(v) */
+                int64_t out[3] = { 0 }, bound[3] = { 0 };
+                int rr = snapshot_graph_convert(with, DRIFT, 0, 1, v, &out[0], &bound[0]);
+
+                rr |= snapshot_graph_convert(without, DRIFT, 0, 1, v, &out[1], &bound[1]);
+                rr |= snapshot_graph_convert(with, NEAREST, 0, 1, v, &out[2], &bound[2]);
+                failed += rr != 0;
+                for (int k = 0; k < 3; k++)
+                        outside += 2 * (__int128) out[k] - truth2 > 2 * (__int128) bound[k] + 2 ||
+                                   truth2 - 2 * (__int128) out[k] > 2 * (__int128) bound[k] + 2;
+                looser += bound[0] > bound[2] || bound[1] > bound[2];
+                int64_t into = (v - 5000000000) % gap_ns;      /* ns into the gap */
+
+                if (into > gap_ns / 2 - 8000000 && into < gap_ns / 2 + 8000000 && v > 5000000000 &&
+                    v < 5000000000 + 10 * gap_ns) {
+                        worst_with = bound[0] > worst_with ? bound[0] : worst_with;
+                        worst_without = bound[1] > worst_without ? bound[1] : worst_without;
+                }
+        }
+        ok(failed == 0 && outside == 0,
+           "drift (with and without rates) and nearest hold the truth (%zu outside, %zu failed)", outside, failed);
+        ok(looser == 0, "drift is never looser than nearest (%zu values were)", looser);
+        ok(worst_with > 0 && worst_with <= 2 * unc_ns, "with rates, mid-gap bound %" PRId64 " ns <= 2 x %" PRId64,
+           worst_with, unc_ns);
+        ok(worst_without > 1000 * worst_with, "without rates it is %" PRId64 " ns (1000 ppm of 15 s)", worst_without);
+        snapshot_graph_free(with);
+        snapshot_graph_free(without);
+}
+
+/* A wrapping domain (x11: 32-bit ms) read as live reads it: readings unwrapped in file order
+ * across the wrap, values unwrapped to the occurrence nearest the last reading, answers in the
+ * wire form. */
+static void test_wrap(void) {
+        const int64_t wrap_ms = INT64_C(1) << 32, base_ns = 1000000000000;
+        SnapshotGraph *g = NULL;
+        size_t x, m, ok_values = 0, n_values = 0;
+        int r = snapshot_graph_new(&g);
+
+        if (r >= 0)
+                r = snapshot_graph_declare(g, "x11", &UNIT_MS_X11);
+        /* X time X (unwrapped) is monotonic base_ns + (X - 2^32 + 3500) ms; the wire form X mod 2^32
+         * wraps between snapshots 3 and 4 */
+        for (int64_t i = 0; r >= 0 && i < 6; i++)
+                r = add2(g, "monotonic", base_ns + i * 1000000000, "x11", (wrap_ms - 3500 + i * 1000) % wrap_ms);
+        if (r >= 0)
+                r = snapshot_graph_finalize(g);
+        is_int(r, 0, "an x11 series across its wrap loads");
+        ok(snapshot_graph_find(g, "x11", &x) == 0 && snapshot_graph_find(g, "monotonic", &m) == 0, "both there");
+        for (int mode = 0; r >= 0 && mode < 2; mode++)
+                for (int64_t ms = wrap_ms - 3000; ms < wrap_ms + 3000; ms += 250) {
+                        int64_t mono = base_ns + (ms - wrap_ms + 3500) * 1000000, out = -1, unc = -1, back = -1;
+                        int64_t wire = ms % wrap_ms;
+                        int rr = snapshot_graph_convert(g, (SnapshotMode) mode, x, m, wire, &out, &unc);
+
+                        n_values++;
+                        /* the reading truncates: the event is in [ms, ms + 1) */
+                        if (rr == 0 && mono >= out - unc && mono + 999999 <= out + unc &&
+                            snapshot_graph_convert(g, (SnapshotMode) mode, m, x, mono + 400000, &back, &unc) == 0 &&
+                            back == wire)
+                                ok_values++;
+                        else if (n_values - ok_values < 3)
+                                diag("%s x11 %" PRId64 ": %d %" PRId64 " +-%" PRId64 " (truth %" PRId64 "), back %"
+                                     PRId64, mode_name((SnapshotMode) mode), wire, rr, out, unc, mono, back);
+                }
+        ok(ok_values == n_values, "x11 around its wrap converts to monotonic with the truth inside the bound "
+           "and back to the wire form (%zu of %zu)", ok_values, n_values);
+        snapshot_graph_free(g);
+}
+
 int main(void) {
+        test_drift_rates();
+        test_wrap();
         test_reading_uncertainty();
         test_search();
         test_perfetto_examples();

@@ -38,12 +38,11 @@ static uint64_t rng_next(uint64_t *s) {
 }
 
 /* The pair of s, with its NEAREST steps of side 0 in steps[] (MAX_N). */
-static Pair pair_of(const Series *s, int64_t *slopes, NearestStep *steps) {
+static Pair pair_of(const Series *s, NearestStep *steps) {
         Pair p = {
                 .domain = { 0, 1 }, .n = s->n,
                 .ns = { (int64_t *) s->src, (int64_t *) s->dst },
                 .unc_ns = (int64_t *) s->unc_ns,
-                .slope_q62 = { slopes, slopes },
                 .slack_ns = s->slack_ns,
                 .nearest = { steps, NULL },
         };
@@ -91,9 +90,8 @@ static void compare_at(const Series *s, const Pair *p, size_t k, int64_t v, Tall
 
 /* Values around every edge the record or the shortcut has, then random ones, on every k. */
 static void compare_series(const Series *s, uint64_t *seed, Tally *t) {
-        int64_t slopes[MAX_N] = { 0 };
         NearestStep steps[MAX_N];
-        Pair p = pair_of(s, slopes, steps);
+        Pair p = pair_of(s, steps);
 
         for (size_t k = 0; k < s->n; k++) {
                 int64_t c = s->src[k], next = k + 1 < s->n ? s->src[k + 1] : c;
@@ -178,9 +176,8 @@ static void test_known_answers(void) {
                 { 2, 5000 + TWO50 - 1, true, 4000 + TWO50 - 1, 2 + 7 + (TWO50 - 1 + 999) / 1000 },
                 { 2, 5000 + TWO50, false, 0, 0 },               /* the record's, from here */
         };
-        int64_t slopes[MAX_N] = { 0 };
         NearestStep steps[MAX_N];
-        Pair p = pair_of(&s, slopes, steps);
+        Pair p = pair_of(&s, steps);
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 int64_t out = -1;
@@ -202,7 +199,6 @@ static void test_known_answers(void) {
 typedef struct Chain {          /* a-b and b-c, read in alternate snapshots: a -> c is two hops */
         int64_t a_slack_ns;     /* 1 when a's readings truncate to whole ns, else 0 */
         int64_t ab[2][SNAPS], bc[2][SNAPS], ab_unc[SNAPS], bc_unc[SNAPS];
-        int64_t slopes[2][2][SNAPS];
         Pair pab, pbc;
 } Chain;
 
@@ -216,30 +212,17 @@ static size_t floor_linear(const int64_t *src, size_t n, int64_t v) {
         return k;
 }
 
-/* DRIFT's slopes as finalize makes them (the reference must not share the graph's). */
-static void slopes_fill(Pair *p) {
-        for (size_t s = 0; s < 2; s++)
-                for (size_t k = 0; k + 1 < p->n; k++) {
-                        __int128 dx = (__int128) p->ns[s][k + 1] - p->ns[s][k];
-                        __int128 dy = (__int128) p->ns[!s][k + 1] - p->ns[!s][k];
-                        __int128 drift = dy - dx, abs_drift = drift < 0 ? -drift : drift;
-
-                        p->slope_q62[s][k] = dx > 0 && abs_drift * RATE_DIVISOR <= dx ? (int64_t) ((dy << 62) / dx) : 0;
-                }
-}
-
 static int reference_hop(const Pair *p, SnapshotMode mode, int64_t slack_ns, int64_t *ns, uint64_t *unc) {
         size_t k = floor_linear(p->ns[0], p->n, *ns);
-        int64_t out, bound;
-        ConvRecord rec;
+        int64_t out;
+        uint64_t bound;
         int r;
 
-        snapshot_interval_record(p, 0, k, mode, *ns, slack_ns, &rec);
-        r = conv_record_map(&rec, *ns, &out, &bound);
+        r = snapshot_interval_map(p, 0, k, mode, *ns, slack_ns, &out, &bound);
         if (r < 0)
                 return r == -ESTALE ? -ERANGE : r;
         *ns = out;
-        *unc += (uint64_t) bound;
+        *unc += bound;
         return 0;
 }
 
@@ -288,12 +271,8 @@ static SnapshotGraph *chain_build(Chain *ch, bool a_truncates, uint64_t *seed) {
         if (r >= 0)
                 r = snapshot_graph_finalize(g);
         ok(r == 0, "built the a-b-c chain, a %s", a_truncates ? "truncated to ns" : "in ns");
-        ch->pab = (Pair) { .domain = { 0, 1 }, .n = SNAPS, .ns = { ch->ab[0], ch->ab[1] }, .unc_ns = ch->ab_unc,
-                           .slope_q62 = { ch->slopes[0][0], ch->slopes[0][1] } };
-        ch->pbc = (Pair) { .domain = { 1, 2 }, .n = SNAPS, .ns = { ch->bc[0], ch->bc[1] }, .unc_ns = ch->bc_unc,
-                           .slope_q62 = { ch->slopes[1][0], ch->slopes[1][1] } };
-        slopes_fill(&ch->pab);
-        slopes_fill(&ch->pbc);
+        ch->pab = (Pair) { .domain = { 0, 1 }, .n = SNAPS, .ns = { ch->ab[0], ch->ab[1] }, .unc_ns = ch->ab_unc };
+        ch->pbc = (Pair) { .domain = { 1, 2 }, .n = SNAPS, .ns = { ch->bc[0], ch->bc[1] }, .unc_ns = ch->bc_unc };
         return g;
 }
 

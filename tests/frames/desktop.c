@@ -140,12 +140,12 @@ int desktop_start_mutter(Desktop *d, const char *bus_address) {
         return wait_ready(d);
 }
 
-int desktop_fake_wm(Desktop *d, bool fake) {
+int desktop_fake_wm(Desktop *d, DesktopFake fake) {
         xcb_connection_t *c = d->fake;
-        xcb_atom_t check, supported, name, utf8;
+        xcb_atom_t check, supported, name, utf8, frame_drawn;
         xcb_window_t root;
 
-        if (!fake) {
+        if (fake == DESKTOP_FAKE_NONE) {
                 if (c) {
                         root = xcb_setup_roots_iterator(xcb_get_setup(c)).data->root;
                         xcb_delete_property(c, root, intern(c, "_NET_SUPPORTING_WM_CHECK"));
@@ -168,14 +168,15 @@ int desktop_fake_wm(Desktop *d, bool fake) {
         supported = intern(c, "_NET_SUPPORTED");
         name = intern(c, "_NET_WM_NAME");
         utf8 = intern(c, "UTF8_STRING");
+        frame_drawn = intern(c, "_NET_WM_FRAME_DRAWN");
         d->fake_window = xcb_generate_id(c);
         xcb_create_window(c, 0, d->fake_window, root, -1, -1, 1, 1, 0, XCB_WINDOW_CLASS_INPUT_ONLY,
                           XCB_COPY_FROM_PARENT, 0, NULL);
         xcb_change_property(c, XCB_PROP_MODE_REPLACE, d->fake_window, check, XCB_ATOM_WINDOW, 32, 1, &d->fake_window);
         xcb_change_property(c, XCB_PROP_MODE_REPLACE, d->fake_window, name, utf8, 8, 7, "fake-wm");
         xcb_change_property(c, XCB_PROP_MODE_REPLACE, root, check, XCB_ATOM_WINDOW, 32, 1, &d->fake_window);
-        xcb_change_property(c, XCB_PROP_MODE_REPLACE, root, supported, XCB_ATOM_ATOM, 32, 2,
-                            (xcb_atom_t[]) { check, name });
+        xcb_change_property(c, XCB_PROP_MODE_REPLACE, root, supported, XCB_ATOM_ATOM, 32,
+                            fake == DESKTOP_FAKE_SILENT ? 3 : 2, (xcb_atom_t[]) { check, name, frame_drawn });
         /* A round trip: the properties are there for the next client. */
         free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), NULL));
         d->fake = c;
@@ -195,8 +196,26 @@ static void end(pid_t *pid, int *pidfd) {
         *pidfd = -1;
 }
 
+int desktop_kill_wm(Desktop *d) {
+        int r;
+
+        if (d->wm_pid == 0)
+                return -ESRCH;
+        r = proc_signal(d->wm_pidfd, SIGKILL);
+        if (r >= 0)
+                r = proc_wait(d->wm_pidfd, d->wm_pid, true, 10000, NULL);
+        close(d->wm_pidfd);
+        d->wm_pid = 0;
+        d->wm_pidfd = -1;
+        if (d->dir[0]) {
+                proc_rm_rf(d->dir);
+                d->dir[0] = '\0';
+        }
+        return r;
+}
+
 void desktop_stop(Desktop *d) {
-        desktop_fake_wm(d, false);
+        desktop_fake_wm(d, DESKTOP_FAKE_NONE);
         end(&d->wm_pid, &d->wm_pidfd);
         (void) xvfb_stop(&d->xvfb);
         d->xvfb = (Xvfb) {};

@@ -32,9 +32,18 @@ int desktop_start_x(Desktop *d);
  * bus_address, and waits until it is ready (see above). -ECHILD when it exits first. */
 int desktop_start_mutter(Desktop *d, const char *bus_address);
 
-/* Sets (or with fake false, removes) the properties of a window manager that lacks frame timing:
- * a check window named fake-wm, _NET_SUPPORTED without _NET_WM_FRAME_DRAWN. */
-int desktop_fake_wm(Desktop *d, bool fake);
+typedef enum DesktopFake {
+        DESKTOP_FAKE_NONE,              /* removes the fake window manager's properties */
+        DESKTOP_FAKE_NO_TIMING,         /* _NET_SUPPORTED without _NET_WM_FRAME_DRAWN */
+        DESKTOP_FAKE_SILENT,            /* _NET_WM_FRAME_DRAWN listed, never sent */
+} DesktopFake;
+
+/* Sets (or with DESKTOP_FAKE_NONE, removes) the properties of a window manager that gives no
+ * frame timing: a check window named fake-wm, _NET_SUPPORTED as fake says. */
+int desktop_fake_wm(Desktop *d, DesktopFake fake);
+
+/* SIGKILL to the window manager (mutter killed mid-run), reaped; its directory removed. */
+int desktop_kill_wm(Desktop *d);
 
 /* Ends the window manager and Xvfb, removes the directory. */
 void desktop_stop(Desktop *d);

@@ -16,12 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "desktop.h"
 #include "harness-proc.h"
 #include "harness.h"
+#include "probe-child.h"
 #include "tap.h"
 #include "x11-bus.h"
 
@@ -37,6 +39,16 @@ static int status;
 
 static bool is_calibrated(const X11BusDomain *d, void *userdata) {
         return d->available && d->last_calibrated_ns > 0;
+}
+
+/* What a program said, a TAP comment per line. */
+static void diag_text(const char *text) {
+        for (const char *line = text; line && *line;) {
+                size_t n = strcspn(line, "\n");
+
+                diag("%.*s", (int) n, line);
+                line += n + (line[n] == '\n');
+        }
 }
 
 /* Runs timeconv with args (NULL-terminated) on the private bus; status, out and err. */
@@ -72,22 +84,24 @@ static void test_no_display(void) {
            "no DISPLAY and no --display: exit 69");
         ok(err && strstr(err, "no X display: DISPLAY is not set or empty (--display NAME gives one)"),
            "no DISPLAY and no --display: says so");
-        diag("%s", err ? err : "");
+        diag_text(err);
 }
 
 static void test_no_frame_timing(void) {
         is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "10", NULL), 69,
                "no window manager: exit 69");
         ok(err && strstr(err, "no EWMH window manager runs on"), "no window manager: says so");
-        diag("%s", err ? err : "");
+        diag_text(err);
 
-        ok(desktop_fake_wm(&desktop, true) == 0, "a window manager without frame timing");
+        ok(desktop_fake_wm(&desktop, DESKTOP_FAKE_NO_TIMING) == 0, "a window manager without frame timing");
         is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "10", NULL), 69,
                "without _NET_WM_FRAME_DRAWN: exit 69");
         ok(err && strstr(err, "fake-wm") && strstr(err, "does not support _NET_WM_FRAME_DRAWN"),
            "without _NET_WM_FRAME_DRAWN: says so and names it");
-        diag("%s", err ? err : "");
-        desktop_fake_wm(&desktop, false);
+        ok(err && strstr(err, "mutter and muffin") && !strstr(err, "KWin"),
+           "and names the window managers that do: mutter and muffin, not KWin");
+        diag_text(err);
+        desktop_fake_wm(&desktop, DESKTOP_FAKE_NONE);
 }
 
 typedef struct Row {
@@ -173,7 +187,7 @@ static void test_fast(void) {
         is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "120", "--log", log, "--json",
                    "--plot", svg, NULL), 0, "mutter, as fast as it lets: exit 0");
         if (status != 0)
-                diag("%s", err ? err : "");
+                diag_text(err);
         probe = json_loads(out ? out : "", 0, NULL);
         ok(probe && !strcmp(json_string_value(json_object_get(json_object_get(probe, "probe"), "compositor")),
                             "Mutter"), "the compositor is named: Mutter");
@@ -239,12 +253,137 @@ static void test_rate(void) {
         is_int(run("frames", "--probe", "--display", desktop.display, "--rate", "30", "--frames", "150", "--log", log,
                    NULL), 0, "--rate 30: exit 0");
         if (status != 0)
-                diag("%s", err ? err : "");
+                diag_text(err);
         rows = read_log(log, &n);
         is_int(n, 150, "--rate 30: 150 frames begun");
         rate = rows ? begin_rate(rows, n) : 0;
         ok(rate >= 29 && rate <= 31, "--rate 30: frames begun at %.3f per second (30 +- 1)", rate);
         free(rows);
+}
+
+/* A window manager that lists _NET_WM_FRAME_DRAWN and never sends it: the probe gives up after
+ * one silence of 2 s, not 2 s per frame (300 frames: 10 minutes before), says so, exits 69, and
+ * writes the frames it began; the report says why its figures are missing. */
+static void test_silent_wm(void) {
+        char log[128];
+        size_t n = 0, drawn = 0;
+        Row *rows;
+
+        snprintf(log, sizeof(log), "%s/silent.jsonl", dir);
+        ok(desktop_fake_wm(&desktop, DESKTOP_FAKE_SILENT) == 0, "a window manager that lists _NET_WM_FRAME_DRAWN");
+        is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "300", "--log", log, NULL), 69,
+               "it never sends one: exit 69 (within the test's timeout, far below 300 x 2 s)");
+        ok(err && strstr(err, "fake-wm lists _NET_WM_FRAME_DRAWN but sent none"), "says it never answered");
+        diag_text(err);
+        rows = read_log(log, &n);
+        for (size_t i = 0; rows && i < n; i++)
+                drawn += rows[i].drawn;
+        ok(rows && n >= 1 && n < 300 && drawn == 0, "--log holds the %zu frames begun, none drawn", n);
+        free(rows);
+        ok(out && strstr(out, "end->drawn      n/a (no frame was drawn)") && !strstr(out, "no frame end times") &&
+           strstr(out, "causality       n/a (no frame was drawn)"), "the report's reasons: no frame was drawn");
+        ok(out && strstr(out, "stopped         the window manager fake-wm"), "the summary says why it stopped");
+        desktop_fake_wm(&desktop, DESKTOP_FAKE_NONE);
+}
+
+/* --display naming another X server than timeconvd's: refused before a frame, both named. */
+static void test_other_server(void) {
+        Desktop other;
+
+        if (desktop_start_x(&other) < 0) {
+                ok(false, "a second Xvfb");
+                return;
+        }
+        ok(run("frames", "--probe", "--display", other.display, "--frames", "10", NULL) == 69,
+           "--display %s, timeconvd on %s: exit 69", other.display, desktop.display);
+        ok(err && strstr(err, "is not timeconvd's") && strstr(err, other.display) && strstr(err, desktop.display),
+           "says the server is not timeconvd's, and names both displays");
+        diag_text(err);
+        desktop_stop(&other);
+}
+
+/* An unwritable --log: exit 74 naming the file, before a frame is drawn. */
+static void test_log_unwritable(void) {
+        is_int(run("frames", "--probe", "--display", desktop.display, "--frames", "10", "--log",
+                   "/nonexistent-dir/x.jsonl", NULL), 74, "--log /nonexistent-dir/x.jsonl: exit 74");
+        ok(err && strstr(err, "/nonexistent-dir/x.jsonl") && strstr(err, strerror(ENOENT)) && !strstr(err, "x11_us"),
+           "names the file and why, not timeconvd");
+        ok(err && !strstr(err, "measuring"), "before measuring");
+        diag_text(err);
+}
+
+/* Runs the probe in the background until it says the compositor draws its frames, then kill()
+ * (the compositor, the X server); the probe must end within 60 s. *ret_status its exit
+ * status; -1 when it did not end. */
+static int run_and_kill(const char *const *argv, int (*kill_it)(void), char **ret_err) {
+        ProbeChild c;
+        int st = 0, exit_status = -1;
+
+        ok(probe_child_start(&c, h->bus_address, argv) == 0 &&
+           probe_child_wait_for(&c, "draws the probe's frames", 60000) == 0, "the probe measures");
+        ok(kill_it() == 0, "killed");
+        if (probe_child_finish(&c, 60000, &st) == 0 && WIFEXITED(st))
+                exit_status = WEXITSTATUS(st);
+        ok(exit_status >= 0, "the probe ended within 60 s");
+        *ret_err = strdup(c.err ? c.err : "");
+        probe_child_done(&c);
+        return exit_status;
+}
+
+static int kill_mutter(void) {
+        return desktop_kill_wm(&desktop);
+}
+
+static int kill_x(void) {
+        return proc_signal(desktop.xvfb.pidfd, SIGKILL);
+}
+
+/* The drawn rows of the log, and all. */
+static size_t drawn_rows(const char *log, size_t *ret_n) {
+        size_t n = 0, drawn = 0;
+        Row *rows = read_log(log, &n);
+
+        for (size_t i = 0; rows && i < n; i++)
+                drawn += rows[i].drawn;
+        free(rows);
+        *ret_n = n;
+        return drawn;
+}
+
+/* mutter killed mid-run: noticed at once (its check window is destroyed), said, exit 69, the
+ * frames measured in the log. 1000 frames would take 17 s and more at 60 Hz, 2000 s at 2 s each. */
+static void test_kill_mutter(void) {
+        char log[128], *e = NULL;
+        const char *argv[] = { timeconv, "frames", "--probe", "--display", desktop.display, "--frames", "1000",
+                               "--log", log, NULL };
+        size_t n = 0, drawn;
+
+        snprintf(log, sizeof(log), "%s/kill.jsonl", dir);
+        is_int(run_and_kill(argv, kill_mutter, &e), 69, "mutter killed mid-run: exit 69");
+        ok(e && strstr(e, "the window manager Mutter went away") && strstr(e, "the frames measured are in"),
+           "says mutter went away and where the frames are");
+        diag_text(e);
+        drawn = drawn_rows(log, &n);
+        ok(n >= 1 && n < 1000 && drawn >= 1, "--log holds the frames measured (%zu begun, %zu drawn)", n, drawn);
+        free(e);
+}
+
+/* The X server killed mid-run: exit 69, the frames measured before it went are in the log,
+ * converted (timeconvd converts each as it comes, while its calibration of that server lasts). */
+static void test_kill_x(void) {
+        char log[128], *e = NULL;
+        const char *argv[] = { timeconv, "frames", "--probe", "--display", desktop.display, "--rate", "30",
+                               "--frames", "600", "--log", log, NULL };
+        size_t n = 0, drawn;
+
+        snprintf(log, sizeof(log), "%s/x.jsonl", dir);
+        is_int(run_and_kill(argv, kill_x, &e), 69, "the X server killed mid-run: exit 69");
+        ok(e && strstr(e, "the X connection broke"), "says the X connection broke");
+        diag_text(e);
+        drawn = drawn_rows(log, &n);
+        ok(n >= 1 && n < 600 && drawn >= 1, "--log holds the frames measured, converted (%zu begun, %zu drawn)", n,
+           drawn);
+        free(e);
 }
 
 /* The probe's own CPU at 60 FPS beside mutter: reported, not judged (a sanitizer build costs
@@ -290,6 +429,8 @@ int main(int argc, char **argv) {
 
         test_no_display();
         test_no_frame_timing();
+        test_silent_wm();
+        test_other_server();
         ok(desktop_start_mutter(&desktop, h->bus_address) == 0,
            "mutter --x11 ready: _NET_SUPPORTING_WM_CHECK, _NET_WM_FRAME_DRAWN in _NET_SUPPORTED");
         if (tap_failed_) {
@@ -300,6 +441,12 @@ int main(int argc, char **argv) {
         test_fast();
         test_rate();
         report_cpu();
+        test_log_unwritable();
+        test_kill_mutter();
+        ok(desktop_start_mutter(&desktop, h->bus_address) == 0, "mutter --x11 again");
+        /* Last: the X server goes for good. */
+        if (!tap_failed_)
+                test_kill_x();
 finish:
         free(log);
         desktop_stop(&desktop);

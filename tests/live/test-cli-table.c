@@ -5,7 +5,9 @@
  * name, the unit "frame", an unavailable domain, offsets and rates whose bound dwarfs them
  * (read "unknown"), small ones that stay numbers. Every column of every row starts where its
  * header does, counted in characters ("±" is two bytes, one character). The JSON keeps every
- * field and property, typed, and timeconv(1) documents each field.
+ * field and property, typed, and timeconv(1) documents each field; where the table says
+ * "unknown" the JSON says null (the bound still given), and its rate against monotonic is not
+ * called rate_ppb, which is ListDomains' rate against the reference.
  * usage: test-cli-table TIMECONV_1 */
 
 #define _GNU_SOURCE
@@ -164,9 +166,88 @@ static bool keys_documented(json_t *list, const char *man_path) {
         return all;
 }
 
+/* The table within width columns (0: no limit), with marks. */
+static char *render_fit(struct timeconv_domain **domains, const CliMarks *marks, size_t width) {
+        CliOut *out = malloc(sizeof(*out));
+        int fd = memfd_create("table", 0);
+        char *text;
+        off_t size;
+
+        if (!out || fd < 0)
+                abort();
+        cli_out_init(out, fd);
+        cli_table_text_fit(out, domains, marks, 2000000000, width);
+        if (cli_out_flush(out) < 0)
+                abort();
+        size = lseek(fd, 0, SEEK_END);
+        text = calloc(1, (size_t) size + 1);
+        if (!text || pread(fd, text, (size_t) size, 0) != size)
+                abort();
+        close(fd);
+        free(out);
+        return text;
+}
+
+/* The widest line of text, in characters. */
+static size_t widest(const char *text) {
+        size_t max = 0;
+
+        for (const char *line = text; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n')) {
+                size_t n = char_index(line, strcspn(line, "\n"));
+
+                max = n > max ? n : max;
+        }
+        return max;
+}
+
+/* What a desktop shows (issue 26: 110 columns, wrapped at 80): within 80 columns by default, the
+ * whole table when asked; what each column is against and what "-" means, said under it. */
+static void check_fit(void) {
+        const unsigned avail = TIMECONV_DOMAIN_AVAILABLE | TIMECONV_DOMAIN_MONOTONIC;
+        struct timeconv_domain *d[12] = {};
+        CliMarks marks = {};
+        char *text;
+
+        d[0] = domain("monotonic_raw", "ns", avail, -248201383, 0, 0, 19);
+        d[1] = domain("realtime", "ns", avail, INT64_C(1795836337842952062), 0, 37, 38);
+        d[2] = domain("realtime_coarse", "ns", avail, INT64_C(1795836337841334403), 31220, 9742054, 155929);
+        d[3] = domain("monotonic", "ns", avail, 0, 0, 37, 0);
+        d[4] = domain("monotonic_coarse", "ns", avail, -1635053, 30995, 19760118, 156773);
+        d[5] = domain("boottime", "ns", avail, 0, 0, 37, 38);
+        d[6] = domain("tai", "ns", avail, INT64_C(1795836337842952062), 0, 37, 38);
+        d[7] = domain("x11", "ms", avail, 0, 0, 508237, 38);
+        snprintf(d[7]->verdict, sizeof(d[7]->verdict), "identity");
+        d[8] = domain("x11_us", "us", avail, 0, 0, 8737, 38);
+        snprintf(d[8]->verdict, sizeof(d[8]->verdict), "identity");
+        d[9] = domain("msc", "frame", avail, 16036068, 0, 18418231, 1000000);
+        cli_marks_add(&marks, "x11", 1500000000, 96910, "restart");
+
+        text = render_fit(d, &marks, 80);
+        ok(widest(text) <= 80, "within 80 columns by default (widest line: %zu)", widest(text));
+        ok(strncmp(text, "DOMAIN ", 7) == 0 && strstr(text, "OFFSET TO MONOTONIC") && strstr(text, "RATE TO MONOTONIC"),
+           "the header says offset and rate are against monotonic");
+        ok(strstr(text, "\nx11: ! restarted +96910 ns, 0.5 s ago\n") != NULL,
+           "an event that does not fit as a column is a line under the table");
+        ok(strstr(text, "-: no verdict") && strstr(text, "identity = it is CLOCK_MONOTONIC"),
+           "the legend says what the verdicts and - mean");
+        ok(strstr(text, "--wide shows them") != NULL, "and that --wide shows the columns left out");
+        if (widest(text) > 80)
+                diag("%s", text);
+        free(text);
+
+        text = render_fit(d, &marks, 0);
+        ok(strstr(text, "BOUND TO REFERENCE") && strstr(text, "CALIBRATED") && strstr(text, "EVENT") &&
+           strstr(text, "of a conversion to the domain's reference (monotonic_raw)"),
+           "--wide: every column, the bound's reference said");
+        ok(widest(text) > 80 && !strstr(text, "--wide shows them"), "wider than 80, and nothing left out");
+        free(text);
+        for (size_t i = 0; d[i]; i++)
+                free(d[i]);
+}
+
 int main(int argc, char *argv[]) {
         static const char *const headers[] = { "DOMAIN", "UNIT", "VERDICT", "OFFSET TO MONOTONIC",
-                                               "RATE TO MONOTONIC", "UNCERTAINTY", "CALIBRATED" };
+                                               "RATE TO MONOTONIC", "BOUND TO REFERENCE", "CALIBRATED" };
         const unsigned avail = TIMECONV_DOMAIN_AVAILABLE | TIMECONV_DOMAIN_MONOTONIC;
         struct timeconv_domain *domains[9] = {};
         size_t cols[7], n_rows = 0;
@@ -256,6 +337,28 @@ int main(int argc, char *argv[]) {
                    json_integer_value(json_object_get(props, "crtc_index")) == 1044 &&
                    json_is_string(json_object_get(props, "reason")),
                    "properties keep their types: b true, t and u integers, x negative, d real, s string");
+                json_t *coarse = json_array_get(list, 2), *msc = json_array_get(list, 3);
+                json_t *boot = json_array_get(list, 1), *e;
+                bool no_rate_ppb = true;
+                size_t i;
+
+                ok(json_is_null(json_object_get(coarse, "offset_ns")) &&
+                   json_integer_value(json_object_get(coarse, "offset_uncertainty_ns")) == 3000000020 &&
+                   json_is_null(json_object_get(coarse, "rate_to_monotonic_ppb")) &&
+                   json_integer_value(json_object_get(coarse, "rate_to_monotonic_uncertainty_ppb")) == 5000010,
+                   "where the table says unknown: offset and rate null, their bounds given");
+                ok(json_is_null(json_object_get(msc, "rate_to_monotonic_ppb")) &&
+                   json_is_integer(json_object_get(msc, "offset_ns")),
+                   "msc: the rate unknown (null), the offset a number");
+                ok(json_integer_value(json_object_get(boot, "offset_ns")) == 0 &&
+                   json_is_integer(json_object_get(boot, "offset_ns")) &&
+                   json_integer_value(json_object_get(boot, "rate_to_monotonic_ppb")) == 76 &&
+                   json_integer_value(json_object_get(boot, "rate_to_monotonic_uncertainty_ppb")) == 1510 &&
+                   json_integer_value(json_object_get(boot, "rate_to_reference_ppb")) == 76,
+                   "small bounds stay numbers: boottime +0 ns, +76 ppb against monotonic and the reference");
+                json_array_foreach(list, i, e)
+                        no_rate_ppb &= !json_object_get(e, "rate_ppb") && !json_object_get(e, "rate_uncertainty_ppb");
+                ok(no_rate_ppb, "no \"rate_ppb\": ListDomains' name for the rate against the reference");
                 ok(json_is_false(json_object_get(x11, "available")) && json_is_null(json_object_get(x11, "offset_ns")) &&
                    strcmp(json_string_value(json_object_get(x11, "verdict")) ?: "", "identity") == 0,
                    "an unavailable domain: available false, offset null");
@@ -265,5 +368,6 @@ int main(int argc, char *argv[]) {
 
         for (size_t i = 0; domains[i]; i++)
                 free(domains[i]);
+        check_fit();
         return done_testing();
 }

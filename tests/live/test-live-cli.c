@@ -122,7 +122,7 @@ static void check_domains(void) {
         json_array_foreach(list, i, e) {
                 fields &= json_is_string(json_object_get(e, "name")) && json_is_string(json_object_get(e, "unit")) &&
                           json_is_boolean(json_object_get(e, "available")) && json_object_get(e, "verdict") &&
-                          json_object_get(e, "offset_ns") && json_object_get(e, "rate_ppb") &&
+                          json_object_get(e, "offset_ns") && json_object_get(e, "rate_to_monotonic_ppb") &&
                           json_object_get(e, "uncertainty_ns") &&
                           json_is_integer(json_object_get(e, "last_calibrated_ns"));
                 if (strcmp(json_string_value(json_object_get(e, "name")) ?: "", "monotonic") == 0)
@@ -131,6 +131,15 @@ static void check_domains(void) {
                         boot = e;
         }
         ok(fields, "each: name, unit, available, verdict, offset, rate, uncertainty, last calibration");
+        {
+                size_t same = 0;
+
+                json_array_foreach(list, i, e)
+                        same += json_integer_value(json_object_get(e, "perfetto_id")) ==
+                                (json_int_t) timeconv_perfetto_clock_id(json_string_value(json_object_get(e, "name")));
+                ok(same == json_array_size(list), "each perfetto_id is timeconv_perfetto_clock_id() of its name "
+                   "(%zu of %zu)", same, json_array_size(list));
+        }
         {
                 json_t *rt = NULL, *tai = NULL;
 
@@ -148,7 +157,8 @@ static void check_domains(void) {
                    "tai: \"tai_offset_s\" and \"equals_realtime\", which holds when the offset is 0");
         }
         ok(mono && json_integer_value(json_object_get(mono, "offset_ns")) == 0 &&
-           json_integer_value(json_object_get(mono, "rate_ppb")) == 0,
+           json_is_integer(json_object_get(mono, "rate_to_monotonic_ppb")) &&
+           json_integer_value(json_object_get(mono, "rate_to_monotonic_ppb")) == 0,
            "monotonic against itself: offset 0, rate 0");
         off_lo = boottime_offset(&off_hi);
         ok(boot && json_is_integer(json_object_get(boot, "offset_ns")) &&
@@ -182,8 +192,8 @@ static void check_table(void) {
         ok(out && strstr(out, "\n\nrealtime: ") && (strstr(out, "realtime: synchronised, says the kernel") ||
                                                     strstr(out, "realtime: not synchronised, says the kernel")),
            "under the table, what the kernel says of realtime's synchronisation");
-        ok(out && (strstr(out, "\ntai: equals realtime (the kernel's TAI offset is 0: no NTP daemon has set it, "
-                               "so tai is not true TAI)\n") ||
+        ok(out && (strstr(out, "\ntai: equals realtime (the kernel's TAI offset is 0: no NTP daemon set it;\n"
+                               "     tai is not true TAI)\n") ||
                    strstr(out, "\ntai: realtime +")), "and of tai: its offset, or that it equals realtime");
 }
 
@@ -206,7 +216,12 @@ static void check_now(void) {
         hi = clock_now_ns(CLOCK_MONOTONIC);
         ok(out && sscanf(out, "%" SCNi64, &v) == 1 && v >= lo - LOOSE_NS && v <= hi + LOOSE_NS &&
            count_lines(out) == 1, "now monotonic: one number, the time");
-        ok(out && strstr(out, " \xc2\xb1") && strstr(out, " ns\n"), "with its bound: VALUE \xc2\xb1" "BOUND ns");
+        ok(out && strstr(out, " ns \xc2\xb1") && strstr(out, " ns\n"),
+           "with its unit and its bound: VALUE ns \xc2\xb1" "BOUND ns (the value's unit said, not only the bound's)");
+        is_int(RUN("now", "--json", "monotonic"), 0, "now --json monotonic: exit 0");
+        o = json_loads(out ? out : "", 0, NULL);
+        ok(o && strcmp(json_string_value(json_object_get(o, "unit")) ?: "", "ns") == 0, "with \"unit\":\"ns\"");
+        json_decref(o);
         is_int(RUN("now", "nope"), 65, "now nope: exit 65 (bad data)");
         ok(err && strstr(err, "unknown domain 'nope'; timeconvd has: ") && strstr(err, "monotonic_raw") &&
            strstr(err, "boottime"), "and says the domain is unknown, with the domains there are");
@@ -320,6 +335,44 @@ static void check_export(void) {
         free(path);
 }
 
+/* export --format perfetto: protoc --decode_raw reads it (.ci/run installs protobuf-compiler),
+ * with the fields Perfetto's ClockSnapshot packets have; --follow ends on SIGTERM with exit 0
+ * and a trace that decodes. */
+static void check_export_perfetto(void) {
+        char *script = NULL, want[64];
+        const char *p;
+        size_t packets = 0;
+
+        if (asprintf(&script, "set -e; \"%s\" export --format perfetto > '%s/e.pftrace'; "
+                     "protoc --decode_raw < '%s/e.pftrace'", tc_path, h->dir, h->dir) < 0)
+                abort();
+        is_int(run_sh(script), 0, "export --format perfetto | protoc --decode_raw: exit 0");
+        free(script);
+        for (p = out ? out : ""; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+                packets += strncmp(p, "1 {\n", 4) == 0;
+        ok(packets > 0, "a Trace of TracePackets (%zu)", packets);
+        ok(out && strstr(out, "  6 {\n    1 {\n      1: "), "each a clock_snapshot (6) of clocks (1) with an id (1)");
+        ok(out && strstr(out, "    2: 6\n"), "primary_trace_clock BOOTTIME (6)");
+        ok(out && strstr(out, "  10: 1952645121\n"), "on a sequence of its own (10)");
+        snprintf(want, sizeof(want), "      1: %" PRIu32 "\n", timeconv_perfetto_clock_id("tai"));
+        ok(out && strstr(out, want) && strstr(out, "      1: 3\n") && strstr(out, "      1: 5\n"),
+           "monotonic (3), monotonic_raw (5) and tai by its hashed id (%" PRIu32 ")",
+           timeconv_perfetto_clock_id("tai"));
+        is_int(RUN("export", "--follow"), 64, "--follow without --format perfetto: usage, exit 64");
+        is_int(RUN("export", "--format", "xml"), 64, "an unknown format: usage, exit 64");
+
+        if (asprintf(&script, "set -e; d='%s'; mkfifo \"$d/fifo\"; \"%s\" export --format perfetto --follow > "
+                     "\"$d/fifo\" & pid=$!; exec 3< \"$d/fifo\"; dd bs=1 count=1 <&3 > \"$d/f.pftrace\" 2>/dev/null; "
+                     "cat <&3 >> \"$d/f.pftrace\" & cat_pid=$!; kill -TERM $pid; status=0; wait $pid || status=$?; "
+                     "wait $cat_pid; echo \"status $status\"; protoc --decode_raw < \"$d/f.pftrace\" | grep -c '^1 {'",
+                     h->dir, tc_path) < 0)
+                abort();
+        is_int(run_sh(script), 0, "export --format perfetto --follow, SIGTERM once it wrote");
+        free(script);
+        ok(out && strncmp(out, "status 0\n", 9) == 0 && atoi(out + 9) > 0,
+           "exits 0, its output a whole trace of packets (%s)", out ? out : "");
+}
+
 static void check_monitor_json(void) {
         char script[2048];
         bool good = true;
@@ -369,7 +422,8 @@ static void check_monitor_json(void) {
 }
 
 /* Every entry the daemon lists (ListDomains, read raw here) is in `timeconv domains --json`, at
- * the top (rate_ppb as rate_to_reference_ppb: rate_ppb there is against monotonic) or under
+ * the top (rate_ppb and rate_uncertainty_ppb as rate_to_reference_ppb and
+ * rate_to_reference_uncertainty_ppb: the top's rate is rate_to_monotonic_ppb) or under
  * "properties", with a JSON type that fits its D-Bus type. An application domain this test
  * holds brings its owner. */
 static bool d_count_ok(size_t domains, json_t *list) {
@@ -420,7 +474,9 @@ static void check_every_entry(void) {
                             sd_bus_message_skip(reply, "v") < 0 || sd_bus_message_exit_container(reply) < 0)
                                 break;
                         entries++;
-                        v = json_object_get(d, strcmp(key, "rate_ppb") == 0 ? "rate_to_reference_ppb" : key) ?:
+                        v = json_object_get(d, strcmp(key, "rate_ppb") == 0 ? "rate_to_reference_ppb" :
+                                               strcmp(key, "rate_uncertainty_ppb") == 0 ?
+                                                       "rate_to_reference_uncertainty_ppb" : key) ?:
                             json_object_get(json_object_get(d, "properties"), key);
                         if (!v) {
                                 diag("%s: \"%s\" (%s) is not in domains --json", name, key, contents);
@@ -492,6 +548,32 @@ static void check_push(void) {
         is_int(run_sh(script), 65, "push with an empty DOMAIN: exit 65");
         ok(out && !*out && err && strstr(err, "push: DOMAIN '': empty domain name") && count_lines(err) == 1,
            "said once, before any line");
+
+        /* Issue 26, item 3: names checked before a line is read, each said once. */
+        snprintf(script, sizeof(script), "'%s' push dac0 --against nope < /dev/null", tc_path);
+        is_int(run_sh(script), 65, "push --against an unknown domain: exit 65");
+        ok(err && strstr(err, "unknown domain 'nope'; timeconvd has: ") && strstr(err, "monotonic") &&
+           count_lines(err) == 1, "said once, with the domains there are");
+        snprintf(script, sizeof(script), "'%s' push monotonic --against boottime < /dev/null", tc_path);
+        is_int(run_sh(script), 65, "push of one of timeconvd's own domains: exit 65, not 0 on empty input");
+        ok(err && strstr(err, "'monotonic' is one of timeconvd's own domains"), "and says so");
+        snprintf(script, sizeof(script), "'%s' push Dac0 --against monotonic < /dev/null", tc_path);
+        is_int(run_sh(script), 65, "push of an invalid name (upper case): exit 65");
+        ok(err && strstr(err, "push: DOMAIN 'Dac0': ") && strstr(err, "a-z 0-9 _ . : -") && count_lines(err) == 1,
+           "and says which characters a name may have");
+        {
+                struct timeconv *tc = NULL;
+                int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
+                struct timeconv_reading readings[2] = { { "monotonic", now_ns }, { "audio8", now_ns + 5000 } };
+
+                ok(timeconv_open_address(h->bus_address, &tc) == 0 && timeconv_push_snapshot(tc, readings, 2) == 0,
+                   "audio8, held by this test");
+                snprintf(script, sizeof(script), "printf '1 2\\n' | '%s' push audio8 --against monotonic", tc_path);
+                is_int(run_sh(script), 1, "push of a name another client holds: exit 1, as timeconv(1) says");
+                ok(err && strstr(err, "'audio8': the domain belongs to another client") && count_lines(err) == 1 &&
+                   !strstr(err, "standard input"), "one message, and no read error after it");
+                timeconv_close(tc);
+        }
 }
 
 static void check_monitor_and_help(void) {
@@ -552,6 +634,7 @@ int main(int argc, char *argv[]) {
         check_now();
         check_convert();
         check_export();
+        check_export_perfetto();
         check_monitor_json();
         check_push();
         check_every_entry();
@@ -573,7 +656,8 @@ int main(int argc, char *argv[]) {
 
                 snprintf(script, sizeof(script), "echo '1 2' | '%s' push audio3 --against monotonic", tc_path);
                 is_int(run_sh(script), 69, "the daemon gone: push exits 69");
-                ok(out && strcmp(out, "error: timeconvd is not running\n") == 0, "with the reason on its line");
+                ok(out && !*out && err && strstr(err, "timeconvd is not running") && count_lines(err) == 1,
+                   "said once, before any line is read");
         }
         free(out);
         free(err);

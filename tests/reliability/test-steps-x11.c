@@ -4,7 +4,9 @@
  * and the daemon must say so with a Discontinuity for 'x11' once it has calibrated against the
  * new server, with the jump of its clock: Xvfb stamps CLOCK_MONOTONIC in ms, so the jump is
  * within the old model's bound and the ms truncation. A value from before the restart still
- * converts with the old model. (The shim is loaded but moves nothing here.)
+ * converts with the old model. x11_us, the same clock in µs (a view of x11), is announced with it:
+ * a compositor that converts _NET_WM_FRAME_DRAWN times watches x11_us alone. (The shim is loaded
+ * but moves nothing here.)
  * usage: test-steps-x11 TIMECONVD CLOCKSHIFT_SO */
 
 #include "steps-check.h"
@@ -60,13 +62,26 @@ int main(int argc, char **argv) {
                 ok(e->monotonic_ns >= t_stop && e->monotonic_ns <= e->received_ns,
                    "the signal's time lies between the restart and its arrival");
         }
+        r = steps_wait(s, "x11_us", since, RESTART_WAIT_MS, &index);
+        ok(r == 0, "Discontinuity for 'x11_us', the view of x11, as well");
+        if (r == 0) {
+                const StepEvent *e = &s->events[index];
+                size_t x11_index;
+
+                ok(strcmp(e->kind, "restart") == 0, "x11_us: kind 'restart' (%s)", e->kind);
+                if (steps_wait(s, "x11", since, 0, &x11_index) == 0)
+                        ok(e->step_ns == s->events[x11_index].step_ns &&
+                           e->monotonic_ns == s->events[x11_index].monotonic_ns &&
+                           strcmp(e->kind, s->events[x11_index].kind) == 0,
+                           "x11_us: the same step (%" PRIi64 " ns), time and kind as x11's", e->step_ns);
+        }
         steps_drain(s);
         /* msc and msc-screen (Xvfb's one output) are the new server's vblank counters: they may
          * be announced too (as a restart, or a step when the new counter is met before the server
          * is known to be new). */
-        is_int(steps_count(s, NULL, since) - steps_count(s, "x11", since) - steps_count(s, "msc", since) -
-                       steps_count(s, "msc-screen", since), 0,
-               "no domain announced but the X server's clocks (x11, msc, msc-screen)");
+        is_int(steps_count(s, NULL, since) - steps_count(s, "x11", since) - steps_count(s, "x11_us", since) -
+                       steps_count(s, "msc", since) - steps_count(s, "msc-screen", since), 0,
+               "no domain announced but the X server's clocks (x11, x11_us, msc, msc-screen)");
 
         r = clock_convert(s->bus, "x11", "monotonic", x_pre, NULL, &m_back, &u_back);
         ok(r == 0 && llabs(m_back - m_pre) <= (int64_t) (u_pre + u_back) + MS_NS,

@@ -221,10 +221,61 @@ static void test_bad_file(const char *daemon, const char *what, const char *cont
         }
 }
 
+/* A state directory of some 5,000 bytes that cannot be made (a file stands where a directory
+ * should): the warning at exit is longer than a log line, and what must survive the cut is why
+ * (the errno text at its end), not the whole path. */
+#define LONG_PATH_BYTES 5000
+
+static void test_long_path(const char *daemon) {
+        _cleanup_(harness_freep) Harness *h = NULL;
+        _cleanup_free_ char *dir = NULL, *blocker = NULL, *env = NULL, *log = NULL, *head = NULL, *tail = NULL;
+        const char *line, *end;
+        size_t length;
+        FILE *f;
+        int r;
+
+        if (harness_new(NULL, &h) < 0)
+                return (void) ok(false, "private bus");
+        if (asprintf(&blocker, "%s/blocker", h->dir) < 0 || !(f = fopen(blocker, "w")))
+                abort();
+        fclose(f);
+        dir = malloc(LONG_PATH_BYTES + 256);
+        if (!dir)
+                abort();
+        length = (size_t) sprintf(dir, "%s", blocker);
+        while (length < LONG_PATH_BYTES)
+                length += (size_t) sprintf(dir + length, "/%0200d", 0);
+        if (asprintf(&env, "STATE_DIRECTORY=%s", dir) < 0 ||
+            asprintf(&head, "state: cannot save %s/", blocker) < 0 ||
+            asprintf(&tail, "/state.json: %s\n", strerror(ENOTDIR)) < 0)
+                abort();
+
+        /* env(1) sets it over the harness's own STATE_DIRECTORY and execs the daemon (same pid). */
+        r = harness_start_daemon(h, "env", (const char *const[]) { env, daemon, "--no-x11", "--no-gpu",
+                                                                   "--cadence=1", NULL },
+                                 HARNESS_READY_TIMEOUT_MS);
+        ok(r >= 0, "the daemon starts with a state directory of %zu bytes", length);
+        ok(stop(h), "SIGTERM: exit status 0");
+        r = harness_daemon_log(h, &log);
+        line = r >= 0 ? strstr(log, "state: cannot save") : NULL;
+        end = line ? strchrnul(line, '\n') : NULL;
+        ok(line, "it warns that it cannot save");
+        if (!line)
+                return;
+        diag("%.*s", (int) (end - line), line);
+        ok(end - line < 1024, "in one line of at most 1 KiB (%zu bytes)", (size_t) (end - line));
+        ok(strncmp(line, head, strlen(head)) == 0, "  which starts with what failed, and where");
+        ok(*end == '\n' && (size_t) (end + 1 - line) >= strlen(tail) &&
+           strncmp(end + 1 - strlen(tail), tail, strlen(tail)) == 0,
+           "  and ends with why: \"%s\"", strerror(ENOTDIR));
+        ok(memmem(line, (size_t) (end - line), "...", 3), "  the path's middle elided with \"...\"");
+}
+
 int main(int argc, char *argv[]) {
         tap_args(argc, argv, 1, "TIMECONVD");
 
         test_restart(argv[1]);
+        test_long_path(argv[1]);
         test_bad_file(argv[1], "a truncated file", "{ \"version\": 1, \"boot_id\": \"x\", \"doma", false, "syntax");
         test_bad_file(argv[1], "a hostile rate",
                       "{ \"version\": 1, \"boot_id\": \"x\", \"domains\": [ { \"name\": \"monotonic\", "

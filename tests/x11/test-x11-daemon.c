@@ -138,6 +138,18 @@ static void test_restart(Harness *h, sd_bus *bus, Xvfb *x) {
         ok(x11_bus_wait_for(bus, "x11", is_available, &want, WAIT_MS, &d) == 0, "x11 unavailable");
         ok(x11_bus_domain(bus, "x11_us", &d) == 0 && !d.available, "x11_us unavailable");
         ok(harness_daemon_alive(h), "the daemon lives on");
+        {
+                _cleanup_free_ char *log = NULL;
+                char line[512];
+
+                /* Issue 26, item 24: the log and ListDomains tell one story. */
+                ok(x11_bus_domain(bus, "x11", &d) == 0 && d.reason[0], "ListDomains gives x11's reason: %s", d.reason);
+                snprintf(line, sizeof(line), "domain 'x11' is unavailable: %s", d.reason);
+                ok(harness_daemon_log(h, &log) >= 0 && strstr(log, line),
+                   "the daemon's log says x11 is unavailable in the same words");
+                if (log && !strstr(log, line))
+                        diag("log: %s", log);
+        }
         t = clock_now_ns(CLOCK_MONOTONIC);
         r = clock_convert(bus, "monotonic", "x11_us", t, &error, &v, &unc);
         ok(r < 0 && sd_bus_error_has_name(&error, BUS_ERROR_UNAVAILABLE), "Convert to x11_us: Unavailable (%s)",
@@ -153,6 +165,14 @@ static void test_restart(Harness *h, sd_bus *bus, Xvfb *x) {
         ok(x11_bus_wait_for(bus, "x11", is_identity, NULL, WAIT_MS, &d) == 0, "identity again with the new server");
         t = clock_now_ns(CLOCK_MONOTONIC);
         ok(clock_convert(bus, "monotonic", "x11_us", t, NULL, &v, &unc) == 0, "Convert to x11_us works again");
+        {
+                _cleanup_free_ char *log = NULL;
+
+                /* A new server is announced as a restart (Discontinuity kind "restart"): the log
+                 * calls it so, never a step. */
+                ok(harness_daemon_log(h, &log) >= 0 && !strstr(log, "'x11' stepped by") &&
+                   !strstr(log, "'x11_us' stepped by"), "the log calls no step of x11 what the signal calls a restart");
+        }
         x11_bus_unwatch(&w);
 }
 

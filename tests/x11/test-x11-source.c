@@ -71,6 +71,19 @@ static int burst_until_ok(Domain *d, int64_t timeout_ns, int *ret_bursts) {
         return r < 0 ? -ETIMEDOUT : n > 0 ? 0 : -ENODATA;
 }
 
+/* Bursts until the verdict is identity again: a burst cut short on a loaded machine leaves a
+ * probe outstanding, and nothing converts through an identity while one is. */
+static bool burst_until_identity(Domain *d, int64_t timeout_ns) {
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + timeout_ns;
+        Sample s[BURST];
+        size_t n;
+
+        while (!is_identity(d) && clock_now_ns(CLOCK_MONOTONIC) < deadline_ns)
+                if (domain_x11_ops.sample_burst(d, s, BURST, &n) < 0)
+                        (void) poll(NULL, 0, 10);
+        return is_identity(d);
+}
+
 /* Waits for the domain's fd to become readable (or hang up) and dispatches once. */
 static int dispatch_when_readable(Domain *d, int timeout_ms) {
         struct pollfd pfd = { .fd = domain_x11_ops.watch_fd(d), .events = POLLIN };
@@ -244,7 +257,7 @@ static void test_paused(Domain *d, Xvfb *x) {
         size_t n;
         int r;
 
-        ok(is_identity(d), "identity before");
+        ok(burst_until_identity(d, INT64_C(10000000000)), "identity before");
         ok(xvfb_pause(x, true) == 0, "Xvfb stopped");
         t0 = clock_now_ns(CLOCK_MONOTONIC);
         r = domain_x11_ops.sample_burst(d, s, BURST, &n);

@@ -57,14 +57,27 @@ int xvfb_start(int display, Xvfb *ret) {
         return xvfb_start_screen(display, "64x64x24", ret);
 }
 
-int xvfb_start_screen(int display, const char *screen, Xvfb *ret) {
+/* display -1: the first free one; auth NULL: no authority file (anyone may connect). */
+static int xvfb_spawn(int display, const char *screen, const char *auth, Xvfb *ret) {
         char display_arg[16];
-        const char *argv_any[] = { "Xvfb", "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", screen, NULL };
-        const char *argv_fixed[] = { "Xvfb", display_arg, "-displayfd", "3", "-nolisten", "tcp",
-                                     "-screen", "0", screen, NULL };
+        const char *argv[16] = { "Xvfb" };
+        int k = 1;
 
         snprintf(display_arg, sizeof(display_arg), ":%d", display);
-        return xvfb_start_argv(display < 0 ? argv_any : argv_fixed, ret);
+        if (display >= 0)
+                argv[k++] = display_arg;
+        argv[k++] = "-displayfd";
+        argv[k++] = "3";
+        argv[k++] = "-nolisten";
+        argv[k++] = "tcp";
+        argv[k++] = "-screen";
+        argv[k++] = "0";
+        argv[k++] = screen;
+        if (auth) {
+                argv[k++] = "-auth";
+                argv[k++] = auth;
+        }
+        return xvfb_start_argv(argv, ret);
 }
 
 int xvfb_start_argv(const char *const *argv, Xvfb *ret) {
@@ -97,6 +110,14 @@ int xvfb_start_argv(const char *const *argv, Xvfb *ret) {
         *ret = (Xvfb) { .pid = pid, .pidfd = pidfd, .display = n };
         snprintf(ret->name, sizeof(ret->name), ":%d", n);
         return 0;
+}
+
+int xvfb_start_screen(int display, const char *screen, Xvfb *ret) {
+        return xvfb_spawn(display, screen, NULL, ret);
+}
+
+int xvfb_start_auth(const char *auth, Xvfb *ret) {
+        return xvfb_spawn(-1, "64x64x24", auth, ret);
 }
 
 int xvfb_stop(Xvfb *x) {

@@ -26,6 +26,10 @@ int xvfb_start(int display, Xvfb *ret);
  * window manager's tests. */
 int xvfb_start_screen(int display, const char *screen, Xvfb *ret);
 
+/* xvfb_start(-1, ...) on a server that lets in only the clients that send a cookie of the
+ * authority file auth (its -auth). */
+int xvfb_start_auth(const char *auth, Xvfb *ret);
+
 /* Any X server that takes -displayfd 3 (Xorg, for one): argv (NULL-terminated) with it. */
 int xvfb_start_argv(const char *const *argv, Xvfb *ret);
 

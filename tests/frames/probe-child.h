@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The probe run in the background for the tests that act while it measures (kill the
+ * compositor, the X server): its standard error read line by line, so that a test acts when the
+ * probe has said it measures, never after a sleep. */
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct ProbeChild {
+        pid_t pid;                      /* 0: not running */
+        int pidfd;
+        int err_fd;                     /* the read end of its standard error; -1 at EOF */
+        char *err;                      /* what it wrote there so far, NUL-terminated */
+        size_t err_size;
+} ProbeChild;
+
+/* Runs argv (argv[0] the program) on the session bus at bus_address, standard output to
+ * /dev/null. */
+int probe_child_start(ProbeChild *c, const char *bus_address, const char *const *argv);
+
+/* Reads its standard error until needle is in it: 0, -EPIPE when it closed it first,
+ * -ETIMEDOUT. */
+int probe_child_wait_for(ProbeChild *c, const char *needle, int timeout_ms);
+
+/* Reads the rest of its standard error and waits for it to end within timeout_ms (the exit
+ * status in *ret_status); -ETIMEDOUT when it did not (it is killed then). */
+int probe_child_finish(ProbeChild *c, int timeout_ms, int *ret_status);
+
+void probe_child_done(ProbeChild *c);
