@@ -46,7 +46,8 @@ static inline bool unit_floors(const DomainUnit *u) {
 }
 
 /* ns -> unwrapped count: floor for truncating units (what the clock would have read) and event
- * counters (the last event at or before), else nearest. ret_error_ns (optional) is |count * period - ns|, the rounding error, >= 0. */
+ * counters (the last event at or before), else nearest. ret_error_ns (optional) is
+ * |count * period - ns|, the rounding error, >= 0. */
 int unit_from_ns(const DomainUnit *u, int64_t ns, int64_t *ret_count, int64_t *ret_error_ns);
 
 /* The signed step of smallest magnitude from hint to the occurrence of raw (a count modulo

@@ -109,7 +109,8 @@ static int quantize(const DomainUnit *u, int64_t base, double rem,
                         hi = x > base ? x : base + (rem > 0);
                 }
         } else {
-                double t = (double) base + rem, c = unit_floors(u) ? floor(t / u->period_ns) : floor(t / u->period_ns + 0.5);
+                double t = (double) base + rem;
+                double c = unit_floors(u) ? floor(t / u->period_ns) : floor(t / u->period_ns + 0.5);
 
                 /* t / period may round across an integer; a truncated count must not exceed t. */
                 if (unit_floors(u) && c * u->period_ns > t)

@@ -62,7 +62,8 @@ int present_conn_crtcs(PresentConn *c, int64_t deadline_ns);
 /* output as a domain name may spell it: lower case, '_' for what a name may not hold. */
 void present_output_key(const char *output, char *ret, size_t size);
 
-/* The CRTC of c->crtcs whose output's key (present_output_key()) is output ("": the one covering (0, 0), else the first), or NULL. */
+/* The CRTC of c->crtcs whose output's key (present_output_key()) is output ("": the one covering
+ * (0, 0), else the first), or NULL. */
 const PresentCrtc *present_conn_find(const PresentConn *c, const char *output);
 
 /* Connects a closed c ({} or closed but for c->output; -EALREADY when open) to display (NULL:

@@ -101,7 +101,8 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
         r = present_conn_connect(&conn, display, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS, SETUP_BUDGET_NS);
         if (r >= 0) {
                 /* msc (the CRTC at the origin), then one domain per lit CRTC, named by its output. */
-                ret_infos[n++] = present_info_for(PRESENT_DOMAIN, present_conn_interval_ns(&conn), lag_for(&conn, true));
+                ret_infos[n++] = present_info_for(PRESENT_DOMAIN, present_conn_interval_ns(&conn),
+                                                  lag_for(&conn, true));
                 for (size_t i = 0; i < conn.n_crtcs && n < n_max; i++)
                         ret_infos[n++] = crtc_info(&conn, &conn.crtcs[i]);
         } else if (r != -EOPNOTSUPP && r != -ENODEV)
@@ -220,9 +221,11 @@ static int present_open(const char *name, const void *config, Domain **ret) {
 
         if (!name || !ret)
                 return -EINVAL;
+        /* "msc", or "msc-" and an output's key that fits. */
         if (strcmp(name, PRESENT_DOMAIN) != 0 &&
             (strncmp(name, PRESENT_DOMAIN_PREFIX, strlen(PRESENT_DOMAIN_PREFIX)) != 0 ||
-             strlen(name) - strlen(PRESENT_DOMAIN_PREFIX) >= PRESENT_OUTPUT_NAME_MAX || !name[strlen(PRESENT_DOMAIN_PREFIX)]))
+             !name[strlen(PRESENT_DOMAIN_PREFIX)] ||
+             strlen(name) - strlen(PRESENT_DOMAIN_PREFIX) >= PRESENT_OUTPUT_NAME_MAX))
                 return -ENOENT;
 
         d = calloc(1, sizeof(*d));

@@ -153,8 +153,8 @@ static void test_loaded_fake(void) {
         ok(truth_holds && n_predictions > 1000, "Convert's bound, %llu times 10 frames ahead, holds the vblank's time (worst margin "
            "%lld ns, bound up to %lld ns)", (unsigned long long) n_predictions, (long long) worst_truth_ns,
            (long long) bound_max_ns);
-        ok(bound_max_ns < SIM_INTERVAL_NS / 2, "Convert's bound is the model's, never half a frame more (up to %lld ns)",
-           (long long) bound_max_ns);
+        ok(bound_max_ns < SIM_INTERVAL_NS / 2,
+           "Convert's bound is the model's, never half a frame more (up to %lld ns)", (long long) bound_max_ns);
         ok(n_reports > 500 && n_late > 20, "the server reported %llu of those vblanks, %llu of them over a quarter of "
            "an interval late", (unsigned long long) n_reports, (unsigned long long) n_late);
         diag("%llu reports lie outside the bound (worst margin %lld ns): a fake timer's report is the vblank give or "

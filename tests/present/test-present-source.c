@@ -127,7 +127,8 @@ static void test_live(const char *display) {
                         int64_t pred_ns, bound_ns, err_ns, report_err_ns, late_ns;
 
                         if (present_client_notify(&client, 0, 2000, &ust, &msc) < 0 ||
-                            present_client_predict(&m, &infos[0].unit, infos[0].lag_ns, msc + 10, &pred_ns, &bound_ns) < 0 ||
+                            present_client_predict(&m, &infos[0].unit, infos[0].lag_ns, msc + 10, &pred_ns,
+                                                   &bound_ns) < 0 ||
                             present_client_notify(&client, msc + 10, 2000, &ust10, &msc10) < 0 || msc10 != msc + 10)
                                 continue;
                         /* msc is an event counter: converting n gives the model's bound, which for
@@ -147,7 +148,8 @@ static void test_live(const char *display) {
         }
         /* A notify that times out on a loaded machine says nothing about the bound; one that
          * came back outside it would. */
-        ok(n_done >= 3 && n_holds == n_done, "%u of %u vblanks 10 frames ahead: the grid time and the report within the bound",
+        ok(n_done >= 3 && n_holds == n_done,
+           "%u of %u vblanks 10 frames ahead: the grid time and the report within the bound",
            n_holds, n_done);
         domain_present_ops.close(d);
 }
