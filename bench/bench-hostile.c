@@ -13,7 +13,10 @@
  *   6. a stream of legal ConvertManyMemfd calls at its limit from msc (one sealed memfd of values
  *      for all), read one after the other;
  *   7. a flood of unread calls: as many ConvertMany calls of one value, none read, as 25 M values
- *      at the limit would take (what attack 2 was before the limit came down to 512).
+ *      at the limit would take (what attack 2 was before the limit came down to 512);
+ *   8. 20,000 ListDomains calls sent at once, none read (issue 22);
+ *   9. the same, the answers read as they come;
+ *  10. 20,000 Introspect calls (answered by sd-bus itself), none read.
  * For each: the victim's p99 against its p99 with no attack (measured first, in the same run), and
  * the bus daemon's own round trip (GetId), which it also calls between its Converts; the daemon's
  * RSS before and after (its clients gone) and at its peak, wrong answers (the victim's, an
@@ -23,10 +26,11 @@
  * does nothing (bus_floor_*): what the same traffic costs the victim through dbus-daemon alone,
  * against that service's own p99 just before.
  * dbus-daemon reads a connection 2 KiB at a time, so every large message costs the others in
- * its loop whatever the service does. The targets are issue 15's, over its attacks 1-5;
- * attacks 6 and 7 came after and are reported beside them (beyond_targets): 7 stalls the
- * do-nothing service as much, which is dbus-daemon's to fix. One JSON object.
- * usage: bench-hostile TIMECONVD [ATTACK...]   (the attacks to run, 1-7; all by default) */
+ * its loop whatever the service does. The targets are issue 15's, over its attacks 1-5, and
+ * issue 22's floods (8-10) are held to the same; attacks 6 and 7 are reported beside them
+ * (beyond_targets): 7 stalls the do-nothing service as much, which is dbus-daemon's to fix.
+ * One JSON object.
+ * usage: bench-hostile TIMECONVD [ATTACK...]   (the attacks to run, 1-10; all by default) */
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,12 +53,14 @@
 #include "x11-bus.h"
 #include "xvfb.h"
 
-#define PHASES 8
-#define ISSUE_ATTACKS_END 6             /* phases 1-5: issue 15's attacks, which its targets are for */
+#define PHASES 11
+/* Attacks 6 and 7 are reported beside the targets; the others are held to them. */
+#define BEYOND_TARGETS(attack) ((attack) == 6 || (attack) == 7)
 /* The same traffic against a service that does nothing (floor_*): attack 2 against it, attack 4
  * against it answered with empty arrays and with replies of the size of the daemon's, attack 6
- * against it copying the values where the answers go, attack 7 against it. */
-#define FLOOR_RUNS 5
+ * against it copying the values where the answers go, attacks 7, 8 (it has no ListDomains: each
+ * call is answered with a small error, as the daemon refuses a flooder's) and 10 against it. */
+#define FLOOR_RUNS 7
 #define RUNS (PHASES + FLOOR_RUNS)
 /* The victim's samples: for each run, a quiet window just before it (2 * run), then the run. */
 #define SLOTS (2 * RUNS)
@@ -72,12 +78,14 @@
 #define MSC_MANY_CALLS (4194304 / MANY_VALUES) /* 4.2 M values, as the 4 calls of 10^6 before */
 #define MEMFD_VALUES BUS_API_CONVERT_MANY_MEMFD_MAX
 #define MSC_MEMFD_CALLS (16777216 / MEMFD_VALUES) /* 16 M values */
+#define FLOOD_SMALL_CALLS 20000        /* attacks 8-10 */
 #define X_HOLD_NS (2 * NSEC_PER_SEC)
 #define CALL_USEC (30 * USEC_PER_SEC)
 
 static const char *const phase_names[PHASES] = {
         "none", "forged_owner_changed", "unread_convert_many", "unread_shared_table", "msc_convert_many",
-        "x_grab_and_stop", "msc_convert_many_memfd", "unread_flood",
+        "x_grab_and_stop", "msc_convert_many_memfd", "unread_flood", "list_domains_flood_unread",
+        "list_domains_flood_read", "introspect_flood_unread",
 };
 
 typedef struct Victim {
@@ -108,11 +116,15 @@ static const Run runs[RUNS] = {
         { 2, BUS_API_SERVICE, BUS_API_OBJECT }, { 3, BUS_API_SERVICE, BUS_API_OBJECT },
         { 4, BUS_API_SERVICE, BUS_API_OBJECT }, { 5, BUS_API_SERVICE, BUS_API_OBJECT },
         { 6, BUS_API_SERVICE, BUS_API_OBJECT }, { 7, BUS_API_SERVICE, BUS_API_OBJECT },
+        { 8, BUS_API_SERVICE, BUS_API_OBJECT }, { 9, BUS_API_SERVICE, BUS_API_OBJECT },
+        { 10, BUS_API_SERVICE, BUS_API_OBJECT },
         { 2, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY }, { 4, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY },
         { 4, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_ECHO }, { 6, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_ECHO },
-        { 7, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY },
+        { 7, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY }, { 8, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY },
+        { 10, BENCH_FLOOR_SERVICE, BENCH_FLOOR_OBJECT_EMPTY },
 };
-enum { RUN_FLOOR_UNREAD = PHASES, RUN_FLOOR_MSC_EMPTY, RUN_FLOOR_MSC_ECHO, RUN_FLOOR_MEMFD, RUN_FLOOR_FLOOD };
+enum { RUN_FLOOR_UNREAD = PHASES, RUN_FLOOR_MSC_EMPTY, RUN_FLOOR_MSC_ECHO, RUN_FLOOR_MEMFD, RUN_FLOOR_FLOOD,
+       RUN_FLOOR_LIST_DOMAINS, RUN_FLOOR_INTROSPECT };
 
 /* Convert(monotonic -> boottime) of the time between two reads of both clocks: the answer
  * must lie in the bracket, widened by its bound (the floor service's answers are not checked). */
@@ -128,6 +140,8 @@ static int victim_call(sd_bus *bus, const char *service, int64_t *ret_latency_ns
         r = sd_bus_call_method(bus, service, BUS_API_OBJECT, BUS_API_INTERFACE, "Convert", &e, &reply,
                                "ssx", "monotonic", "boottime", m1);
         *ret_latency_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
+        if (r < 0)
+                fprintf(stderr, "bench-hostile: the victim's Convert: %s\n", e.message ? e.message : strerror(-r));
         if (r >= 0)
                 r = sd_bus_message_read(reply, "xt", &value, &unc);
         if (r < 0)
@@ -173,6 +187,11 @@ static int64_t rss_kib(pid_t pid) {
         ProcUsage u;
 
         return proc_usage(pid, &u) < 0 ? 0 : proc_usage_held_kib(&u);
+}
+
+static int on_counted_reply(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        ++*(unsigned *) userdata;
+        return 0;
 }
 
 static int call_async_counted(sd_bus *bus, sd_bus_message *m, unsigned *replies) {
@@ -315,6 +334,39 @@ static void attack_many(const Harness *h, const Run *run, const char *from, unsi
         }
 }
 
+/* 8-10: n calls of member sent at once; read: their answers are read as they come and to the
+ * last, else none is and the client leaves. */
+static void attack_small_flood(const Harness *h, const Run *run, const char *interface, const char *member,
+                               unsigned n, bool read, pid_t pid, int64_t *peak_kib) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        unsigned sent = 0, answered = 0;
+
+        if (harness_connect(h, &bus) < 0)
+                return;
+        for (unsigned i = 0; i < n; i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+
+                if (sd_bus_message_new_method_call(bus, &m, run->service, run->object, interface, member) < 0 ||
+                    sd_bus_call_async(bus, NULL, m, on_counted_reply, &answered, CALL_USEC) < 0)
+                        return;
+                sent++;
+                if (read)
+                        while (sd_bus_process(bus, NULL) > 0)
+                                ;
+                if (i % RSS_EVERY == RSS_EVERY - 1) {
+                        int64_t kib = rss_kib(pid);
+
+                        (void) sd_bus_flush(bus);
+                        if (kib > *peak_kib)
+                                *peak_kib = kib;
+                }
+        }
+        (void) sd_bus_flush(bus);
+        while (read && answered < sent)
+                if (sd_bus_process(bus, NULL) == 0 && sd_bus_wait(bus, CALL_USEC) <= 0)
+                        break;
+}
+
 /* 3: GetSharedTable again and again, no reply read. */
 static void attack_tables(const Harness *h) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -427,7 +479,7 @@ int main(int argc, char **argv) {
         pthread_t thread;
         pid_t pid = 0, floor_pid = 0;
         unsigned wrong = 0, exits = 0;
-        /* [0]: attacks 1-5 (the targets), [1]: 6 and 7 */
+        /* [0]: attacks 1-5 and 8-10 (the targets), [1]: 6 and 7 */
         bool ratios_ok[2] = { true, true }, quiet_ratios_ok[2] = { true, true }, ran[2] = {}, growth_ok = true;
         const char *args[] = { "--display", NULL, "--no-gpu", NULL };
 
@@ -504,6 +556,15 @@ int main(int argc, char **argv) {
                 case 7:
                         attack_many(h, run, "monotonic", FLOOD_CALLS, 1, false, pid, &p->rss_peak_kib);
                         break;
+                case 8:
+                case 9:
+                        attack_small_flood(h, run, BUS_API_INTERFACE, "ListDomains", FLOOD_SMALL_CALLS, run->attack == 9,
+                                           pid, &p->rss_peak_kib);
+                        break;
+                case 10:
+                        attack_small_flood(h, run, "org.freedesktop.DBus.Introspectable", "Introspect", FLOOD_SMALL_CALLS,
+                                           false, pid, &p->rss_peak_kib);
+                        break;
                 }
                 /* The victim keeps calling while the daemon answers what the attack left; its
                  * memory is read once it stops going down (the bus daemon takes large replies
@@ -536,9 +597,9 @@ int main(int argc, char **argv) {
 
                 if (!wanted(i, argc, argv))
                         continue;
-                ran[i >= ISSUE_ATTACKS_END] = true;
-                ratios_ok[i >= ISSUE_ATTACKS_END] &= ratio <= 2.0;
-                quiet_ratios_ok[i >= ISSUE_ATTACKS_END] &= quiet_ratio <= 2.0;
+                ran[BEYOND_TARGETS(i)] = true;
+                ratios_ok[BEYOND_TARGETS(i)] &= ratio <= 2.0;
+                quiet_ratios_ok[BEYOND_TARGETS(i)] &= quiet_ratio <= 2.0;
                 growth_ok &= growth_kib <= 1024;
                 printf("%s    \"%s\": { \"victim_calls\": %zu, \"victim_p50_ns\": %" PRId64 ", \"victim_p99_ns\": %" PRId64
                        ", \"victim_max_ns\": %" PRId64 ", \"p99_to_baseline_ratio\": %.2f, \"quiet_before_p99_ns\": %" PRId64

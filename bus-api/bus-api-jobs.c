@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
@@ -18,6 +20,8 @@ static BusJob *job_free(BusJob *j) {
         if (!j)
                 return NULL;
         sd_bus_message_unref(j->call);
+        sd_bus_message_unref(j->reply);
+        free(j->values_copy);
         if (j->map)
                 (void) munmap(j->map, j->map_size);
         else {
@@ -112,6 +116,9 @@ static int job_reply(BusJob *j) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
+        /* ListDomains: the answer is made. */
+        if (j->reply)
+                return sd_bus_send(NULL, j->reply, NULL);
         r = sd_bus_message_new_method_return(j->call, &reply);
         if (r < 0)
                 return r;
@@ -132,6 +139,10 @@ static int job_slice(BusApi *a, BusJob *j, int64_t deadline_ns) {
         BusPair p;
         int r;
 
+        if (j->reply) {
+                (void) job_reply(j);
+                return 1;
+        }
         /* Between slices an application clock may have left and its slot gone to another domain:
          * the indices are looked up again, and a change ends the call. */
         r = bus_api_resolve(a, j->pair.from, j->pair.to, &p, &error);
@@ -165,7 +176,7 @@ static void client_pop_job(BusApi *a, BusClient *cl) {
         cl->jobs--;
         if (j->map)
                 a->memfd_jobs--;
-        else
+        else if (!j->reply)
                 a->values_queued -= j->n;
         job_free(j);
 }
@@ -188,11 +199,10 @@ static void arm(BusApi *a, int64_t delay_ns) {
 static int on_jobs(sd_event_source *s, uint64_t usec, void *userdata) {
         BusApi *a = userdata;
         BusClient *cl;
-        uint64_t queued = 0;
 
         /* Replies the bus daemon has not taken yet: more would only grow our queue, and delay
          * everyone's small answers behind them. */
-        if (sd_bus_get_n_queued_write(a->bus, &queued) >= 0 && queued > BUS_JOBS_WQUEUE_MAX) {
+        if (bus_api_sending(a, BUS_JOBS_WQUEUE_MAX)) {
                 arm(a, WQUEUE_PAUSE_NS);
                 return 0;
         }
@@ -206,15 +216,14 @@ static int on_jobs(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* sd-bus asks for an 8 MiB send buffer on its socket: a thousand replies at the limit would sit
- * in it, unseen by the pause of on_jobs(), ahead of every small answer. With about one reply's
- * worth (BUS_JOBS_SNDBUF_BYTES), the rest waits in sd-bus's queue, where on_jobs() counts it,
- * and goes out as the bus daemon takes it. */
-static void bus_sndbuf_shrink(sd_bus *bus) {
-        int fd = sd_bus_get_fd(bus), bytes = BUS_JOBS_SNDBUF_BYTES;
+bool bus_api_sending(BusApi *a, uint64_t queued_max) {
+        int fd = sd_bus_get_fd(a->bus), outq_bytes = 0;
+        uint64_t queued = 0;
 
-        if (fd >= 0)
-                (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+        if (sd_bus_get_n_queued_write(a->bus, &queued) >= 0 && queued > queued_max)
+                return true;
+        /* What the kernel holds for the bus daemon, ahead of anything sent now. */
+        return fd >= 0 && ioctl(fd, SIOCOUTQ, &outq_bytes) >= 0 && outq_bytes > BUS_JOBS_OUTQ_BYTES;
 }
 
 /* Made at the first job, when the bus has its event loop (the daemon attaches it after making the
@@ -236,8 +245,6 @@ static int jobs_source_make(BusApi *a) {
                 r = sd_event_source_set_enabled(a->jobs_source, SD_EVENT_OFF);
         if (r >= 0)
                 (void) sd_event_source_set_description(a->jobs_source, "bus-jobs");
-        if (r >= 0)
-                bus_sndbuf_shrink(a->bus);
         return r;
 }
 
@@ -250,6 +257,59 @@ void bus_api_jobs_drop_client(BusApi *a, BusClient *cl) {
         while (cl->jobs_head)
                 client_pop_job(a, cl);
         arm(a, 0);
+}
+
+int bus_api_reply_address(sd_bus_message *m, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *t = NULL;
+        const char *sender = sd_bus_message_get_sender(m);
+        uint64_t cookie;
+        int r;
+
+        r = sd_bus_message_get_cookie(m, &cookie);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_new_method_call(sd_bus_message_get_bus(m), &t, NULL, sd_bus_message_get_path(m),
+                                           sd_bus_message_get_interface(m), sd_bus_message_get_member(m));
+        if (r >= 0 && sender)
+                r = sd_bus_message_set_sender(t, sender);
+        if (r >= 0)
+                r = sd_bus_message_set_expect_reply(t, sd_bus_message_get_expect_reply(m));
+        if (r >= 0)
+                r = sd_bus_message_seal(t, cookie, 0);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+/* What a job keeps of its call once it waits: the reply address, the names, the values. */
+static int job_detach(BusJob *j) {
+        sd_bus_message *address = NULL;
+        int r;
+
+        r = bus_api_reply_address(j->call, &address);
+        if (r < 0)
+                return r;
+        if (!j->map && !j->reply) {
+                j->values_copy = malloc(j->n ? j->n * sizeof(int64_t) : 1);
+                if (!j->values_copy) {
+                        sd_bus_message_unref(address);
+                        return -ENOMEM;
+                }
+                memcpy(j->values_copy, j->values, j->n * sizeof(int64_t));
+                j->values = j->values_copy;
+        }
+        if (j->pair.from) {
+                (void) snprintf(j->names[0], sizeof(j->names[0]), "%s", j->pair.from);
+                j->pair.from = j->names[0];
+        }
+        if (j->pair.to) {
+                (void) snprintf(j->names[1], sizeof(j->names[1]), "%s", j->pair.to);
+                j->pair.to = j->names[1];
+        }
+        sd_bus_message_unref(j->call);
+        j->call = address;
+        return 0;
 }
 
 /* Queues j (or, without an event loop, runs it whole now). Takes j. */
@@ -267,6 +327,11 @@ static int job_queue(BusApi *a, BusClient *cl, BusJob *j) {
                 job_free(j);
                 return 1;
         }
+        r = job_detach(j);
+        if (r < 0) {
+                job_free(j);
+                return r;
+        }
 
         if (cl->jobs_tail)
                 cl->jobs_tail->next = j;
@@ -276,7 +341,7 @@ static int job_queue(BusApi *a, BusClient *cl, BusJob *j) {
         cl->jobs++;
         if (j->map)
                 a->memfd_jobs++;
-        else
+        else if (!j->reply)
                 a->values_queued += j->n;
         ring_push(a, cl);
         arm(a, 0);
@@ -293,9 +358,10 @@ static int jobs_admit(BusApi *a, BusClient *cl, size_t n, bool memfd, sd_bus_err
         int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
 
         if (cl && cl->jobs >= BUS_CLIENT_JOBS_MAX)
-                return bus_timeconv_error_setf(error, -EDQUOT, "%u ConvertMany or ConvertManyMemfd calls of this "
-                                               "client are in flight already, at most %d: %s refused",
-                                               cl->jobs, BUS_CLIENT_JOBS_MAX, method);
+                return bus_timeconv_error_setf(error, -EDQUOT, "%u calls of this client with large answers "
+                                               "(ListDomains, ConvertMany, ConvertManyMemfd) are in flight "
+                                               "already, at most %d: %s refused", cl->jobs,
+                                               BUS_CLIENT_JOBS_MAX, method);
         if (cl && memfd && a->memfd_jobs >= BUS_JOBS_MEMFD_MAX)
                 return bus_timeconv_error_setf(error, -EDQUOT, "the daemon has %zu ConvertManyMemfd calls in "
                                                "flight, at most %d: try again later, or use ConvertMany",
@@ -369,6 +435,25 @@ int bus_api_jobs_submit_memfd(BusApi *a, sd_bus_message *m, BusClient *cl, const
                 .uncertainties_ns = (uint64_t *) (void *) (p + 2 * n * sizeof(int64_t)),
                 .map = p,
                 .map_size = map_size,
+        };
+        return job_queue(a, cl, j);
+}
+
+int bus_api_jobs_submit_reply(BusApi *a, sd_bus_message *m, BusClient *cl, sd_bus_message *reply,
+                              sd_bus_error *error) {
+        BusJob *j;
+
+        if (cl && cl->jobs >= BUS_CLIENT_JOBS_MAX)
+                return bus_timeconv_error_setf(error, -EDQUOT, "%u calls of this client with large answers "
+                                               "(ListDomains, ConvertMany, ConvertManyMemfd) are in flight "
+                                               "already, at most %d: read your answers", cl->jobs,
+                                               BUS_CLIENT_JOBS_MAX);
+        j = calloc(1, sizeof(*j));
+        if (!j)
+                return -ENOMEM;
+        *j = (BusJob) {
+                .call = sd_bus_message_ref(m),
+                .reply = sd_bus_message_ref(reply),
         };
         return job_queue(a, cl, j);
 }

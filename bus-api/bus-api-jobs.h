@@ -32,17 +32,31 @@
  * when the budget was 16 MiB/s and a reply at the limit 256 KiB (bench-hostile, attack 2): 64
  * allowed, p99 0.6-14 s; none, p99 8 ms, max 40 ms, the do-nothing service's p99 14 ms. */
 #define BUS_JOBS_WQUEUE_MAX 0
-/* Asked of the bus socket (Linux doubles it): a reply at the limit (8 KiB). With 128 KiB, 32 such
- * replies could wait in the socket ahead of a small answer; the victim's p99 under a stream of
- * calls at the limit (bench-hostile, attack 4) was 1.8-3.1 times its quiet one with 128 KiB,
- * 0.9-1.4 with 8 KiB, in the same minutes. */
-#define BUS_JOBS_SNDBUF_BYTES (8 << 10)
+/* Bytes in the bus socket not yet read by the bus daemon (SIOCOUTQ) beyond which jobs pause too:
+ * a reply at the limit (8 KiB). sd-bus asks for an 8 MiB send buffer, where a thousand replies at
+ * the limit would sit ahead of every small answer, unseen by sd-bus's queue. With 128 KiB, 32
+ * such replies could wait there; the victim's p99 under a stream of calls at the limit
+ * (bench-hostile, attack 4) was 1.8-3.1 times its quiet one with 128 KiB, 0.9-1.4 with 8 KiB, in
+ * the same minutes (then the socket's buffer itself was made that small; but with it, each 16 KiB
+ * of a flood's small answers waited for the daemon to be woken, and on a loaded machine the
+ * others' answers behind them waited seconds: the buffer stays large, and the pause looks at
+ * it). */
+#define BUS_JOBS_OUTQ_BYTES (8 << 10)
 
+/* A queued job holds neither the call nor anything of it: the call's fds (those its signature
+ * names and those it does not, up to 253) would stay open in the daemon for as long as the job
+ * waits, and many clients' jobs would take every fd the daemon may open; its body may be 4 KiB of
+ * values or, for ListDomains, nothing worth keeping. The job keeps what it needs: an empty sealed
+ * message with the call's sender and serial to address the answer to (bus_api_reply_address()),
+ * the names, a copy of the values. A job that runs at once uses the call itself. */
 struct BusJob {
         BusJob *next;
-        sd_bus_message *call;           /* holds the pair's names and the values */
+        sd_bus_message *call;           /* the call, or its reply address once queued */
+        sd_bus_message *reply;          /* ListDomains: the answer, made already; sent as it is */
         BusPair pair;
+        char names[2][BUS_API_DOMAIN_NAME_MAX + 1];     /* pair.from, pair.to once queued */
         const uint8_t *values;          /* n int64_t, not promised to be aligned */
+        uint8_t *values_copy;           /* ConvertMany, queued: where values points */
         size_t n, done;
         int64_t *results;
         uint64_t *uncertainties_ns;
@@ -64,6 +78,18 @@ int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPa
  * the values and takes the answers. The job owns map from here on, refused or not. */
 int bus_api_jobs_submit_memfd(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPair *pair,
                               void *map, size_t map_size, size_t n, sd_bus_error *error);
+
+/* ListDomains: reply (made already) is queued to be sent in turn with the other clients' large
+ * answers, when the daemon's send queue is empty, so that it never waits ahead of a small answer
+ * to someone else. 1: queued (or sent); < 0: refused (QuotaExceeded: calls in flight), error set.
+ * Takes a reference of reply. */
+int bus_api_jobs_submit_reply(BusApi *a, sd_bus_message *m, BusClient *cl, sd_bus_message *reply,
+                              sd_bus_error *error);
+
+/* An empty method call, sealed, with m's sender, serial, path and member: sd-bus makes a reply
+ * (sd_bus_message_new_method_return(), _error()) to m from it, while m itself, its body and its
+ * fds are let go. */
+int bus_api_reply_address(sd_bus_message *m, sd_bus_message **ret);
 
 /* The client left: its jobs go without an answer. */
 void bus_api_jobs_drop_client(BusApi *a, BusClient *cl);

@@ -53,12 +53,14 @@ static int memfd_check(int fd, uint64_t count, size_t *ret_size, sd_bus_error *e
 
 /* Why mmap() failed: the caller's fault (a read-only fd, a write seal), or the daemon's limits
  * (memory, address space, vm.max_map_count, locked memory), which another try may pass. */
-static int memfd_map_error(int errnum, sd_bus_error *error) {
+static int memfd_map_error(BusApi *a, int errnum, sd_bus_error *error) {
         switch (errnum) {
-        case ENOMEM:
-        case EAGAIN:
         case ENFILE:
         case EMFILE:
+                bus_api_out_of_fds(a, errnum);
+                __attribute__((fallthrough));
+        case ENOMEM:
+        case EAGAIN:
                 return bus_timeconv_error_setf(error, -EDQUOT, "the daemon cannot map another memfd now (%s): "
                                                "try again later, or use ConvertMany", strerror(errnum));
         default:
@@ -101,7 +103,7 @@ int bus_api_method_convert_many_memfd(sd_bus_message *m, void *userdata, sd_bus_
 
         map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (map == MAP_FAILED)
-                return memfd_map_error(errno, error);
+                return memfd_map_error(a, errno, error);
         /* Answered from the event loop, a slice at a time (bus-api-jobs.h); the job unmaps it. */
         return bus_api_jobs_submit_memfd(a, m, cl, &p, map, size, (size_t) count, error);
 }

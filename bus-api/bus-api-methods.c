@@ -71,11 +71,15 @@ static int append_entries(sd_bus_message *reply, const BusDomainInfo *d) {
 int bus_api_method_list_domains(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         BusApi *a = userdata;
+        BusClient *cl;
         size_t n;
         int r;
 
         bus_api_touch(a);
 
+        r = bus_api_client(a, m, &cl, error);
+        if (r < 0)
+                return r;
         r = sd_bus_message_new_method_return(m, &reply);
         if (r < 0)
                 return r;
@@ -115,7 +119,9 @@ int bus_api_method_list_domains(sd_bus_message *m, void *userdata, sd_bus_error 
         if (r < 0)
                 return r;
 
-        return sd_bus_send(NULL, reply, NULL);
+        /* A few KiB: sent in turn with the other large answers, never ahead of a small one
+         * (bus-api-jobs.h). */
+        return bus_api_jobs_submit_reply(a, m, cl, reply, error);
 }
 
 int bus_api_read_pair_names(sd_bus_message *m, const char **ret_from, const char **ret_to, sd_bus_error *error) {
@@ -277,8 +283,15 @@ int bus_api_method_get_shared_table(sd_bus_message *m, void *userdata, sd_bus_er
                                                "times in a row, more than one a second after that: map the "
                                                "one you have", BUS_CLIENT_TABLES_BURST);
 
-        /* sd-bus sends a dup of fd: ours stays open. */
-        return sd_bus_reply_method_return(m, "h", fd);
+        /* sd-bus sends a dup of fd: ours stays open. At the daemon's limit of open files the dup
+         * fails: the call is refused like any other beyond a limit, and the daemon goes on. */
+        r = sd_bus_reply_method_return(m, "h", fd);
+        if (r == -EMFILE || r == -ENFILE)
+                bus_api_out_of_fds(a, -r);
+        if (r == -EMFILE || r == -ENFILE)
+                return bus_timeconv_error_setf(error, -EDQUOT, "the daemon cannot open another file now (%s): "
+                                               "ask for the shared table again later", strerror(-r));
+        return r;
 }
 
 /* Reads the a(sx) into clocks, at most BUS_API_SNAPSHOT_CLOCKS_MAX: the array is walked, never

@@ -80,6 +80,11 @@ static const sd_bus_vtable bus_api_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
+void bus_api_out_of_fds(BusApi *a, int errnum) {
+        if (a->ops->out_of_fds)
+                a->ops->out_of_fds(a->core, errnum);
+}
+
 void bus_api_touch(BusApi *a) {
         if (a->ops->client_activity)
                 a->ops->client_activity(a->core);
@@ -235,9 +240,10 @@ int bus_api_domain_error(BusApi *a, sd_bus_error *error, int r, const char *wher
         return bus_timeconv_error_setf(error, r, "%sreading '%s' failed", where, from);
 }
 
-/* A client left the bus: what it queued goes unanswered. */
+/* A client left the bus: what it queued goes unanswered, and the memory it took goes back. */
 static void on_client_gone(BusClient *cl, void *userdata) {
         bus_api_jobs_drop_client(userdata, cl);
+        bus_api_release_arm(userdata);
 }
 
 int bus_api_new(sd_bus *bus, const BusCoreOps *ops, void *core, BusApi **ret) {
@@ -266,6 +272,10 @@ int bus_api_new(sd_bus *bus, const BusCoreOps *ops, void *core, BusApi **ret) {
         if (r < 0)
                 return r;
 
+        r = bus_api_filter_add(a);
+        if (r < 0)
+                return r;
+
         r = bus_api_changes_init(a);
         if (r < 0)
                 return r;
@@ -279,7 +289,9 @@ BusApi *bus_api_free(BusApi *a) {
                 return NULL;
 
         sd_bus_slot_unref(a->slot);
+        /* Before the filter's sources: each client gone asks for a release (on_client_gone). */
         a->clients = bus_clients_free(a->clients);
+        bus_api_filter_done(a);
         bus_api_jobs_done(a);
         bus_api_changes_done(a);
         sd_bus_unref(a->bus);

@@ -78,7 +78,7 @@ typedef struct BusPushFailure {
  * -ENODATA Unavailable, -ERANGE OutOfRange, -EINVAL InvalidArgument, -EDQUOT QuotaExceeded,
  * -EEXIST NameTaken (anything else: sd-bus's own translation). Domain names reaching the core
  * are already valid (bus_domain_name_is_valid()), but may name no domain. All callbacks but
- * client_activity, shared_table_fd and push_snapshot are required. */
+ * client_activity, shared_table_fd, push_snapshot, release_memory and out_of_fds are required. */
 typedef struct BusCoreOps {
         size_t (*count_domains)(void *core);
         /* index < count_domains(); writes *ret (zeroed by the caller first). -ESRCH: no domain
@@ -107,6 +107,13 @@ typedef struct BusCoreOps {
          * callback: the method answers NotSupported. */
         int (*push_snapshot)(void *core, const char *sender, const BusClockReading *clocks, size_t n,
                              BusPushFailure *ret_failure);
+        /* Called once a long queue of answers (a flood of calls, each answered, if only by an
+         * error) has been sent, and a moment after clients left: the allocator may give the
+         * memory back to the system (NULL: not asked). */
+        void (*release_memory)(void *core);
+        /* A call was refused because the daemon is at its limit of open files (errnum: EMFILE
+         * or ENFILE): the daemon says so, once (NULL: not told). */
+        void (*out_of_fds)(void *core, int errnum);
 } BusCoreOps;
 
 typedef struct BusApi BusApi;

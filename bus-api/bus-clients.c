@@ -160,6 +160,7 @@ int bus_clients_get(BusClients *c, const char *sender, BusClient **ret) {
         if (!cl->name)
                 return -ENOMEM;
         cl->reply_bytes = (BusBucket) { BUS_CLIENT_REPLY_BURST_BYTES, now_ns };
+        cl->replies = (BusBucket) { BUS_CLIENT_REPLIES_BURST_BYTES, now_ns };
         cl->tables = (BusBucket) { BUS_CLIENT_TABLES_BURST, now_ns };
         cl->values = (BusBucket) { BUS_CLIENT_VALUES_BURST, now_ns };
         r = sd_bus_call_method_async(c->bus, &cl->owner_query, BUS_DRIVER_NAME, "/org/freedesktop/DBus",
@@ -231,6 +232,11 @@ bool bus_client_take_values(BusClient *cl, uint64_t n, int64_t now_ns) {
         return bus_bucket_take(&cl->values, n, now_ns, BUS_CLIENT_VALUES_BURST, BUS_CLIENT_VALUES_PER_S);
 }
 
+bool bus_client_take_replies(BusClient *cl, uint64_t bytes, int64_t now_ns) {
+        return bus_bucket_take(&cl->replies, bytes, now_ns, BUS_CLIENT_REPLIES_BURST_BYTES,
+                               BUS_CLIENT_REPLIES_BYTES_PER_S);
+}
+
 bool bus_client_take_table(BusClient *cl, int64_t now_ns) {
         return bus_bucket_take(&cl->tables, 1, now_ns, BUS_CLIENT_TABLES_BURST, BUS_CLIENT_TABLES_PER_S);
 }
@@ -250,7 +256,9 @@ static size_t clients_sweep(BusClients *c, int64_t now_ns) {
                             bus_bucket_peek(&cl->reply_bytes, now_ns, BUS_CLIENT_REPLY_BURST_BYTES,
                                             BUS_CLIENT_REPLY_BYTES_PER_S) < BUS_CLIENT_REPLY_BURST_BYTES ||
                             bus_bucket_peek(&cl->values, now_ns, BUS_CLIENT_VALUES_BURST, BUS_CLIENT_VALUES_PER_S) <
-                                    BUS_CLIENT_VALUES_BURST) {
+                                    BUS_CLIENT_VALUES_BURST ||
+                            bus_bucket_peek(&cl->replies, now_ns, BUS_CLIENT_REPLIES_BURST_BYTES,
+                                            BUS_CLIENT_REPLIES_BYTES_PER_S) < BUS_CLIENT_REPLIES_BURST_BYTES) {
                                 p = &cl->next_in_bucket;
                                 continue;
                         }

@@ -4,7 +4,9 @@
 /* What each client on the bus may cost the daemon. A client on the same bus is not trusted: it
  * may call and never read its replies, so the daemon counts, per client (its unique bus name;
  * the record goes when the bus driver says the client left):
- *   - ConvertMany calls in flight (queued or being worked on, bus-jobs.h);
+ *   - calls with large answers in flight (ListDomains, ConvertMany, ConvertManyMemfd; queued or
+ *     being worked on, bus-api-jobs.h);
+ *   - bytes of every reply, estimated when the call comes in (bus-api-filter.c);
  *   - copies of the shared table handed out (each pending reply holds an fd in the bus daemon);
  *   - bytes of large replies (ConvertMany, ExportSnapshots), as a token bucket: a client that
  *     never reads can make the bus daemon hold at most a bucket and its refill, and what the
@@ -20,7 +22,7 @@
 #define BUS_DRIVER_NAME "org.freedesktop.DBus"
 
 #define BUS_CLIENTS_MAX 4096                    /* tracked at once; more: QuotaExceeded */
-#define BUS_CLIENT_JOBS_MAX 2                   /* ConvertMany calls in flight per client */
+#define BUS_CLIENT_JOBS_MAX 2                   /* ListDomains, ConvertMany(Memfd) calls in flight per client */
 /* GetSharedTable replies per client: 8 at once (each unread one holds an fd in the bus
  * daemon), then one a second, so that a handle that fetches the table again after every
  * restart or retirement is never locked out. */
@@ -36,6 +38,15 @@
 #define BUS_CLIENT_REPLY_BYTES_PER_S (4u << 20)
 #define BUS_CLIENTS_REPLY_BURST_BYTES (16u << 20)
 #define BUS_CLIENTS_REPLY_BYTES_PER_S (8u << 20)
+/* Every reply, whatever the method, as its estimated bytes (bus-api-filter.c), taken when the call
+ * comes in: 4 MiB at once, 4 MiB/s after. Small answers (Convert, Now: 128 bytes counted) pass 32
+ * thousand a second, above what one client waiting for each answer reaches (bench-hostile's
+ * victim, 8-16 thousand a second: at 1 MiB/s it was refused); ListDomains (3-17 KiB) or
+ * Introspect (8 KiB counted), a few hundred, which the calls in flight and the send queue bound
+ * further (bus-api-jobs.h). Beyond it the call is refused with QuotaExceeded at once, a small
+ * error, before any work or reply is made. */
+#define BUS_CLIENT_REPLIES_BURST_BYTES (4u << 20)
+#define BUS_CLIENT_REPLIES_BYTES_PER_S (4u << 20)
 /* Values converted for one client by ConvertMany and ConvertManyMemfd together: 8 M at once (128
  * calls of ConvertManyMemfd at the limit), 2 M a second after, about a tenth of a core here
  * (~60 ns a value). Without it a client that keeps 2 memfd calls in flight has a core to itself
@@ -62,9 +73,10 @@ typedef struct BusClient {
         char *name;                     /* unique bus name */
         sd_bus_slot *owner_query;       /* GetNameOwner in flight: is it still there? */
         struct BusClient *next_in_bucket;
-        unsigned jobs;                  /* ConvertMany calls accepted and not yet answered */
+        unsigned jobs;                  /* ListDomains, ConvertMany(Memfd) calls not yet answered */
         BusBucket tables;               /* shared tables it may be handed */
-        BusBucket reply_bytes;
+        BusBucket reply_bytes;          /* large replies (ConvertMany, ExportSnapshots) */
+        BusBucket replies;              /* every reply, estimated (BUS_CLIENT_REPLIES_*) */
         BusBucket values;               /* values it may have converted (ConvertMany, ConvertManyMemfd) */
         BusJob *jobs_head, *jobs_tail;  /* this client's queue, oldest first (bus-jobs.c) */
         struct BusClient *next_ready;   /* in the round-robin ring of clients with jobs */
@@ -90,6 +102,10 @@ bool bus_client_take_reply_bytes(BusClient *cl, uint64_t bytes, int64_t now_ns);
 /* Whether a large reply of at least bytes could be sent now: asked before the work of one whose
  * size is known only after it (ExportSnapshots). Takes nothing. */
 bool bus_client_may_reply_bytes(BusClient *cl, uint64_t bytes, int64_t now_ns);
+
+/* Takes the estimated bytes of a reply from the client's budget of every reply: false (nothing
+ * taken) when it has had its share for now. */
+bool bus_client_take_replies(BusClient *cl, uint64_t bytes, int64_t now_ns);
 
 /* Takes n values from the client's budget of conversions: false (nothing taken) when it has had
  * its share for now. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli-frames-print.h"
+#include "cli-probe-wayland.h"
 #include "cli-probe-x11.h"
 #include "cli-probe.h"
 #include "cli.h"
@@ -92,6 +93,14 @@ static int record(struct timeconv *tc, const ProbeRun *run, ProbeFrame *f, FILE 
         return timeconv_frame_log_write_record(out, &rec);
 }
 
+int cli_probe_write_log(FILE *log, const char *text, size_t size) {
+        bool written = fwrite(text, 1, size, log) == size;
+
+        if (fflush(log) != 0 || !written)
+                return -EIO;
+        return 0;
+}
+
 /* The frame log as text, and to log (opened before the frames) when given. *ret_raw: how many
  * drawn frames timeconvd could not convert. */
 static int write_log(struct timeconv *tc, ProbeRun *run, FILE *log, char **ret_text, size_t *ret_size,
@@ -111,12 +120,8 @@ static int write_log(struct timeconv *tc, ProbeRun *run, FILE *log, char **ret_t
         }
         if (fclose(mem) != 0 && r >= 0)
                 r = -ENOMEM;
-        if (r >= 0 && log) {
-                bool written = fwrite(text, 1, size, log) == size;
-
-                if (fflush(log) != 0 || !written)
-                        r = -EIO;
-        }
+        if (r >= 0 && log)
+                r = cli_probe_write_log(log, text, size);
         if (r < 0) {
                 free(text);
                 return r;
@@ -126,6 +131,11 @@ static int write_log(struct timeconv *tc, ProbeRun *run, FILE *log, char **ret_t
         *ret_raw = n_raw;
         return 0;
 }
+
+typedef struct X11Header {
+        const ProbeOptions *o;
+        const ProbeRun *run;
+} X11Header;
 
 static void print_probe_text(const ProbeOptions *o, const ProbeRun *run, double cpu_percent) {
         printf("compositor      %s (_NET_WM_FRAME_DRAWN%s)\n", run->wm_name,
@@ -183,9 +193,18 @@ static void print_probe_json(const ProbeOptions *o, const ProbeRun *run, double 
         fputs("},\"report\":", stdout);
 }
 
-static int summary(const ProbeOptions *o, const ProbeRun *run, const char *text, size_t size, bool json,
-                   const char *plot) {
-        double cpu_percent = run->wall_ns > 0 ? 100.0 * (double) run->cpu_ns / (double) run->wall_ns : NAN;
+static void x11_header(const void *userdata, bool json, double cpu_percent) {
+        const X11Header *x = userdata;
+
+        if (json)
+                print_probe_json(x->o, x->run, cpu_percent);
+        else
+                print_probe_text(x->o, x->run, cpu_percent);
+}
+
+int cli_probe_summary(const char *text, size_t size, bool json, const char *plot, int64_t cpu_ns, int64_t wall_ns,
+                      CliProbeHeader header, const void *userdata) {
+        double cpu_percent = wall_ns > 0 ? 100.0 * (double) cpu_ns / (double) wall_ns : NAN;
         FramesReport *report = NULL;
         FramesLog *log = NULL;
         FramesError error;
@@ -202,15 +221,24 @@ static int summary(const ProbeOptions *o, const ProbeRun *run, const char *text,
                 frames_log_free(log);
                 return EXIT_FAILURE;
         }
-        if (json)
-                print_probe_json(o, run, cpu_percent);
-        else
-                print_probe_text(o, run, cpu_percent);
+        header(userdata, json, cpu_percent);
         status = cli_frames_print(report, json, plot);
         if (json)
                 puts("}");
         frames_report_free(report);
         frames_log_free(log);
+        return status;
+}
+
+int cli_probe_stopped(int status, int stopped, const char *stop_message, const char *log_path, size_t n_raw) {
+        if (stopped < 0) {
+                /* What was measured is printed and written: the run still failed. */
+                fprintf(stderr, "timeconv: %s%s%s\n", stop_message, log_path ? "; the frames measured are in " : "",
+                        log_path ? log_path : "");
+                return stopped == -ENOMEM ? EXIT_FAILURE : EXIT_UNAVAILABLE;
+        }
+        if (n_raw > 0)
+                return cli_worse_status(status, EXIT_UNAVAILABLE);
         return status;
 }
 
@@ -258,6 +286,9 @@ int cli_probe(int argc, char **argv) {
                 { "log", required_argument, NULL, 'l' },
                 { "json", no_argument, NULL, 'j' },
                 { "plot", required_argument, NULL, 'p' },
+                { "wayland", no_argument, NULL, 'W' },
+                { "x11", no_argument, NULL, 'X' },
+                { "output", required_argument, NULL, 'o' },
                 CLI_COMMON_OPTIONS,
                 {}
         };
@@ -267,6 +298,10 @@ int cli_probe(int argc, char **argv) {
         char message[512] = "", daemon_display[128] = "", *text = NULL;
         Converter converter;
         ProbeRun run = {};
+        const char *wayland_display = getenv("WAYLAND_DISPLAY");
+        /* On Wayland unless told otherwise (--x11, --display): the session's own protocol. */
+        int wayland = -1;
+        const char *output = NULL;
         FILE *log = NULL;
         bool json = false;
         size_t size = 0, n_raw = 0;
@@ -279,6 +314,16 @@ int cli_probe(int argc, char **argv) {
                         break;
                 case 'd':
                         o.display = optarg;
+                        wayland = wayland == 1 ? 1 : 0;
+                        break;
+                case 'W':
+                        wayland = 1;
+                        break;
+                case 'X':
+                        wayland = 0;
+                        break;
+                case 'o':
+                        output = optarg;
                         break;
                 case 'n': {
                         int64_t n;
@@ -311,7 +356,14 @@ int cli_probe(int argc, char **argv) {
                 }
         if (optind < argc)
                 return cli_usage_error("'frames --probe' takes no file: '%s'", argv[optind]);
-
+        if (wayland < 0)
+                wayland = wayland_display && *wayland_display;
+        if (wayland && o.display)
+                return cli_usage_error("--display %s names an X display: not with --wayland", o.display);
+        if (!wayland && output)
+                return cli_usage_error("--output %s is for the probe on Wayland (--wayland)", output);
+        if (wayland && o.urgent)
+                return cli_usage_error("--urgent is for the probe on X11 (%s)", "--x11");
         /* The log first, then the daemon: frames drawn for nothing are a waste of the user's
          * time. */
         if (log_path) {
@@ -326,6 +378,13 @@ int cli_probe(int argc, char **argv) {
                 if (log)
                         fclose(log);
                 return status;
+        }
+        if (wayland) {
+                WaylandProbeOptions w = { .n_frames = o.n_frames, .rate_hz = o.rate_hz, .output = output,
+                                          .wait_ns = o.wait_ns };
+
+                status = cli_probe_wayland(tc, &w, log, log_path, json, plot);
+                goto finish;
         }
         /* Not calibrated yet (-ENODEV) is fine: it will be by the time the frames are
          * converted. */
@@ -351,18 +410,13 @@ int cli_probe(int argc, char **argv) {
                 status = r == -ENOMEM ? EXIT_FAILURE : EXIT_IOERR;
                 goto finish;
         }
-        status = summary(&o, &run, text, size, json, plot);
+        status = cli_probe_summary(text, size, json, plot, run.cpu_ns, run.wall_ns, x11_header,
+                                   &(X11Header) { &o, &run });
         if (n_raw > 0)
                 fprintf(stderr, "timeconv: timeconvd could not convert the X times of %zu drawn frames (its x11_us "
                         "domain was not there); %s has them as they came (drawn_x11_us), not as drawn times\n",
                         n_raw, log_path ? log_path : "the frame log");
-        if (run.stopped < 0) {
-                /* What was measured is printed and written: the run still failed. */
-                fprintf(stderr, "timeconv: %s%s%s\n", run.stop_message,
-                        log_path ? "; the frames measured are in " : "", log_path ? log_path : "");
-                status = run.stopped == -ENOMEM ? EXIT_FAILURE : EXIT_UNAVAILABLE;
-        } else if (n_raw > 0)
-                status = cli_worse_status(status, EXIT_UNAVAILABLE);
+        status = cli_probe_stopped(status, run.stopped, run.stop_message, log_path, n_raw);
 finish:
         free(text);
         probe_run_done(&run);

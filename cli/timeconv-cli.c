@@ -91,11 +91,14 @@ static const struct {
           "        Exit status 1 when no figure could be computed.\n"
           "        Short options: -j, -p FILE.svg, -r HZ, -w ID.\n"
           "    frames --probe [--display NAME] [--frames N] [--rate HZ] [--urgent] [--log FILE]\n"
-          "           [--json] [--plot FILE.svg]\n"
+          "           [--json] [--plot FILE.svg] [--x11 | --wayland [--output NAME]]\n"
           "        Measure the running compositor: a window of ours draws N frames (300 by\n"
           "        default; as fast as the compositor lets, or at --rate), with extended frame sync\n"
           "        (--urgent: every frame urgent, the window manager waits for it); each frame is timed\n"
-          "        through timeconvd, written as a frame log (--log) and reported as above.\n" },
+          "        through timeconvd, written as a frame log (--log) and reported as above.\n"
+          "        With WAYLAND_DISPLAY set (or --wayland; --x11 or --display for X), an\n"
+          "        xdg_toplevel (--output: fullscreen on that output) timed by wp_presentation\n"
+          "        feedback, converted from the compositor's clock, reported per output.\n" },
 };
 
 static const char exit_help[] =

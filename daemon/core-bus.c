@@ -7,6 +7,7 @@
  * input. */
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,6 +321,23 @@ static int core_bus_push_snapshot(void *userdata, const char *sender, const BusC
         return app_clocks_push(c->apps, sender, clocks, n, ret_failure);
 }
 
+/* glibc keeps freed heap below its top, and what a flood's answers took stays resident
+ * otherwise: malloc_trim() hands back every free page. */
+static void core_bus_release_memory(void *userdata) {
+        (void) malloc_trim(0);
+}
+
+/* Once: a client that keeps the daemon at its limit would otherwise fill the journal. The calls
+ * are refused (QuotaExceeded) and the daemon goes on. */
+static void core_bus_out_of_fds(void *userdata, int errnum) {
+        Core *c = userdata;
+
+        if (c->out_of_fds_logged)
+                return;
+        c->out_of_fds_logged = true;
+        log_warning_errno(c->log, errnum, "at the limit of open files, refusing calls that need one: %m");
+}
+
 const BusCoreOps core_bus_ops = {
         .count_domains = core_bus_count_domains,
         .get_domain = core_bus_get_domain,
@@ -332,4 +350,6 @@ const BusCoreOps core_bus_ops = {
         .reference_domain = core_bus_reference_domain,
         .client_activity = core_bus_client_activity,
         .push_snapshot = core_bus_push_snapshot,
+        .release_memory = core_bus_release_memory,
+        .out_of_fds = core_bus_out_of_fds,
 };

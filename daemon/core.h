@@ -80,6 +80,7 @@ typedef struct Core {
         const DomainOps *relist_ops;
         void *relist_config;
         size_t relist_from;
+        bool out_of_fds_logged;         /* said once that calls were refused at the fd limit */
 } Core;
 
 int core_new(const Log *log, Core **ret);

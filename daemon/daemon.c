@@ -10,6 +10,7 @@
 #include "daemon.h"
 #include "sources.h"
 #include "state.h"
+#include "xwayland.h"
 #include "cleanup.h"
 #include "time-util.h"
 
@@ -94,8 +95,12 @@ int daemon_open_domains(Daemon *d) {
          * with until the user manager says otherwise (daemon_connect_bus()). */
         if (!d->options->no_x11 && !d->options->display) {
                 r = x11_display_new(SESSION_ENV_NO_DISPLAY, &d->x11_display);
+                /* On Wayland, only a display that Xwayland already serves (xwayland.h). */
                 if (r >= 0)
-                        r = x11_display_set(d->x11_display, getenv("DISPLAY"), SESSION_ENV_NO_DISPLAY);
+                        r = xwayland_display_set(d->x11_display, getenv("DISPLAY"),
+                                                 xwayland_session_is_wayland(getenv("WAYLAND_DISPLAY"),
+                                                                             getenv("XDG_SESSION_TYPE")),
+                                                 SESSION_ENV_NO_DISPLAY, &(pid_t) { 0 });
                 if (r < 0)
                         return log_error_errno(d->log, r, "cannot keep the X display: %m");
         }

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "session-env.h"
+#include "xwayland.h"
 
 /* A manager that does not answer in this time is as good as absent: the next attempt asks again. */
 #define SESSION_ENV_CALL_USEC (UINT64_C(5) * 1000000)
@@ -25,12 +28,118 @@ struct SessionEnv {
         uint64_t last_read_usec;        /* CLOCK_MONOTONIC when the latest Get was sent; 0: never */
         sd_event_source *spacing_source;        /* a read held back until SESSION_ENV_READ_SPACING_USEC */
         sd_event_source *want_source;
+        /* The display the session names (the manager's DISPLAY, else the fallback), and whether
+         * it is a Wayland session (our own environment or the manager's): the sources get it
+         * only as xwayland_display_set() allows. */
+        char *candidate;
+        bool candidate_from_manager;
+        bool wayland_own, wayland_manager;
+        pid_t xwayland_pid;             /* the Xwayland whose display the sources have; 0: none */
+        sd_event_source *xwayland_source;       /* its pidfd */
 };
+
+static int session_env_publish(SessionEnv *s);
+
+static int session_env_on_xwayland_exit(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        SessionEnv *s = userdata;
+
+        log_info(s->log, "Xwayland (pid %d) on %s exited", (int) s->xwayland_pid, s->candidate ?: "?");
+        s->xwayland_source = sd_event_source_disable_unref(s->xwayland_source);
+        s->xwayland_pid = 0;
+        /* At once, before a source reconnects: a connection now would start it again. */
+        (void) session_env_publish(s);
+        return 0;
+}
+
+/* Follows pid's exit (0: nothing to follow). */
+static int session_env_watch_xwayland(SessionEnv *s, pid_t pid) {
+        int fd, r;
+
+        if (pid == s->xwayland_pid)
+                return 0;
+        if (s->xwayland_source) {
+                /* A look at /proc (a source's attempt reads the session again) may find it gone
+                 * before its pidfd's event is dispatched: its exit is said all the same. */
+                struct pollfd p = { .fd = sd_event_source_get_io_fd(s->xwayland_source), .events = POLLIN };
+
+                if (p.fd >= 0 && poll(&p, 1, 0) > 0)
+                        log_info(s->log, "Xwayland (pid %d) on %s exited", (int) s->xwayland_pid,
+                                 s->candidate ?: "?");
+        }
+        s->xwayland_source = sd_event_source_disable_unref(s->xwayland_source);
+        s->xwayland_pid = 0;
+        if (pid == 0)
+                return 0;
+        fd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (fd < 0)
+                return -errno;
+        r = sd_event_add_io(s->event, &s->xwayland_source, fd, EPOLLIN, session_env_on_xwayland_exit, s);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        (void) sd_event_source_set_io_fd_own(s->xwayland_source, true);
+        (void) sd_event_source_set_description(s->xwayland_source, "xwayland-exit");
+        s->xwayland_pid = pid;
+        return 0;
+}
+
+/* The candidate to the sources, as a Wayland session allows (xwayland.h). */
+static int session_env_publish(SessionEnv *s) {
+        bool wayland = s->wayland_own || s->wayland_manager;
+        pid_t pid = 0;
+        int r;
+
+        r = xwayland_display_set(s->display, s->candidate, wayland, SESSION_ENV_NO_DISPLAY, &pid);
+        if (r < 0)
+                return log_warning_errno(s->log, r, "cannot take the X display: %m");
+        if (session_env_watch_xwayland(s, pid) < 0) {
+                /* Without its exit followed, a reconnection could start it again: not taken. */
+                log_warning(s->log, "cannot follow Xwayland (pid %d): not using %s", (int) pid, s->candidate);
+                (void) x11_display_set(s->display, NULL, "Wayland session: Xwayland's exit cannot be followed");
+                return 0;
+        }
+        if (r == 0) {
+                if (pid == 0 && wayland && s->candidate &&
+                    xwayland_display_number(s->candidate, &(unsigned) { 0 }) >= 0)
+                        log_debug(s->log, "Wayland session: still no Xwayland on %s", s->candidate);
+                return 0;
+        }
+        if (pid > 0)
+                log_info(s->log, "X display %s (from %s), served by Xwayland (pid %d)", s->candidate,
+                         s->candidate_from_manager ? "the user manager's environment" : "timeconvd's own environment",
+                         (int) pid);
+        else if (s->candidate && wayland && xwayland_display_number(s->candidate, &(unsigned) { 0 }) >= 0)
+                log_info(s->log, "Wayland session: not connecting to X display %s while no Xwayland runs on it",
+                         s->candidate);
+        else if (s->candidate)
+                log_info(s->log, "X display %s (from %s)", s->candidate,
+                         s->candidate_from_manager ? "the user manager's environment" : "timeconvd's own environment");
+        else
+                log_info(s->log, "no X display any more: DISPLAY left the user manager's environment");
+        return 0;
+}
+
+/* The session's display and kind, then what the sources get. */
+static int session_env_take(SessionEnv *s, const char *name, bool from_manager, bool wayland_manager) {
+        char *copy = NULL;
+
+        if (name && name[0]) {
+                copy = strdup(name);
+                if (!copy)
+                        return log_warning_errno(s->log, -ENOMEM, "cannot take the X display: %m");
+        }
+        free(s->candidate);
+        s->candidate = copy;
+        s->candidate_from_manager = from_manager;
+        s->wayland_manager = wayland_manager;
+        return session_env_publish(s);
+}
 
 /* The manager's DISPLAY (or the fallback, or none) becomes the display the sources follow. m is
  * the reply to Get, at the variant that holds Environment (as). */
 static int session_env_apply(SessionEnv *s, sd_bus_message *m) {
-        const char *manager = NULL, *name, *entry;
+        const char *manager = NULL, *wayland_display = NULL, *session_type = NULL, *entry;
         int r;
 
         r = sd_bus_message_enter_container(m, 'v', "as");
@@ -40,20 +149,15 @@ static int session_env_apply(SessionEnv *s, sd_bus_message *m) {
                 r = sd_bus_message_read(m, "s", &entry);
                 if (r > 0 && strncmp(entry, "DISPLAY=", 8) == 0 && entry[8])
                         manager = entry + 8;
+                else if (r > 0 && strncmp(entry, "WAYLAND_DISPLAY=", 16) == 0)
+                        wayland_display = entry + 16;
+                else if (r > 0 && strncmp(entry, "XDG_SESSION_TYPE=", 17) == 0)
+                        session_type = entry + 17;
         }
         if (r < 0)
                 return log_warning_errno(s->log, r, "the user manager's Environment cannot be parsed: %m");
-        name = manager ?: s->fallback;
-
-        r = x11_display_set(s->display, name, SESSION_ENV_NO_DISPLAY);
-        if (r < 0)
-                log_warning_errno(s->log, r, "cannot take the X display: %m");
-        else if (r > 0 && name)
-                log_info(s->log, "X display %s (from %s)", name,
-                         manager ? "the user manager's environment" : "timeconvd's own environment");
-        else if (r > 0)
-                log_info(s->log, "no X display any more: DISPLAY left the user manager's environment");
-        return 0;
+        return session_env_take(s, manager ?: s->fallback, manager, xwayland_session_is_wayland(wayland_display,
+                                                                                                  session_type));
 }
 
 static int session_env_read(SessionEnv *s);
@@ -148,6 +252,8 @@ static int session_env_on_want(sd_event_source *source, int fd, uint32_t revents
         uint64_t count;
 
         (void) !read(fd, &count, sizeof(count));
+        /* Xwayland may have started since: looked for at once, the manager asked besides. */
+        (void) session_env_publish(s);
         (void) session_env_read(s);
         return 0;
 }
@@ -188,7 +294,10 @@ int session_env_new(sd_event *event, sd_bus *bus, X11Display *display, const cha
         if (r < 0)
                 return r;
         (void) sd_event_source_set_description(s->want_source, "x11-display-wanted");
-        r = session_env_read(s);
+        s->wayland_own = xwayland_session_is_wayland(getenv("WAYLAND_DISPLAY"), getenv("XDG_SESSION_TYPE"));
+        r = session_env_take(s, s->fallback, false, false);
+        if (r >= 0)
+                r = session_env_read(s);
         if (r < 0)
                 return r;
 
@@ -199,6 +308,7 @@ int session_env_new(sd_event *event, sd_bus *bus, X11Display *display, const cha
 SessionEnv *session_env_free(SessionEnv *s) {
         if (!s)
                 return NULL;
+        sd_event_source_disable_unref(s->xwayland_source);
         sd_event_source_disable_unref(s->want_source);
         sd_event_source_disable_unref(s->spacing_source);
         sd_bus_slot_unref(s->call_slot);
@@ -206,6 +316,7 @@ SessionEnv *session_env_free(SessionEnv *s) {
         sd_bus_unref(s->bus);
         sd_event_unref(s->event);
         free(s->fallback);
+        free(s->candidate);
         free(s);
         return NULL;
 }

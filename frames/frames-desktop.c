@@ -6,7 +6,9 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "frames-desktop.h"
 #include "frames-internal.h"
@@ -17,17 +19,21 @@
 /* A drawn time as sent is whole us: its conversion may lie anywhere in that us. */
 #define US_TRUNCATION_NS 1000
 
-static int window_for(FramesLog *log, int64_t id, FramesWindow **ret) {
+static bool window_is(const FramesWindow *w, int64_t id, const char *output) {
+        return w->id == id && strcmp(w->output, output) == 0;
+}
+
+static int window_for(FramesLog *log, int64_t id, const char *output, FramesWindow **ret) {
         FramesWindow *w;
         void *p;
         int r;
 
-        if (log->n_windows > 0 && log->windows[log->last_window].id == id) {
+        if (log->n_windows > 0 && window_is(&log->windows[log->last_window], id, output)) {
                 *ret = &log->windows[log->last_window];
                 return 0;
         }
         for (size_t i = 0; i < log->n_windows; i++)
-                if (log->windows[i].id == id) {
+                if (window_is(&log->windows[i], id, output)) {
                         log->last_window = i;
                         *ret = &log->windows[i];
                         return 0;
@@ -39,6 +45,7 @@ static int window_for(FramesLog *log, int64_t id, FramesWindow **ret) {
                 return r;
         w = &log->windows[log->n_windows];
         *w = (FramesWindow) { .id = id };
+        snprintf(w->output, sizeof(w->output), "%s", output);
         log->last_window = log->n_windows++;
         *ret = w;
         return 0;
@@ -60,6 +67,9 @@ const char *frames_timed_by_name(FramesTimedBy t) {
 /* Whether the window's frames are its series as they are: every row drawn and presented, in
  * order (what frames_log_add() would keep, all of it). */
 static bool frames_are_series(const FramesWindow *w) {
+        /* A Wayland row's desired time is its commit, not a time it asked to be presented at. */
+        if (w->n_rows > 0 && (w->rows[0].flags & FRAMES_ROW_WAYLAND))
+                return false;
         for (size_t i = 0; i < w->n_rows; i++)
                 if (w->frames[i].desired_ns == FRAMES_NO_TIME || w->frames[i].present_ns == FRAMES_NO_TIME ||
                     (i > 0 && w->frames[i].present_ns <= w->frames[i - 1].present_ns))
@@ -72,8 +82,9 @@ int frames_window_series(const FramesWindow *w, FramesLog **ret_series, FramesTi
         FramesLog *series;
         int r;
 
+        /* A Wayland surface is timed by its presentation even when none came (all discarded). */
         for (size_t i = 0; i < w->n_rows && !presented; i++)
-                presented = w->frames[i].present_ns != FRAMES_NO_TIME;
+                presented = w->frames[i].present_ns != FRAMES_NO_TIME || (w->rows[i].flags & FRAMES_ROW_WAYLAND);
         r = frames_log_new(&series);
         if (r < 0)
                 return r;
@@ -107,12 +118,13 @@ int frames_window_series(const FramesWindow *w, FramesLog **ret_series, FramesTi
                         .refresh_ns = row->refresh_ns,
                 };
 
-                if (row->desired_ns == FRAMES_NO_TIME)
-                        continue;       /* never drawn */
+                if (row->desired_ns == FRAMES_NO_TIME || (w->rows[i].flags & FRAMES_ROW_DISCARDED))
+                        continue;       /* never drawn, or discarded: not pending, never to be shown */
                 if (presented) {
                         /* Not presented yet: pending, as the older reader counted it. */
                         f.present_ns = row->present_ns != FRAMES_NO_TIME ? row->present_ns : INT64_MAX;
-                        f.desired_ns = row->desired_ns;
+                        if (!(w->rows[i].flags & FRAMES_ROW_WAYLAND))
+                                f.desired_ns = row->desired_ns;
                 } else
                         f.present_ns = row->desired_ns;
                 if (frames_log_add(series, &f) < 0) {
@@ -214,7 +226,7 @@ int frames_log_add_staged(FramesLog *log, const FramesStagedRow *s) {
         void *p;
         int r;
 
-        r = window_for(log, s->window, &w);
+        r = window_for(log, s->window, s->output, &w);
         if (r < 0)
                 return r;
         p = w->rows;
@@ -322,6 +334,12 @@ int frames_desktop_stats_compute(const FramesWindow *w, FramesDesktopStats *ret)
                 d.n_clock_identity += !!(row->flags & FRAMES_ROW_IDENTITY);
                 d.n_causal += !!(row->flags & FRAMES_ROW_CAUSAL);
                 d.n_causal_outside += !!(row->flags & FRAMES_ROW_CAUSAL_OUTSIDE);
+                d.wayland |= !!(row->flags & FRAMES_ROW_WAYLAND);
+                d.n_discarded += !!(row->flags & FRAMES_ROW_DISCARDED);
+                d.n_vsync += !!(row->flags & FRAMES_ROW_VSYNC);
+                d.n_hw_clock += !!(row->flags & FRAMES_ROW_HW_CLOCK);
+                d.n_hw_completion += !!(row->flags & FRAMES_ROW_HW_COMPLETION);
+                d.n_zero_copy += !!(row->flags & FRAMES_ROW_ZERO_COPY);
         }
         d.n_client = w->n_begun;
         if (w->n_begun >= 2 && w->last_begin_ns > w->first_begin_ns)

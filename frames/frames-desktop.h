@@ -12,7 +12,8 @@
 typedef enum FramesTimedBy {
         FRAMES_TIMED_BY_ACTUAL_PRESENT,         /* Android: SurfaceFlinger, gfxinfo's DisplayPresentTime */
         FRAMES_TIMED_BY_COMPLETED,              /* gfxinfo without present times: FrameCompleted */
-        FRAMES_TIMED_BY_PRESENTED,              /* the frame log: _NET_WM_FRAME_TIMINGS' presentation */
+        FRAMES_TIMED_BY_PRESENTED,              /* the frame log: _NET_WM_FRAME_TIMINGS' presentation, or
+                                                 * wp_presentation's on Wayland */
         FRAMES_TIMED_BY_DRAWN,                  /* the frame log, no presentation time at all */
 } FramesTimedBy;
 
@@ -40,6 +41,10 @@ typedef struct FramesDesktopStats {
         FramesSpread clock_offset;              /* sent - converted */
         /* Drawn after the frame's end and before its message arrived, within its bound. */
         size_t n_causal, n_causal_outside;
+        /* Wayland rows: drawn is committed, drawn_to_presented commit -> presented. */
+        bool wayland;
+        size_t n_discarded;
+        size_t n_vsync, n_hw_clock, n_hw_completion, n_zero_copy;   /* presented frames with the flag */
 } FramesDesktopStats;
 
 int frames_desktop_stats_compute(const FramesWindow *w, FramesDesktopStats *ret);

@@ -59,6 +59,7 @@ void frames_gfxinfo_free(FramesParser *p);
  * own, and what joins the log in the order of the text (frames-desktop.c). */
 typedef struct FramesStagedRow {
         int64_t window;
+        char output[FRAMES_OUTPUT_NAME_MAX];    /* "" but for a Wayland row presented on an output */
         int64_t begin_ns;                       /* FRAMES_NO_TIME unless a valid time */
         Frame frame;
         FramesWindowRow row;
@@ -72,6 +73,10 @@ int frames_log_add_staged(FramesLog *log, const FramesStagedRow *s);
 /* One line of the frame log (trimmed, not empty) to *ret: 0, or -EBADMSG saying line. */
 int frames_jsonl_row(unsigned line, const char *text, size_t size, FramesStagedRow *ret, FramesError *ret_error);
 int frames_jsonl_line(FramesParser *p, const char *line, size_t size, FramesError *ret_error);
+
+/* A row of a Wayland probe (frames-wayland.c): a JSON object with "surface". 0, or -EBADMSG. */
+struct json_t;
+int frames_wayland_row(unsigned line, struct json_t *o, FramesStagedRow *ret, FramesError *ret_error);
 
 /* frames_parser_text() (text) or frames_parser_read() (read_at), in blocks of block_size bytes on
  * up to n_workers threads (tests try small blocks). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
-/* libtimeconv's frame log: one JSON object per line for each EWMH frame,
+/* libtimeconv's frame log: one JSON object per line for each EWMH frame (and, from the probe on
+ * Wayland, rows with "surface" that frames-wayland.c reads),
  * {"window":N,"counter":N,"begin_ns":T,"end_ns":T,"drawn_x11_us":N,"presentation_offset_us":N,
  *  "drawn_ns":T,"drawn_uncertainty_ns":U,"presented_ns":T,"presented_uncertainty_ns":U,
  *  "refresh_interval_ns":T,"frame_delay_us":N,"drawn_received_ns":T,"timings_received_ns":T},
@@ -270,8 +271,10 @@ static int fast_row(const char *s, size_t n, Values *v) {
         return i == n - 1;
 }
 
-/* Any JSON object: 0 with *ret filled, or -EBADMSG. */
-static int slow_row(unsigned line_number, const char *line, size_t size, Values *ret, FramesError *ret_error) {
+/* Any JSON object: 0 with *ret filled, 1 with *ret_staged filled for a Wayland row (one with
+ * "surface"), or -EBADMSG. */
+static int slow_row(unsigned line_number, const char *line, size_t size, Values *ret, FramesStagedRow *ret_staged,
+                    FramesError *ret_error) {
         json_error_t error;
         Values v = {};
         json_t *o;
@@ -282,6 +285,12 @@ static int slow_row(unsigned line_number, const char *line, size_t size, Values 
         if (!json_is_object(o)) {
                 json_decref(o);
                 return frames_fail(ret_error, line_number, "not a JSON object");
+        }
+        if (json_object_get(o, "surface")) {
+                int r = frames_wayland_row(line_number, o, ret_staged, ret_error);
+
+                json_decref(o);
+                return r < 0 ? r : 1;
         }
         for (size_t k = 0; k < N_KEYS; k++) {
                 char name[32];
@@ -323,9 +332,9 @@ int frames_jsonl_row(unsigned line_number, const char *line, size_t size, Frames
 #else
         if (!fast_row(line, size, &v)) {
 #endif
-                r = slow_row(line_number, line, size, &v, ret_error);
-                if (r < 0)
-                        return r;
+                r = slow_row(line_number, line, size, &v, ret, ret_error);
+                if (r != 0)
+                        return r < 0 ? r : 0;
         }
         present = v.seen & ~v.null;
         if (!(v.seen & 1u << K_COUNTER))

@@ -68,7 +68,23 @@ static void text_spread(FILE *f, const char *label, const FramesSpread *v, size_
         fprintf(f, " (%zu frames)\n", n);
 }
 
+/* A Wayland surface's rows on one output. The name comes from the compositor: shown as it is in
+ * text, escaped in JSON. */
+static void text_surface(FILE *f, const FramesSection *sec) {
+        const FramesDesktopStats *d = &sec->desktop_stats;
+        const char *output = sec->window_rows->output;
+
+        fprintf(f, "surface         %" PRId64 " %s%s%s: %" PRIu64 " rows, %zu committed, %zu presented, "
+                "%zu discarded\n",
+                sec->window, *output ? "on output '" : "on no output", output, *output ? "'" : "", sec->rows,
+                d->n_drawn, d->n_presented, d->n_discarded);
+}
+
 static void text_window(FILE *f, const FramesSection *sec) {
+        if (sec->desktop_stats.wayland) {
+                text_surface(f, sec);
+                return;
+        }
         if (sec->window == FRAMES_NO_WINDOW)
                 fputs("window          not named in the log", f);
         else
@@ -87,7 +103,22 @@ static void text_timed_by(FILE *f, const FramesSection *sec) {
         fputc('\n', f);
 }
 
+static void text_wayland(FILE *f, const FramesDesktopStats *d) {
+        fputs("client rate    ", f);
+        text_ms(f, " ", d->client_fps);
+        fprintf(f, " FPS (the frames' begin times, %zu frames)\n", d->n_client);
+        text_spread(f, "commit->presented ", &d->drawn_to_presented, d->n_drawn_to_presented,
+                    "no presentation times");
+        fprintf(f, "presentation    of %zu presented: vsync %zu, hw clock %zu, hw completion %zu, zero copy %zu\n",
+                d->n_presented, d->n_vsync, d->n_hw_clock, d->n_hw_completion, d->n_zero_copy);
+}
+
 static void text_desktop(FILE *f, const FramesDesktopStats *d) {
+        if (d->wayland) {
+                text_wayland(f, d);
+                return;
+        }
+
         /* Why a figure is missing: with no frame drawn, that, whatever else the rows hold. */
         const char *none = d->n_drawn == 0 ? "no frame was drawn" : NULL;
 
@@ -220,11 +251,43 @@ static void json_spread(FILE *f, const char *key, const FramesSpread *v, size_t 
         fprintf(f, "\"frames\":%zu}%s", n, after);
 }
 
+static void json_string(FILE *f, const char *s) {
+        putc('"', f);
+        for (const unsigned char *c = (const unsigned char *) s; *c; c++)
+                if (*c == '"' || *c == '\\')
+                        fprintf(f, "\\%c", *c);
+                else if (*c < 0x20)
+                        fprintf(f, "\\u%04x", *c);
+                else
+                        putc(*c, f);
+        putc('"', f);
+}
+
+static void json_wayland(FILE *f, const FramesSection *sec) {
+        const FramesDesktopStats *d = &sec->desktop_stats;
+
+        fputs("\"wayland\":{\"output\":", f);
+        if (*sec->window_rows->output)
+                json_string(f, sec->window_rows->output);
+        else
+                fputs("null", f);
+        fprintf(f, ",\"rows\":%zu,\"committed\":%zu,\"presented\":%zu,\"discarded\":%zu,", d->n_rows, d->n_drawn,
+                d->n_presented, d->n_discarded);
+        json_number(f, "client_fps", d->client_fps, ",");
+        json_spread(f, "commit_to_presented_ms", &d->drawn_to_presented, d->n_drawn_to_presented, ",");
+        fprintf(f, "\"flags\":{\"vsync\":%zu,\"hw_clock\":%zu,\"hw_completion\":%zu,\"zero_copy\":%zu}}",
+                d->n_vsync, d->n_hw_clock, d->n_hw_completion, d->n_zero_copy);
+}
+
 static void json_desktop(FILE *f, const FramesSection *sec) {
         const FramesDesktopStats *d = &sec->desktop_stats;
         const char *verdict = d->n_clock == 0 ? "null" :
                               d->n_clock_identity == d->n_clock ? "\"identity\"" : "\"not identity\"";
 
+        if (d->wayland) {
+                json_wayland(f, sec);
+                return;
+        }
         fprintf(f, "\"desktop\":{\"rows\":%zu,\"drawn\":%zu,\"not_drawn\":%" PRIu64 ",\"presented\":%zu,",
                 d->n_rows, d->n_drawn, sec->not_drawn, d->n_presented);
         json_number(f, "client_fps", d->client_fps, ",");

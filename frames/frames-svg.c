@@ -356,9 +356,11 @@ static int desktop_panel(FILE *f, const Axes *a, const FramesSection *sec) {
         fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"title\">desktop latencies</text>\n", LEFT, PANEL_TOP - 22);
         snprintf(entry[0], sizeof(entry[0]), "frame end -&gt; drawn (p50 %.3f ms, %zu frames)", d->end_to_drawn.p50_ms,
                  d->n_end_to_drawn);
-        snprintf(entry[1], sizeof(entry[1]), "drawn -&gt; presented (%s)",
+        /* A Wayland row's commit stands where the drawn time stands: named as what it is. */
+        snprintf(entry[1], sizeof(entry[1]), "%s -&gt; presented (%s)", d->wayland ? "commit" : "drawn",
                  d->n_drawn_to_presented ? "presented" : "no presentation times");
-        for (size_t i = 0; i < 2; i++) {
+        /* Wayland rows have no frame end: no entry for a line that cannot be. */
+        for (size_t i = d->wayland ? 1 : 0; i < 2; i++) {
                 /* Laid out by its length on screen: the entity is one character. */
                 char shown[128];
 
@@ -374,7 +376,8 @@ static int desktop_panel(FILE *f, const Axes *a, const FramesSection *sec) {
                         r = latency_line(f, a, sec->window_rows, drawn_to_presented, "drawn-to-presented", ymax_ms);
         }
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time since the first frame (s), "
-                "at the drawn time</text>\n</g>\n", LEFT + PLOT_W / 2, PANEL_TOP + PANEL_H + 36);
+                "at the %s time</text>\n</g>\n", LEFT + PLOT_W / 2, PANEL_TOP + PANEL_H + 36,
+                d->wayland ? "commit" : "drawn");
         return r;
 }
 

@@ -40,7 +40,18 @@ enum {
         FRAMES_ROW_IDENTITY = 1 << 0,           /* the drawn time as sent is its conversion, within the bound */
         FRAMES_ROW_CAUSAL = 1 << 1,             /* end and arrival known: causality checked */
         FRAMES_ROW_CAUSAL_OUTSIDE = 1 << 2,     /* drawn outside [end, arrival] by more than its bound */
+        /* A Wayland row (frames-wayland.c): its frame's desired_ns is the commit, present_ns
+         * the wp_presentation time converted to CLOCK_MONOTONIC. */
+        FRAMES_ROW_WAYLAND = 1 << 3,
+        FRAMES_ROW_DISCARDED = 1 << 4,          /* the compositor discarded the frame */
+        FRAMES_ROW_VSYNC = 1 << 5,              /* wp_presentation_feedback's kind flags */
+        FRAMES_ROW_HW_CLOCK = 1 << 6,
+        FRAMES_ROW_HW_COMPLETION = 1 << 7,
+        FRAMES_ROW_ZERO_COPY = 1 << 8,
 };
+
+/* An output's name as a Wayland row gives it (xdg-output's), longer names cut. */
+#define FRAMES_OUTPUT_NAME_MAX 32
 
 /* The latencies a window keeps of each row, as FramesWindowRow.latency_ns[] indexes them. */
 typedef enum FramesLatency {
@@ -74,6 +85,9 @@ typedef struct FramesWide {
 /* The rows of one window, in the order of the log. */
 typedef struct FramesWindow {
         int64_t id;                     /* the X window; FRAMES_NO_WINDOW: rows that did not say */
+        /* A Wayland surface's rows go by the output they were presented on: one window per
+         * surface and output ("" for frames on none, the discarded ones). */
+        char output[FRAMES_OUTPUT_NAME_MAX];
         /* Row i as a frame: present_ns its presented time, desired_ns its drawn time (both
          * FRAMES_NO_TIME when it was never drawn; presented too when not presented), ready_ns
          * FRAMES_NO_TIME, refresh_ns (0: unknown). When every row was drawn and presented in

@@ -182,6 +182,46 @@ static void check_line(const char *svg) {
         ok(moves >= 2, "the line is broken at the stall (%zu pieces), not drawn across it as a ramp", moves);
 }
 
+/* A Wayland surface's rows (frames-wayland.c): its lower panel is of commit -> presented, named
+ * so, and has no frame end -> drawn entry (the rows have no frame end). */
+static void test_wayland(void) {
+        FramesReport *report = NULL;
+        FramesLog *log = NULL;
+        FramesError error;
+        char *text = NULL, *svg = NULL;
+        size_t size = 0, svg_size = 0;
+        FILE *f = open_memstream(&text, &size);
+        const char *panel;
+
+        for (int k = 0; f && k < 60; k++) {
+                int64_t commit_ns = INT64_C(1000000000) + (int64_t) k * PERIOD_NS;
+
+                fprintf(f, "{\"surface\":10,\"counter\":%d,\"begin_ns\":%lld,\"commit_ns\":%lld,\"output\":\"headless\","
+                        "\"presented_clock\":4,\"presented_raw_ns\":%lld,\"presented_ns\":%lld,"
+                        "\"presented_uncertainty_ns\":40,\"refresh_interval_ns\":%d,\"seq\":0,\"presentation_flags\":0,"
+                        "\"discarded\":false,\"feedback_received_ns\":%lld}\n", k, (long long) commit_ns - 500000,
+                        (long long) commit_ns, (long long) commit_ns + 5000000, (long long) commit_ns + 6000000, PERIOD_NS,
+                        (long long) commit_ns + 6100000);
+        }
+        ok(f && fclose(f) == 0 && frames_log_new(&log) == 0 && frames_parse_text(log, text, size, &error) == 0 &&
+           frames_report_new(log, "frame log", 0, FRAMES_NO_WINDOW, &report) == 0 && report->n_sections == 1 &&
+           report->sections[0].desktop, "a frame log of one Wayland surface");
+        if (!tap_failed_) {
+                f = open_memstream(&svg, &svg_size);
+                ok(f && frames_plot_svg_section(f, &report->sections[0]) == 0 && fclose(f) == 0, "plotted");
+                panel = svg ? strstr(svg, "<g class=\"panel-desktop\">") : NULL;
+                ok(panel && strstr(panel, ">commit -&gt; presented (presented)</text>"),
+                   "Wayland: the latency is named commit -> presented");
+                ok(panel && !strstr(panel, "drawn -&gt;") && !strstr(panel, "frame end"),
+                   "Wayland: no drawn -> presented, no frame end -> drawn entry");
+                ok(panel && strstr(panel, "at the commit time"), "Wayland: the x axis is at the commit time");
+        }
+        free(svg);
+        free(text);
+        frames_report_free(report);
+        frames_log_free(log);
+}
+
 int main(void) {
         FramesReport *report = NULL;
         FramesLog *log = NULL;
@@ -214,6 +254,9 @@ int main(void) {
         }
         check_legend(svg);
         check_line(svg);
+        ok(strstr(panel, ">drawn -&gt; presented (") && strstr(panel, "at the drawn time"),
+           "EWMH rows: drawn -> presented, at the drawn time");
+        test_wayland();
 
         free(svg);
         free(text);

@@ -127,10 +127,14 @@ static void test_probes(Domain *d) {
         Bracket b;
         double lo, hi;
         int64_t worst_burst_ns = 0;
-        bool boxes_ok = true, all_full = true;
+        bool boxes_ok = true;
+        int full = 0, short_bursts = 0;
+        /* A loaded machine may cut a burst short at its budget (asserted below): what must hold
+         * is that full bursts come, 12 of them, not that none is ever cut. */
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + INT64_C(30000000000);
 
         estimator_init(&e, NULL);
-        for (int k = 0; k < 12; k++) {
+        while (full < 12 && clock_now_ns(CLOCK_MONOTONIC) < deadline_ns) {
                 Sample s[BURST];
                 int64_t t0 = clock_now_ns(CLOCK_MONOTONIC);
                 size_t n = 0;
@@ -140,9 +144,12 @@ static void test_probes(Domain *d) {
                 if (clock_now_ns(CLOCK_MONOTONIC) - t0 > worst_burst_ns)
                         worst_burst_ns = clock_now_ns(CLOCK_MONOTONIC) - t0;
                 if (r < 0 || n != BURST) {
-                        all_full = false;
+                        short_bursts++;
+                        if (r < 0)
+                                (void) poll(NULL, 0, 10);
                         continue;
                 }
+                full++;
                 for (size_t i = 0; i < n; i++) {
                         EstimatorVerdict v;
 
@@ -153,7 +160,7 @@ static void test_probes(Domain *d) {
                                 boxes_ok = false;
                 }
         }
-        ok(all_full, "every burst gives 8 samples");
+        ok(full == 12, "12 bursts of 8 samples (%d cut short by load)", short_bursts);
         ok(boxes_ok, "every box is whole ms, at least 1 ms tall, and consistent with the others");
         ok(worst_burst_ns < 150000000, "a burst stays within its budget (worst %lld us)",
            (long long) worst_burst_ns / 1000);
@@ -173,7 +180,8 @@ static void test_probes(Domain *d) {
         /* Xvfb's offset is 0; the window pins it to within the verdict's margin. */
         ok(st.same_as_uncertainty_ns > 0 && st.same_as_uncertainty_ns <= 2 * X11_MS_NS,
            "same_as_uncertainty_ns %lld: what the window still allows", (long long) st.same_as_uncertainty_ns);
-        ok(extra(&st, "probes") && atoll(extra(&st, "probes")) == 12 * BURST, "probes counted");
+        ok(extra(&st, "probes") && atoll(extra(&st, "probes")) >= 12 * BURST, "probes counted (%s)",
+           extra(&st, "probes") ?: "none");
         ok(extra(&st, "rtt_min_ns") && atoll(extra(&st, "rtt_min_ns")) > 0, "rtt_min_ns %s", extra(&st, "rtt_min_ns"));
         ok(extra(&st, "probe_cpu_ns") && atoll(extra(&st, "probe_cpu_ns")) > 0, "probe_cpu_ns %s",
            extra(&st, "probe_cpu_ns"));
@@ -223,6 +231,8 @@ static void test_window_attacked(Domain *d, const char *display) {
                 xcb_disconnect(c);
                 return;
         }
+        /* Connected, with its window: a burst cut short under load may have dropped both. */
+        (void) burst_until_ok(d, INT64_C(10000000000), &bursts);
         n = root_children(c, old, 4);
         ok(n == 1, "one probe window, a child of the root (%d)", n);
         for (int i = 0; i < n && i < 4; i++)
@@ -233,7 +243,7 @@ static void test_window_attacked(Domain *d, const char *display) {
         r = burst_until_ok(d, INT64_C(5000000000), &bursts);
         ok(r == 0 && bursts <= 3, "window destroyed by another client: full bursts again (burst %d)", bursts);
         ok(root_children(c, now, 4) == 1 && now[0] != old[0], "a new probe window");
-        ok(is_identity(d), "still identity");
+        ok(burst_until_identity(d, INT64_C(10000000000)), "still identity");
 
         /* The property set with another type: our zero-length STRING append is a BadMatch. */
         atom = xcb_intern_atom_reply(c, xcb_intern_atom(c, 0, strlen("_TIMECONV_CLOCK_PROBE"),
