@@ -3,14 +3,14 @@
 /* bench-msc: the vblank domain (domains/present.c) on a private Xvfb, as the daemon runs it
  * (bursts into a History, events dispatched between them), for 30 s. After a 2 s warm-up, each
  * burst predicts the vblank 10 frames ahead as the daemon converts it (Convert("msc",
- * "monotonic"): the graph, whose bound adds the counter's half frame each way to the model's);
- * our own PresentNotifyMSC then reports that vblank's UST. A report is the vblank give or take
- * half a frame (present_fake.c rounds msc from the UST: a late timer, a request answered at
- * once), so the model's own bound holds the vblank, not the report. Prints one JSON object: the
- * floor (an immediate PresentNotifyMSC round trip), the prediction errors against the reported
- * UST and against the fake CRTC's grid (msc * 16666 us, the vblank's true time) and their worst
- * ratio to the bound, the same for the model's bound alone (which the reports may overrun), the
- * USTs' offsets from the grid, the fitted refresh rate, and whether every prediction held. */
+ * "monotonic"): the graph; msc is an event counter, so the bound is the model's alone); our own
+ * PresentNotifyMSC then reports that vblank's UST. Prints one JSON object: the floor (an
+ * immediate PresentNotifyMSC round trip), the bound, the prediction errors against the reported
+ * UST and against the fake CRTC's grid (msc * 16666 us, the vblank's true time), the bound over
+ * the worst error seen (issue 25: at most 3), how many of either fell outside the bound, the
+ * USTs' offsets from the grid, the fitted refresh rate. A report is when Xvfb's timer fired, up
+ * to half a frame from the vblank under load: the bound holds the vblank, and the reports as
+ * long as their spread stays what the model has seen. */
 
 #define _GNU_SOURCE
 
@@ -61,14 +61,6 @@ static int predict_as_daemon(const ClockGraph *g, size_t node, uint64_t msc, int
         return 0;
 }
 
-static int64_t ratio_milli(int64_t err_ns, int64_t bound_ns) {
-        return err_ns * 1000 / (bound_ns > 0 ? bound_ns : 1);
-}
-
-static int64_t max_i64(int64_t a, int64_t b) {
-        return a > b ? a : b;
-}
-
 /* The floor: the median round trip of an immediate PresentNotifyMSC. */
 static int64_t floor_rtt_ns(PresentClient *client) {
         int64_t rtt[FLOOR_ROUNDS];
@@ -87,15 +79,14 @@ static int64_t floor_rtt_ns(PresentClient *client) {
 int main(void) {
         static History h;
         static ClockGraph g;
-        static int64_t errors[MAX_PREDICTIONS], bounds[MAX_PREDICTIONS];
+        static int64_t errors[MAX_PREDICTIONS], truth_errors[MAX_PREDICTIONS], bounds[MAX_PREDICTIONS];
         Xvfb x = {};
         X11Config config = {};
         PresentClient client = {};
         Domain *d = NULL;
-        size_t n = 0, n_held = 0, n_truth_held = 0, n_model_missed = 0, node = 0;
+        size_t n = 0, n_held = 0, n_truth_held = 0, node = 0;
         unsigned n_inconsistent = 0, n_bursts_failed = 0;
-        int64_t start, grid_min_us = INT64_MAX, grid_max_us = INT64_MIN, floor_ns, worst_ratio_milli = 0;
-        int64_t worst_truth_ratio_milli = 0, worst_model_ratio_milli = 0;
+        int64_t start, grid_min_us = INT64_MAX, grid_max_us = INT64_MIN, floor_ns;
         Model m = {};
 
         if (xvfb_start(-1, &x) < 0) {
@@ -114,6 +105,8 @@ int main(void) {
                 printf("{\"error\":\"no graph\"}\n");
                 return 1;
         }
+        /* As the daemon (core.c): a timer's lag widens what msc n converts to. */
+        graph_set_lag(&g, node, domain_present_ops.info(d)->lag_ns);
         graph_set_available(&g, node, true);
         floor_ns = floor_rtt_ns(&client);
 
@@ -122,7 +115,7 @@ int main(void) {
                 Sample s[8];
                 size_t n_s = 0;
                 uint64_t ust, msc, ust10, msc10;
-                int64_t pred_ns, bound_ns, err_ns, off_us, model_pred_ns, model_bound_ns, truth_ns;
+                int64_t pred_ns, bound_ns, err_ns, off_us, truth_ns;
 
                 if (domain_present_ops.sample_burst(d, s, 8, &n_s) < 0)
                         n_bursts_failed++;
@@ -139,24 +132,16 @@ int main(void) {
                 if (clock_now_ns(CLOCK_MONOTONIC) - start >= WARMUP_NS && n < MAX_PREDICTIONS && history_current(&h) &&
                     present_client_notify(&client, 0, 1000, &ust, &msc) == 0 &&
                     predict_as_daemon(&g, node, msc + 10, &pred_ns, &bound_ns) == 0 &&
-                    present_client_predict(&m, &domain_present_ops.info(d)->unit, msc + 10, &model_pred_ns,
-                                           &model_bound_ns) == 0 &&
                     present_client_notify(&client, msc + 10, 1000, &ust10, &msc10) == 0 && msc10 == msc + 10) {
                         /* The UST is truncated: its instant is ust + [0, 999] ns. */
                         err_ns = llabs((int64_t) ust10 * 1000 + 500 - pred_ns) + 500;
                         errors[n] = err_ns;
                         bounds[n] = bound_ns;
                         n_held += err_ns <= bound_ns;
-                        worst_ratio_milli = max_i64(worst_ratio_milli, ratio_milli(err_ns, bound_ns));
                         /* The vblank's true time: the fake CRTC's grid, whole us of CLOCK_MONOTONIC. */
                         truth_ns = (int64_t) msc10 * FAKE_INTERVAL_US * 1000;
+                        truth_errors[n] = llabs(truth_ns - pred_ns);
                         n_truth_held += llabs(truth_ns - pred_ns) <= bound_ns;
-                        worst_truth_ratio_milli = max_i64(worst_truth_ratio_milli,
-                                                      ratio_milli(llabs(truth_ns - pred_ns), bound_ns));
-                        /* What this bench compared before: the report against the model's bound. */
-                        err_ns = llabs((int64_t) ust10 * 1000 + 500 - model_pred_ns) + 500;
-                        n_model_missed += err_ns > model_bound_ns;
-                        worst_model_ratio_milli = max_i64(worst_model_ratio_milli, ratio_milli(err_ns, model_bound_ns));
                         n++;
                         off_us = (int64_t) ust10 - (int64_t) msc10 * FAKE_INTERVAL_US;
                         grid_min_us = off_us < grid_min_us ? off_us : grid_min_us;
@@ -167,28 +152,31 @@ int main(void) {
 
         {
                 int64_t err_p50 = percentile(errors, n, 0.5), err_max = percentile(errors, n, 1.0);
+                int64_t truth_p50 = percentile(truth_errors, n, 0.5), truth_max = percentile(truth_errors, n, 1.0);
                 int64_t bound_p50 = percentile(bounds, n, 0.5), bound_min = percentile(bounds, n, 0.0);
+                int64_t bound_max = percentile(bounds, n, 1.0);
                 double hz = 1e9 / domain_present_ops.info(d)->unit.period_ns * (1 + m.rate);
+                double bound_over_worst = (double) bound_max / (double) (err_max > 0 ? err_max : 1);
 
-                printf("{\"floor_present_rtt_ns\":%lld,"
-                       "\"predictions\":%zu,\"msc_prediction_error_ns\":{\"p50\":%lld,\"max\":%lld},"
-                       "\"msc_prediction_bound_ns\":{\"p50\":%lld,\"min\":%lld},"
-                       "\"error_p50_over_floor\":%.1f,\"bound_p50_over_floor\":%.1f,\"worst_error_over_bound\":%.3f,"
-                       "\"worst_truth_error_over_bound\":%.3f,\"model_bound_alone\":{\"worst_report_error_over_bound\":%.3f,"
-                       "\"reports_outside\":%zu},"
+                printf("{\"floor_present_rtt_ns\":%lld,\"predictions\":%zu,"
+                       "\"msc_prediction_bound_ns\":{\"p50\":%lld,\"min\":%lld,\"max\":%lld},"
+                       "\"report_error_ns\":{\"p50\":%lld,\"max\":%lld},"
+                       "\"vblank_error_ns\":{\"p50\":%lld,\"max\":%lld},"
+                       "\"bound_max_over_worst_report_error\":%.3f,\"bound_p50_over_floor\":%.1f,"
+                       "\"reports_outside_bound\":%zu,\"vblanks_outside_bound\":%zu,"
                        "\"ust_offset_from_fake_grid_us\":{\"min\":%lld,\"max\":%lld},"
                        "\"refresh_hz\":%.5f,\"refresh_hz_bound\":%.5f,\"fake_crtc_hz\":%.5f,"
                        "\"inconsistent_samples\":%u,\"failed_bursts\":%u,"
-                       "\"targets\":{\"msc_prediction_within_bound\":%s,\"vblank_within_bound\":%s,"
-                       "\"no_false_steps\":%s}}\n",
-                       (long long) floor_ns, n, (long long) err_p50, (long long) err_max, (long long) bound_p50,
-                       (long long) bound_min, (double) err_p50 / (double) floor_ns,
-                       (double) bound_p50 / (double) floor_ns, (double) worst_ratio_milli / 1000.0,
-                       (double) worst_truth_ratio_milli / 1000.0, (double) worst_model_ratio_milli / 1000.0, n_model_missed,
+                       "\"targets\":{\"bound_at_most_3x_worst_error\":%s,\"msc_prediction_within_bound\":%s,"
+                       "\"vblank_within_bound\":%s,\"no_false_steps\":%s}}\n",
+                       (long long) floor_ns, n, (long long) bound_p50, (long long) bound_min, (long long) bound_max,
+                       (long long) err_p50, (long long) err_max, (long long) truth_p50, (long long) truth_max,
+                       bound_over_worst, (double) bound_p50 / (double) floor_ns, n - n_held, n - n_truth_held,
                        (long long) (n ? grid_min_us : 0), (long long) (n ? grid_max_us : 0), hz,
                        1e9 / domain_present_ops.info(d)->unit.period_ns * m.rate_half, 1e6 / FAKE_INTERVAL_US,
-                       n_inconsistent, n_bursts_failed, n > 0 && n_held == n ? "true" : "false",
-                       n > 0 && n_truth_held == n ? "true" : "false", n_inconsistent == 0 ? "true" : "false");
+                       n_inconsistent, n_bursts_failed, n > 0 && bound_over_worst <= 3.0 ? "true" : "false",
+                       n > 0 && n_held == n ? "true" : "false", n > 0 && n_truth_held == n ? "true" : "false",
+                       n_inconsistent == 0 ? "true" : "false");
         }
         present_client_close(&client);
         domain_present_ops.close(d);

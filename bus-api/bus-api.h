@@ -15,7 +15,7 @@
 
 /* Up to this many source-specific entries per domain in ListDomains' a{sv}: a source's own
  * (DOMAIN_EXTRAS_MAX) and the daemon's (same_as, view_of, owner). */
-#define BUS_DOMAIN_EXTRAS_MAX 12
+#define BUS_DOMAIN_EXTRAS_MAX 15
 
 /* One source-specific entry, typed as the XML lists it, so that clients read a number as a
  * number ("probes" t, "connected" b), not a string to parse. type says which field holds

@@ -202,8 +202,11 @@ int conv_record_validate(const ConvRecord *c) {
         return 0;
 }
 
-/* Half of a reading's period that the reading leaves open (see the top). */
+/* Half of a reading's period that the reading leaves open (see the top); none for an event's
+ * count, which names an instant. */
 static double reading_half_ns(const DomainUnit *u) {
+        if (u->events)
+                return 0.0;
         return u->truncates || u->period_ns > 1.0 ? u->period_ns / 2.0 : 0.0;
 }
 
@@ -343,7 +346,7 @@ int conv_record_build(const ConvSpec *spec, ConvRecord *ret) {
 
         /* The fraction at the centre, with +1/2 for a target that rounds to nearest; rounded up. */
         rec.flags = 0;
-        if (!ut->truncates) {
+        if (!unit_floors(ut)) {
                 c.f += 0.5;
                 rec.flags |= CONV_RECORD_OUT_NEAREST;
         }
@@ -390,7 +393,7 @@ int conv_record_build(const ConvSpec *spec, ConvRecord *ret) {
                 bs += 2.0 * ut->period_ns * (0x1p-50 * fabs_(S) + 8.0 / ((double) ((uint64_t) 1 << (slope_s - 1)) * 2.0));
                 bs *= 1.0 + 0x1p-40;
         }
-        if (ut->period_ns > 1.0 || ut->truncates) {
+        if (ut->period_ns > 1.0 || unit_floors(ut)) {
                 rec.out_period_q32 = (int64_t) (ut->period_ns * TWO32) + 1;
                 if (!exact)
                         bc += 1.0;      /* the residual's rounding down */

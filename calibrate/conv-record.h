@@ -25,7 +25,8 @@
  * target's ns) of the value's true time, and the answer A = out·period_out,
  *     |A - T| <= bound_c_ns + |d|·BS + residual
  * where bound_c_ns covers the models' bounds at the centre, the reading's own uncertainty (a
- * truncated reading is the middle of its period ± half of it, a lagging one ± half its lag), a
+ * truncated reading is the middle of its period ± half of it, a lagging one ± half its lag, an
+ * event's count (DomainUnit.events) nothing: it names an instant), a
  * followed clock's residual, the output rounding of an ns target and every rounding the builder
  * made (centre, Q fractions, double arithmetic, all rounded outward and then + 1 ns); BS (Q
  * bound_shift, rounded up) covers the models' bound growth away from their centres and the

@@ -25,7 +25,7 @@ static bool unit_plain_ns(const DomainUnit *u) {
 static bool unit_equal(const DomainUnit *a, const DomainUnit *b) {
         /* the periods' bits: no floating point on the conversion path */
         return memcmp(&a->period_ns, &b->period_ns, sizeof(a->period_ns)) == 0 && a->wrap_bits == b->wrap_bits &&
-               a->truncates == b->truncates &&
+               a->truncates == b->truncates && a->events == b->events &&
                a->encoding == b->encoding;
 }
 
@@ -370,6 +370,12 @@ static int node_value_to_ns(const GraphNode *node, int64_t value, int64_t hint_r
         if (node->period_le_1ns) {
                 *ret_ns = ns;
                 *ret_uncertainty_ns = 0;
+                return 0;
+        }
+        if (node->unit.events) {
+                /* An event's instant, which unit_to_ns() rounded up by less than 1 ns. */
+                *ret_ns = ns;
+                *ret_uncertainty_ns = 1;
                 return 0;
         }
         /* One period in whole ns, rounded up: the next count's start (or, at the top, the one

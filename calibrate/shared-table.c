@@ -123,7 +123,8 @@ static void node_describe(const ClockGraph *g, size_t i, SharedTableNode *ret) {
         ret->wrap_bits = n->unit.wrap_bits;
         ret->period_q32 = (int64_t) (n->unit.period_ns * 4294967296.0 + 0.5);
         ret->unit_flags = (n->unit.truncates ? SHARED_TABLE_UNIT_TRUNCATES : 0) |
-                          (n->unit.encoding == UNIT_ENCODING_X11_US ? SHARED_TABLE_UNIT_X11_US : 0);
+                          (n->unit.encoding == UNIT_ENCODING_X11_US ? SHARED_TABLE_UNIT_X11_US : 0) |
+                          (n->unit.events ? SHARED_TABLE_UNIT_EVENTS : 0);
 }
 
 int shared_table_publish(void *mem, size_t size, const ClockGraph *g) {

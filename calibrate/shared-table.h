@@ -50,6 +50,7 @@
 #define SHARED_TABLE_NODE_HUB (UINT32_C(1) << 0)        /* the reference (monotonic_raw) */
 #define SHARED_TABLE_UNIT_TRUNCATES (UINT32_C(1) << 0)
 #define SHARED_TABLE_UNIT_X11_US (UINT32_C(1) << 1)
+#define SHARED_TABLE_UNIT_EVENTS (UINT32_C(1) << 2)    /* DomainUnit.events */
 
 typedef struct SharedTableHeader {
         /* Constant once laid out: */

@@ -154,8 +154,9 @@ int unit_to_ns(const DomainUnit *u, int64_t count, int64_t *ret_ns) {
                 *ret_ns = count;
                 return 0;
         }
-        /* count·P exactly in 128 bits. A truncating unit starts at the first whole ns at or after
-         * it, so that unit_from_ns() maps it back to count; others round to nearest, halves up. */
+        /* count·P exactly in 128 bits. A unit that floors (truncating, events) starts at the first
+         * whole ns at or after it, so that unit_from_ns() maps it back to count; others round to
+         * nearest, halves up. */
         v = (__int128) count * (__int128) m;
         if (sh <= 0) {
                 /* A multiplication, not v << -sh: shifting a negative value left is undefined.
@@ -167,7 +168,7 @@ int unit_to_ns(const DomainUnit *u, int64_t count, int64_t *ret_ns) {
                 __int128 rem = v & (((__int128) 1 << sh) - 1);
 
                 q = v >> sh;
-                if (u->truncates ? rem != 0 : rem >= ((__int128) 1 << (sh - 1)))
+                if (unit_floors(u) ? rem != 0 : rem >= ((__int128) 1 << (sh - 1)))
                         q++;
         }
         if (q < INT64_MIN || q > INT64_MAX)
@@ -200,7 +201,7 @@ int unit_from_ns(const DomainUnit *u, int64_t ns, int64_t *ret_count, int64_t *r
                         q64--;
                         rem64 += d64;
                 }
-                if (!u->truncates && rem64 >= d64 - rem64) {
+                if (!unit_floors(u) && rem64 >= d64 - rem64) {
                         q64++;
                         rem64 = d64 - rem64;
                 }
@@ -225,7 +226,7 @@ int unit_from_ns(const DomainUnit *u, int64_t ns, int64_t *ret_count, int64_t *r
                 rem += d;
         }
         /* Now n = q·d + rem, 0 <= rem < d. Halves round up. */
-        if (!u->truncates && 2 * rem >= d) {
+        if (!unit_floors(u) && 2 * rem >= d) {
                 q++;
                 rem = d - rem;
         }

@@ -16,6 +16,10 @@ typedef struct DomainUnit {
         unsigned wrap_bits;     /* 0 or 64: no wrap; else values are taken mod 2^wrap_bits */
         bool truncates;         /* a reading x means the true time is in [x, x + 1) units */
         UnitEncoding encoding;
+        /* A count names an event (a vblank counter: msc = n is the vblank at which it became n):
+         * its time is a point, so converting from it carries no reading uncertainty, and a time
+         * converts to the last event at or before it (floor), as for a truncating unit. */
+        bool events;
 } DomainUnit;
 
 /* Ready-made units. */
@@ -35,8 +39,15 @@ int unit_wrap(const DomainUnit *u, int64_t unwrapped, int64_t *ret);
 /* Unwrapped count -> ns. For a truncating unit this is the start of the interval. */
 int unit_to_ns(const DomainUnit *u, int64_t count, int64_t *ret_ns);
 
-/* ns -> unwrapped count: floor for truncating units (what the clock would have read), else
- * nearest. ret_error_ns (optional) is |count * period - ns|, the rounding error, >= 0. */
+/* Whether a time converts to a count by floor (truncating units and event counters) rather than
+ * to the nearest count. */
+static inline bool unit_floors(const DomainUnit *u) {
+        return u->truncates || u->events;
+}
+
+/* ns -> unwrapped count: floor for truncating units (what the clock would have read) and event
+ * counters (the last event at or before), else nearest. ret_error_ns (optional) is
+ * |count * period - ns|, the rounding error, >= 0. */
 int unit_from_ns(const DomainUnit *u, int64_t ns, int64_t *ret_count, int64_t *ret_error_ns);
 
 /* The signed step of smallest magnitude from hint to the occurrence of raw (a count modulo

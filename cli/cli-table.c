@@ -269,23 +269,53 @@ static void kernel_notes(CliOut *out, struct timeconv_domain **domains) {
         }
 }
 
-/* Why a domain is unavailable, when the daemon says ("reason": "no X display: ..."). */
+/* text after a prefix of col columns, a space before each word, broken at spaces into lines of
+ * CLI_TABLE_WIDTH at most (a word longer than a line stays whole), continuations indented by 4. */
+static void out_wrapped(CliOut *out, size_t col, const char *text) {
+        for (;;) {
+                size_t word;
+
+                while (*text == ' ')
+                        text++;
+                if (!*text)
+                        break;
+                word = strcspn(text, " ");
+                if (col > 4 && col + 1 + word > CLI_TABLE_WIDTH) {
+                        cli_out_str(out, "\n    ");
+                        col = 4;
+                } else {
+                        cli_out_char(out, ' ');
+                        col++;
+                }
+                for (size_t i = 0; i < word; i++)
+                        cli_out_char(out, text[i]);
+                col += word;
+                text += word;
+        }
+        cli_out_char(out, '\n');
+}
+
+/* Why a domain is unavailable, when the daemon says ("reason": "no X display: ..."), and why an
+ * available one has its verdict ("verdict_reason": msc's "emulated", a timer and not a display). */
 static void reason_notes(CliOut *out, struct timeconv_domain **domains) {
         bool first = true;
 
         for (struct timeconv_domain **p = domains; *p; p++) {
+                bool available = timeconv_domain_get_flags(*p) & TIMECONV_DOMAIN_AVAILABLE;
+                const char *state = available ? timeconv_domain_get_verdict(*p) : "unavailable";
                 const char *reason;
 
-                if ((timeconv_domain_get_flags(*p) & TIMECONV_DOMAIN_AVAILABLE) ||
-                    timeconv_domain_get_property_string(*p, "reason", &reason) < 0)
+                if (timeconv_domain_get_property_string(*p, available ? "verdict_reason" : "reason", &reason) < 0 ||
+                    !reason[0])
                         continue;
                 if (first)
                         cli_out_char(out, '\n');
                 first = false;
                 cli_out_str(out, timeconv_domain_get_name(*p));
-                cli_out_str(out, ": unavailable: ");
-                cli_out_str(out, reason);
-                cli_out_char(out, '\n');
+                cli_out_str(out, ": ");
+                cli_out_str(out, state);
+                cli_out_str(out, ":");
+                out_wrapped(out, text_width(timeconv_domain_get_name(*p)) + 3 + text_width(state), reason);
         }
 }
 
@@ -308,7 +338,8 @@ static void legend(CliOut *out, struct timeconv_domain **domains, const bool *sh
         cli_out_str(out, "\nOFFSET, RATE: the clock against monotonic, each \xc2\xb1 the bound of its error;\n"
                     "unknown: a bound larger than the figure (and than 1 s or 1000 ppm).\n"
                     "VERDICT, of X server time: identity = it is CLOCK_MONOTONIC (in ms), tracked =\n"
-                    "a clock of its own; -: no verdict (kernel, GPU, vblank, application clocks).\n");
+                    "a clock of its own; of vblanks (msc): vblank = a display's, emulated = a\n"
+                    "timer's (Xvfb, Xwayland), variable = a variable refresh; -: no verdict.\n");
         if (!shown[COL_UNC])
                 return;
         for (struct timeconv_domain **p = domains; *p; p++)

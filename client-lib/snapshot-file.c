@@ -198,13 +198,14 @@ static int declare(Loader *l, const char *name, const DomainUnit *unit) {
         return 0;
 }
 
-/* { "name": ..., "unit": ..., "period_ns": ..., "wrap_bits": ..., "truncates": ... } */
+/* { "name": ..., "unit": ..., "period_ns": ..., "wrap_bits": ..., "truncates": ..., "events": ... } */
 static int load_domain(Loader *l, json_t *o) {
         static const char *const keys[] = {
-                "name", "unit", "period_ns", "wrap_bits", "truncates", NULL
+                "name", "unit", "period_ns", "wrap_bits", "truncates", "events", NULL
         };
         json_t *unit = json_object_get(o, "unit"), *period = json_object_get(o, "period_ns");
         json_t *wrap = json_object_get(o, "wrap_bits"), *trunc = json_object_get(o, "truncates");
+        json_t *events = json_object_get(o, "events");
         DomainUnit u = UNIT_NS;
         const UnitName *un = &unit_names[0];
         const char *name;
@@ -252,6 +253,13 @@ static int load_domain(Loader *l, json_t *o) {
                 if (!json_is_boolean(trunc))
                         return fail(l, "not true or false");
                 u.truncates = json_is_true(trunc);
+                l->depth--;
+        }
+        if (events) {
+                push_key(l, "events");
+                if (!json_is_boolean(events))
+                        return fail(l, "not true or false");
+                u.events = json_is_true(events);
                 l->depth--;
         }
         /* timeconvd's x11_us is high-precision X time, whose ms part wraps at 32 bits inside the

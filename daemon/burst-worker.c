@@ -191,6 +191,9 @@ static void copy_status(BurstWorker *w) {
         w->status.device_name = copy_string(w, &used, s.device_name);
         w->status.driver = copy_string(w, &used, s.driver);
         w->status.unavailable_reason = copy_string(w, &used, s.unavailable_reason);
+        /* Not copied: the list is read once the burst is over (core_relist()), never from here. */
+        w->status.listed = NULL;
+        w->status.n_listed = 0;
         w->status.n_extras = 0;
         for (size_t i = 0; i < s.n_extras && i < DOMAIN_EXTRAS_MAX; i++) {
                 const char *key = copy_string(w, &used, s.extras[i].key);

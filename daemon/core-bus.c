@@ -92,7 +92,7 @@ static char extra_type(const char *key) {
                 { "x11_server_id", 't' },
                 { "rtt_min_ns", 'x' }, { "rtt_p50_ns", 'x' }, { "probe_cpu_ns", 'x' },
                 { "next_vblank_ns", 'x' }, { "max_deviation_ns", 'x' },
-                { "refresh_interval_ns", 'd' },
+                { "refresh_interval_ns", 'd' }, { "mode_refresh_hz", 'd' }, { "variable_refresh", 'b' },
                 { "valid_bits", 'u' },
         };
 

@@ -72,6 +72,7 @@ int core_new(const Log *log, Core **ret) {
         if (!c)
                 return -ENOMEM;
         c->log = log;
+        c->relist_from = SIZE_MAX;
         /* calloc() of this size maps fresh zero pages: write them, so they are resident now.
          * Not memset(): GCC folds malloc + memset(0) into calloc, which leaves them unwritten. */
         c->slots = malloc(CORE_DOMAINS_MAX * sizeof(CoreDomain));
@@ -106,6 +107,7 @@ Core *core_free(Core *c) {
                 core_domain_release(c->domains[i]);
         snapshot_ring_free(c->snapshots);
         table_publisher_free(c->table);
+        free(c->relist_config);
         free(c->slots);
         free(c);
         return NULL;
@@ -182,6 +184,52 @@ int core_add_domain(Core *c, const DomainOps *ops, const DomainInfo *info, const
         d->info.view_of[0] = 0;
 
         return core_append(c, &d, &d->history);
+}
+
+int core_set_relist(Core *c, const DomainOps *ops, const void *config, size_t size) {
+        void *copy;
+
+        if (!c || !ops || (!config && size > 0))
+                return -EINVAL;
+        copy = size > 0 ? malloc(size) : NULL;
+        if (size > 0 && !copy)
+                return -ENOMEM;
+        if (size > 0)
+                memcpy(copy, config, size);
+        free(c->relist_config);
+        c->relist_config = copy;
+        c->relist_ops = ops;
+        return 0;
+}
+
+int core_relist(Core *c) {
+        DomainStatus status = {};
+        size_t index;
+        int added = 0, r;
+
+        if (!c || c->relist_from == SIZE_MAX)
+                return 0;
+        index = c->relist_from;
+        c->relist_from = SIZE_MAX;
+        if (index >= c->n_domains || c->domains[index]->ops != c->relist_ops || c->domains[index]->busy_status ||
+            c->domains[index]->ops->status(c->domains[index]->domain, &status) < 0)
+                return 0;
+        for (size_t i = 0; i < status.n_listed; i++) {
+                DomainInfo info = status.listed[i];
+                size_t other;
+
+                if (graph_find(&c->graph, info.name, &other) == 0)
+                        continue;
+                r = core_add_domain(c, c->relist_ops, &info, c->relist_config);
+                if (r < 0) {
+                        log_warning_errno(c->log, r, "source '%s': cannot add domain '%s': %m", c->relist_ops->source,
+                                          info.name);
+                        continue;
+                }
+                log_info(c->log, "source '%s': domain '%s' added", c->relist_ops->source, info.name);
+                added++;
+        }
+        return added;
 }
 
 size_t core_count(const Core *c) {
@@ -341,6 +389,28 @@ static bool core_apply_rate_epoch(Core *c, CoreDomain *d, const DomainStatus *st
 /* What the source says beyond its samples, before the new samples go in: a new generation of
  * the clock closes the segment, and so does a change of rate it knows of; same_as makes the
  * node (and its views) follow that domain. */
+/* A restarted clock may count in another unit (a vblank counter on another mode): the node is
+ * re-made with the unit and lag the source gives now, on the restarted history. */
+static void core_apply_unit(Core *c, size_t index) {
+        CoreDomain *d = c->domains[index];
+        const DomainInfo *now = d->ops->info(d->domain);
+        bool available = c->graph.nodes[index].available;
+
+        if (memcmp(&now->unit, &d->info.unit, sizeof(now->unit)) == 0 && now->lag_ns == d->info.lag_ns)
+                return;
+        log_info(c->log, "domain '%s': now %.0f ns a %s", d->info.name, now->unit.period_ns,
+                 d->info.unit_name[0] ? d->info.unit_name : "unit");
+        if (graph_reset_node(&c->graph, index, d->info.name, &now->unit, &d->history) < 0 ||
+            graph_set_lag(&c->graph, index, now->lag_ns) < 0) {
+                log_warning(c->log, "domain '%s': cannot take its new unit", d->info.name);
+                return;
+        }
+        graph_set_available(&c->graph, index, available);
+        d->info.unit = now->unit;
+        d->info.lag_ns = now->lag_ns;
+        d->info.resolution_ns = now->resolution_ns;
+}
+
 static CoreStatusChange core_apply_status(Core *c, size_t index, Model *ret_old_model) {
         CoreDomain *d = c->domains[index];
         DomainStatus status = {};
@@ -360,11 +430,17 @@ static CoreStatusChange core_apply_status(Core *c, size_t index, Model *ret_old_
                         change = CORE_STATUS_RESTARTED;
                 }
                 history_restart(&d->history);
+                core_apply_unit(c, index);
         } else if (core_apply_rate_epoch(c, d, &status))
                 change = CORE_STATUS_RATE_CHANGED;
+        /* From the first burst on: a domain opened before its server answered lists what it
+         * finds once it does. */
+        if (status.list_epoch != d->list_epoch && d->ops == c->relist_ops)
+                c->relist_from = index;
         d->generation = status.generation;
         d->has_generation = true;
         d->rate_epoch = status.rate_epoch;
+        d->list_epoch = status.list_epoch;
 
         if (status.same_as && graph_find(&c->graph, status.same_as, &same_as) < 0) {
                 log_debug(c->log, "domain '%s': same as unknown domain '%s', ignored", d->info.name, status.same_as);

@@ -35,6 +35,7 @@ typedef struct CoreDomain {
         uint64_t generation;            /* the source's, as of the latest burst */
         bool has_generation;
         uint64_t rate_epoch;            /* the source's, as of the latest burst */
+        uint64_t list_epoch;            /* the source's DomainStatus.list_epoch, as of the same */
         int64_t last_calibrated_ns;     /* CLOCK_MONOTONIC of the latest burst; 0: never */
         unsigned timeouts;              /* bursts in a row that timed out */
         /* An application's clock (app-clocks.c): no source, its history fed by PushSnapshot.
@@ -74,6 +75,11 @@ typedef struct Core {
         CoreActivityHook activity_hook;
         void *activity_userdata;
         AppClocks *apps;                /* the application clocks (app-clocks.h) */
+        /* A source whose domains may list more of them later (msc per monitor): its config, kept
+         * to open them; relist_from: the domain whose list changed, SIZE_MAX: none. */
+        const DomainOps *relist_ops;
+        void *relist_config;
+        size_t relist_from;
         bool out_of_fds_logged;         /* said once that calls were refused at the fd limit */
 } Core;
 
@@ -103,6 +109,14 @@ static inline void core_freep(Core **c) {
  * which must be there already. -EEXIST for a name already in use, -ENOSPC when full, -ENOENT
  * for a view of nothing, or the source's error. */
 int core_add_domain(Core *c, const DomainOps *ops, const DomainInfo *info, const void *config);
+
+/* ops's domains may list more of them later (DomainStatus.list_epoch): core_relist() opens
+ * those with a copy of config (size bytes, pointers in it borrowed for the core's life). */
+int core_set_relist(Core *c, const DomainOps *ops, const void *config, size_t size);
+
+/* After a burst: adds what a domain of the relisting source now lists and the core lacks.
+ * Returns how many were added. */
+int core_relist(Core *c);
 
 size_t core_count(const Core *c);
 const char *core_domain_name(const Core *c, size_t index);

@@ -110,6 +110,11 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
         CoreBurst burst = *b;
 
         scheduler_watch(s, index);
+        /* A monitor plugged in: its vblank domain joins (the next tick reads it). */
+        if (core_relist(s->core) > 0) {
+                scheduler_publish(s);
+                core_emit_domains_changed(s->core, s->bus_api);
+        }
         if (was_available != core_domain_available(s->core, index)) {
                 if (r < 0)
                         log_unavailable(s, index, r);
@@ -171,12 +176,17 @@ static void scheduler_on_burst_done(BurstWorker *worker, void *userdata) {
 }
 
 /* Whether domain index's bursts are read by a thread: its source has a connection of its own (a
- * server that may stop answering), and the first tick, which runs before the loop does, is over. */
+ * server that may stop answering) or says its next burst may block (a GPU reconnecting), and the
+ * first tick, which runs before the loop does, is over. A burst still in its thread stays there:
+ * the domain is the thread's, not to be asked. */
 static bool scheduler_reads_off_loop(Scheduler *s, size_t index) {
         const DomainOps *ops;
         Domain *domain;
 
-        return s->tick_source && core_domain_source(s->core, index, &ops, &domain) >= 0 && ops->dispatch;
+        if (!s->tick_source || core_domain_source(s->core, index, &ops, &domain) < 0)
+                return false;
+        return ops->dispatch || burst_worker_busy(s->workers[index].worker) ||
+               (ops->burst_may_block && ops->burst_may_block(domain));
 }
 
 /* Hands one burst of domain index to its thread. false: it could not be, read it on the loop. */

@@ -165,8 +165,9 @@ static json_t *export_domains(const ClockGraph *g, const char *const *unit_names
                 else
                         period = json_real(period_ns);
 
-                /* With "truncates", offline conversion reads a value as the live graph does. */
-                if (json_array_append_new(domains, json_pack("{s:s, s:s, s:o, s:I, s:b}",
+                /* With "truncates" and "events", offline conversion reads a value as the live graph
+                 * does. */
+                if (json_array_append_new(domains, json_pack("{s:s, s:s, s:o, s:I, s:b, s:b}",
                                                              "name", node->name,
                                                              "unit", unit_names && unit_names[i] ? unit_names[i] :
                                                                      snapshot_unit_name(&node->unit),
@@ -174,7 +175,8 @@ static json_t *export_domains(const ClockGraph *g, const char *const *unit_names
                                                              /* 64 for no wrap, as ListDomains says. */
                                                              "wrap_bits", (json_int_t) (node->unit.wrap_bits == 0 ? 64 :
                                                                                         node->unit.wrap_bits),
-                                                             "truncates", node->unit.truncates)) < 0)
+                                                             "truncates", node->unit.truncates,
+                                                             "events", node->unit.events)) < 0)
                         return NULL;
         }
         return json_incref(domains);

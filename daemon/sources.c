@@ -66,6 +66,9 @@ static int open_x11(Core *core, const Options *options, X11Display *x11_display,
         /* The screen's vblank counter (msc) through the Present extension, on the same display. */
         if (open_source(core, &domain_present_ops, &config, log) == 0)
                 log_info(log, "no X Present extension or no CRTC: no msc domain");
+        /* A monitor plugged in later gets its domain then (RandR tells the msc domains). */
+        else if (core_set_relist(core, &domain_present_ops, &config, sizeof(config)) < 0)
+                log_warning(log, "msc: monitors plugged in later will get no domain until a restart");
         return r;
 }
 

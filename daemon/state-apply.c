@@ -118,7 +118,7 @@ static const StateDomain *state_find(const State *s, const char *name) {
 
 static bool unit_equal(const DomainUnit *a, const DomainUnit *b) {
         return a->period_ns == b->period_ns && a->wrap_bits == b->wrap_bits && a->truncates == b->truncates &&
-               a->encoding == b->encoding;
+               a->events == b->events && a->encoding == b->encoding;
 }
 
 static bool same_clock(const StateDomain *a, const StateDomain *b) {

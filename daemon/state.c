@@ -33,11 +33,13 @@ static int fail(StateError *error, int r, const char *code, const char *format, 
 
 /* Checks that obj has exactly the keys of keys[] (n of them): a missing one or a stranger is an
  * error. */
-static int check_keys(json_t *obj, const char *const *keys, size_t n, const char *where, StateError *error) {
+/* keys[0..n) are allowed, all but the last n_optional of them required. */
+static int check_keys(json_t *obj, const char *const *keys, size_t n, size_t n_optional, const char *where,
+                      StateError *error) {
         const char *key;
         json_t *value;
 
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i + n_optional < n; i++)
                 if (!json_object_get(obj, keys[i]))
                         return fail(error, -EBADMSG, "missing", "%s: no \"%s\"", where, keys[i]);
         json_object_foreach(obj, key, value) {
@@ -87,7 +89,7 @@ static int get_integer(json_t *obj, const char *key, int64_t min, int64_t max, i
 }
 
 static int parse_unit(json_t *obj, DomainUnit *ret, const char *where, StateError *error) {
-        static const char *const keys[] = { "period_ns", "wrap_bits", "truncates", "encoding" };
+        static const char *const keys[] = { "period_ns", "wrap_bits", "truncates", "encoding", "events" };
         DomainUnit u = {};
         char encoding[8];
         int64_t wrap_bits = 0;
@@ -96,7 +98,7 @@ static int parse_unit(json_t *obj, DomainUnit *ret, const char *where, StateErro
 
         if (!json_is_object(obj))
                 return fail(error, -EBADMSG, "type", "%s: \"unit\" is not an object", where);
-        r = check_keys(obj, keys, ELEMENTSOF(keys), where, error);
+        r = check_keys(obj, keys, ELEMENTSOF(keys), 1, where, error);
         if (r < 0)
                 return r;
         v = json_object_get(obj, "period_ns");
@@ -113,6 +115,11 @@ static int parse_unit(json_t *obj, DomainUnit *ret, const char *where, StateErro
         if (!json_is_boolean(v))
                 return fail(error, -EBADMSG, "type", "%s: \"truncates\" is not a boolean", where);
         u.truncates = json_is_true(v);
+        /* Optional: files written before event counters had it. */
+        v = json_object_get(obj, "events");
+        if (v && !json_is_boolean(v))
+                return fail(error, -EBADMSG, "type", "%s: \"events\" is not a boolean", where);
+        u.events = json_is_true(v);
         r = get_string(obj, "encoding", true, encoding, sizeof(encoding), where, error);
         if (r < 0)
                 return r;
@@ -136,7 +143,7 @@ static int parse_domain(json_t *obj, size_t index, StateDomain *ret, StateError 
         snprintf(where, sizeof(where), "domain %zu", index);
         if (!json_is_object(obj))
                 return fail(error, -EBADMSG, "type", "%s is not an object", where);
-        if ((r = check_keys(obj, keys, ELEMENTSOF(keys), where, error)) < 0 ||
+        if ((r = check_keys(obj, keys, ELEMENTSOF(keys), 0, where, error)) < 0 ||
             (r = get_string(obj, "name", true, d.name, sizeof(d.name), where, error)) < 0 ||
             (r = get_string(obj, "source", true, d.source, sizeof(d.source), where, error)) < 0 ||
             (r = get_string(obj, "device", false, d.device, sizeof(d.device), where, error)) < 0 ||
@@ -181,7 +188,7 @@ int state_parse(const char *buf, size_t size, State *ret, StateError *ret_error)
         if (version != STATE_VERSION)
                 return fail(ret_error, -EBADMSG, "version", "version %lld, expected %d", (long long) version,
                             STATE_VERSION);
-        if ((r = check_keys(root, keys, ELEMENTSOF(keys), "file", ret_error)) < 0 ||
+        if ((r = check_keys(root, keys, ELEMENTSOF(keys), 0, "file", ret_error)) < 0 ||
             (r = get_string(root, "boot_id", false, s->boot_id, sizeof(s->boot_id), "file", ret_error)) < 0)
                 return r;
 
@@ -219,10 +226,10 @@ int state_format(const State *s, char **ret) {
                 const StateDomain *d = &s->domains[i];
                 json_t *o;
 
-                o = json_pack("{s:s, s:s, s:s, s:{s:f, s:i, s:b, s:s}, s:I, s:I, s:I, s:s}",
+                o = json_pack("{s:s, s:s, s:s, s:{s:f, s:i, s:b, s:b, s:s}, s:I, s:I, s:I, s:s}",
                               "name", d->name, "source", d->source, "device", d->device,
                               "unit", "period_ns", d->unit.period_ns, "wrap_bits", (int) d->unit.wrap_bits,
-                              "truncates", (int) d->unit.truncates,
+                              "truncates", (int) d->unit.truncates, "events", (int) d->unit.events,
                               "encoding", d->unit.encoding == UNIT_ENCODING_X11_US ? "x11_us" : "plain",
                               "rate_ppb", (json_int_t) d->rate_ppb,
                               "rate_uncertainty_ppb", (json_int_t) d->rate_uncertainty_ppb,

@@ -9,11 +9,12 @@
  *   { "version": 1, "boot_id": "<uuid>",
  *     "domains": [ { "name": "monotonic", "source": "posix", "device": "",
  *                    "unit": { "period_ns": 1.0, "wrap_bits": 0, "truncates": false,
- *                              "encoding": "plain" },
+ *                              "encoding": "plain", "events": false },
  *                    "rate_ppb": 1234, "rate_uncertainty_ppb": 8, "span_ns": 600000000000,
  *                    "verdict": "" } ] }
  *
- * Every key is required, no other is allowed, integers are JSON integers. */
+ * Every key is required but the unit's "events" (false when absent: files written before it), no
+ * other is allowed, integers are JSON integers. */
 
 #include <stddef.h>
 #include <stdint.h>

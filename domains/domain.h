@@ -34,7 +34,7 @@ typedef struct DomainInfo {
         int64_t lag_ns;
 } DomainInfo;
 
-#define DOMAIN_EXTRAS_MAX 8
+#define DOMAIN_EXTRAS_MAX 12
 
 /* What a source says about an open domain beyond its samples. Strings are borrowed from the
  * Domain and stay valid until the next call on it. */
@@ -68,6 +68,12 @@ typedef struct DomainStatus {
         /* Why the clock cannot be read now ("no X display: ...", "the X server on :1 went
          * away"), for ListDomains and the Unavailable error; NULL when it can, or cannot say. */
         const char *unavailable_reason;
+        /* Changes when the source would list other domains than before (a monitor plugged in):
+         * listed[] is what it lists now, and the daemon adds those it does not have, opening each
+         * with the source's config. 0 and none when the source cannot tell. */
+        uint64_t list_epoch;
+        const DomainInfo *listed;
+        size_t n_listed;
 } DomainStatus;
 
 typedef struct Domain Domain;
@@ -98,6 +104,11 @@ typedef struct DomainOps {
          * without blocking. -ENOTCONN when the connection died: the daemon marks the domain
          * unavailable at once. */
         int (*dispatch)(Domain *d);
+
+        /* Optional (may be NULL): whether the next burst may wait on something outside the process
+         * for long (a GPU's driver creating an instance to reconnect): the daemon then reads it on
+         * a thread, as it reads every burst of a source with a connection (dispatch). */
+        bool (*burst_may_block)(Domain *d);
 
         /* Optional (may be NULL): the dynamic status, see DomainStatus. */
         int (*status)(Domain *d, DomainStatus *ret);

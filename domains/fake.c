@@ -95,11 +95,11 @@ static int quantize(const DomainUnit *u, int64_t base, double rem,
                 if (r < 0)
                         return r;
                 m = base - x;
-                count = (!u->truncates && (double) m + rem >= (double) p / 2) ? q + 1 : q;
+                count = (!unit_floors(u) && (double) m + rem >= (double) p / 2) ? q + 1 : q;
                 r = arith_mul(count, p, &x);
                 if (r < 0)
                         return r;
-                if (u->truncates) {
+                if (unit_floors(u)) {
                         lo = x;
                         r = arith_add(x, p, &hi);
                         if (r < 0)
@@ -109,17 +109,18 @@ static int quantize(const DomainUnit *u, int64_t base, double rem,
                         hi = x > base ? x : base + (rem > 0);
                 }
         } else {
-                double t = (double) base + rem, c = u->truncates ? floor(t / u->period_ns) : floor(t / u->period_ns + 0.5);
+                double t = (double) base + rem;
+                double c = unit_floors(u) ? floor(t / u->period_ns) : floor(t / u->period_ns + 0.5);
 
                 /* t / period may round across an integer; a truncated count must not exceed t. */
-                if (u->truncates && c * u->period_ns > t)
+                if (unit_floors(u) && c * u->period_ns > t)
                         c -= 1;
-                if (u->truncates && (c + 1) * u->period_ns <= t)
+                if (unit_floors(u) && (c + 1) * u->period_ns <= t)
                         c += 1;
                 r = double_to_ns(c, &count);
                 if (r < 0)
                         return r;
-                if (u->truncates)
+                if (unit_floors(u))
                         r = double_to_ns(floor(c * u->period_ns), &lo) ?: double_to_ns(ceil((c + 1) * u->period_ns), &hi);
                 else
                         r = double_to_ns(floor(fmin(c * u->period_ns, t)), &lo) ?: double_to_ns(ceil(fmax(c * u->period_ns, t)), &hi);

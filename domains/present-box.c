@@ -85,6 +85,35 @@ int present_event_sample(const PresentEvent *e, const DomainUnit *unit, const Pr
         return 0;
 }
 
+bool present_fake_grid_fits(uint64_t ust_us, uint64_t msc) {
+        const uint64_t interval_us = PRESENT_FAKE_INTERVAL_US;
+
+        if (msc > (UINT64_MAX - interval_us) / interval_us)
+                return false;
+        return ust_us + interval_us / 2 >= msc * interval_us && ust_us < (msc + 1) * interval_us;
+}
+
+int64_t present_fake_lag_ns(bool floors) {
+        int64_t after_us = floors ? PRESENT_FAKE_INTERVAL_US : PRESENT_FAKE_INTERVAL_US / 2 + 1;
+
+        /* + 1 us: the report's UST is truncated to us. */
+        return (PRESENT_FAKE_EARLY_US + after_us + 1) * INT64_C(1000);
+}
+
+int present_fake_grid_sample(const PresentEvent *e, const DomainUnit *unit, Sample *ret) {
+        const PresentJitter none = {};
+        PresentEvent grid;
+
+        if (!e || !unit || !ret)
+                return -EINVAL;
+        if (e->msc > (uint64_t) INT64_MAX / 1000 / PRESENT_FAKE_INTERVAL_US ||
+            e->msc * PRESENT_FAKE_INTERVAL_US < PRESENT_FAKE_EARLY_US)
+                return -ERANGE;
+        grid = *e;
+        grid.ust_us = e->msc * PRESENT_FAKE_INTERVAL_US - PRESENT_FAKE_EARLY_US;
+        return present_event_sample(&grid, unit, &none, ret);
+}
+
 int present_interval_between(uint64_t ust0_us, uint64_t msc0, uint64_t ust1_us, uint64_t msc1,
                              double *ret_interval_ns) {
         if (!ret_interval_ns)

@@ -18,6 +18,7 @@
  * spread stays under half an interval: with boxes of half-width W the feasible set keeps a
  * half-width of W minus half the spread seen, around the middle of the USTs seen). */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sample.h"
@@ -26,6 +27,14 @@
 /* The estimator's prior on |rate - 1| (calibrate/estimator.c): the true interval is within it of
  * the nominal one, or the domain cannot be modelled at all. */
 #define PRESENT_RATE_PRIOR 1e-3
+/* Present's fake CRTC (Xvfb, Xorg without a driver's vblank, Xwayland without a surface): a
+ * timer whose vblank n is at n * 16666 us of CLOCK_MONOTONIC (1000000 / 60, integer). */
+#define PRESENT_FAKE_INTERVAL_US 16666
+/* The fake's timer fires up to 2 ms before its vblank (present_fake.c sets it in whole ms, from
+ * a ms clock), and the report still names that vblank up to half an interval after it (msc is
+ * rounded from the time it fired) or, on Xwayland (floored), up to a whole interval after. */
+#define PRESENT_FAKE_EARLY_US 2000
+
 /* How much faster or slower CLOCK_MONOTONIC may run than CLOCK_MONOTONIC_RAW: the kernel's
  * bound on an NTP frequency correction (MAXFREQ, 500 ppm). */
 #define PRESENT_SLEW_MAX 500e-6
@@ -63,6 +72,22 @@ int present_jitter_for_interval(double interval_ns, PresentJitter *ret);
  * offset may have slewed between the vblank and the bracket. -ERANGE when a value overflows,
  * -EINVAL for an event whose bracket is not ordered. */
 int present_event_sample(const PresentEvent *e, const DomainUnit *unit, const PresentJitter *jitter, Sample *ret);
+
+/* Whether an event is on the fake CRTC's grid: its msc is the UST counted in fake intervals,
+ * rounded (present_fake.c) or floored (Xwayland's timer), so the UST lies in
+ * [msc - 1/2, msc + 1) intervals. A real CRTC's counter starts when the CRTC is lit and runs at its
+ * own rate: it fits by accident at most, and never for long. */
+bool present_fake_grid_fits(uint64_t ust_us, uint64_t msc);
+
+/* How long after the fake's timer may report vblank n, from 2 ms before its grid time: the
+ * domain's lag (DomainInfo.lag_ns), so that a conversion from msc n answers the whole window
+ * the server may fire n in. floors: Xwayland's counter. */
+int64_t present_fake_lag_ns(bool floors);
+
+/* An event of the fake, as the estimator's box: vblank e->msc at its grid time less
+ * PRESENT_FAKE_EARLY_US (the start of the window its report may fall in), which the lag covers,
+ * moved to CLOCK_MONOTONIC_RAW by the event's bracket. As present_event_sample(). */
+int present_fake_grid_sample(const PresentEvent *e, const DomainUnit *unit, Sample *ret);
 
 /* The measured interval between two events of one CRTC: (ust1 - ust0) / (msc1 - msc0) in ns.
  * -EDOM unless msc1 > msc0 and ust1 > ust0. */

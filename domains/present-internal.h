@@ -17,8 +17,8 @@
 
 #define PRESENT_PENDING_MAX 4
 #define PRESENT_RING_MAX 16
-#define PRESENT_EXTRAS 8
-#define PRESENT_EXTRA_VALUE_MAX 48
+#define PRESENT_EXTRAS 11
+#define PRESENT_EXTRA_VALUE_MAX 160
 
 typedef struct Pending {
         uint32_t serial;
@@ -45,7 +45,14 @@ struct Domain {
         Sample ring[PRESENT_RING_MAX];
         size_t n_ring;
         uint64_t samples, missed;
+        /* Events on the fake CRTC's grid and off it (present_fake_grid_fits()), this generation. */
+        uint64_t grid_fits, grid_misfits;
         char extra_values[PRESENT_EXTRAS][PRESENT_EXTRA_VALUE_MAX];
+        /* The per-output domains the server's CRTCs give now (DomainStatus.listed), and +1 each
+         * time they differ from before (a monitor plugged in or out). */
+        DomainInfo listed[PRESENT_CRTCS_MAX];
+        size_t n_listed;
+        uint64_t list_epoch;
 };
 _Static_assert(offsetof(struct Domain, info) == 0, "domain_info_first() reads it there");
 
@@ -65,3 +72,8 @@ int present_domain_drain(Domain *d);
 
 /* Asks for the next two frames once the previous requests are answered. */
 int present_domain_queue_targets(Domain *d);
+
+/* "emulated" (Present counts a timer), "variable" (a variable-refresh output), "vblank" (a
+ * display's counter, once events say so) or NULL (not yet known), and why, for the status. */
+const char *present_domain_verdict(const Domain *d);
+const char *present_domain_verdict_reason(const Domain *d);

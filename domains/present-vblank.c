@@ -47,6 +47,15 @@ static void push_sample(Domain *d, const Sample *s) {
         d->ring[d->n_ring++] = *s;
 }
 
+/* A timer's event is its grid (honest, and no step for its jitter: the lag holds that); any
+ * other, a display's, is its UST give or take the jitter. */
+static int sample_of(const Domain *d, const PresentEvent *e, Sample *ret) {
+        if (d->conn.emulated && d->info.lag_ns > 0 && d->info.unit.period_ns == PRESENT_FAKE_INTERVAL_US * 1000.0 &&
+            present_fake_grid_fits(e->ust_us, e->msc))
+                return present_fake_grid_sample(e, &d->info.unit, ret);
+        return present_event_sample(e, &d->info.unit, &d->jitter, ret);
+}
+
 static void handle_event(Domain *d, uint32_t serial, const PresentEvent *e) {
         Sample s;
         size_t i;
@@ -57,12 +66,16 @@ static void handle_event(Domain *d, uint32_t serial, const PresentEvent *e) {
                 return;         /* forgotten, or of an earlier connection */
         d->known = true;
         d->latest = *e;
+        if (present_fake_grid_fits(e->ust_us, e->msc))
+                d->grid_fits++;
+        else
+                d->grid_misfits++;
 
         /* An answer about another frame than the one asked for (the target had passed) is the
          * current state, not that vblank's time: the fake CRTC's UST is then not on its grid. */
         if (d->pending[i].target_msc != 0 && e->msc != d->pending[i].target_msc)
                 d->missed++;
-        else if (d->pending[i].target_msc != 0 && present_event_sample(e, &d->info.unit, &d->jitter, &s) >= 0) {
+        else if (d->pending[i].target_msc != 0 && sample_of(d, e, &s) >= 0) {
                 push_sample(d, &s);
                 d->samples++;
                 if (!d->have_samples)
@@ -113,4 +126,29 @@ int present_domain_queue_targets(Domain *d) {
         if (r >= 0)
                 r = present_domain_send_notify(d, next_msc + 1);
         return r;
+}
+
+/* Emulated: the server says it has no display behind Present, or its counter stands on the
+ * fake's grid and has never left it. A display's counter leaves the grid at its first event. */
+const char *present_domain_verdict(const Domain *d) {
+        if (!present_conn_is_open(&d->conn))
+                return NULL;
+        if (d->conn.variable_refresh && !d->conn.emulated)
+                return "variable";
+        if (d->conn.emulated && (d->grid_misfits == 0 || !strstr(d->conn.emulated_reason, "msc follows")))
+                return "emulated";
+        return d->grid_misfits > 0 ? "vblank" : NULL;
+}
+
+const char *present_domain_verdict_reason(const Domain *d) {
+        const char *verdict = present_domain_verdict(d);
+
+        if (verdict && strcmp(verdict, "emulated") == 0)
+                return d->conn.emulated_reason;
+        if (verdict && strcmp(verdict, "variable") == 0)
+                return "the output can vary its refresh (vrr_capable): while it does, vblanks are not evenly spaced "
+                       "and no line predicts them";
+        if (verdict)
+                return "msc counts the CRTC's vblanks (its events are off Present's fake timer grid)";
+        return "";
 }

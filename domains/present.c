@@ -24,19 +24,45 @@
 #define CONNECT_WAIT_NS INT64_C(100000000)
 /* Setting up takes some six round trips (Present, RandR, the CRTC and its output). */
 #define SETUP_BUDGET_NS INT64_C(250000000)
-/* Present's fake CRTC runs at 60 Hz unless told otherwise: the nominal rate when the CRTC's
- * mode has no timing (Xvfb). */
-#define FAKE_INTERVAL_NS (1e9 / 60)
+/* Present's fake CRTC: the rate to list a domain with before a server answers. */
+#define FAKE_INTERVAL_NS (PRESENT_FAKE_INTERVAL_US * 1000.0)
 
-static DomainInfo present_info_for(double interval_ns) {
-        return (DomainInfo) {
+/* lag_ns: 0 for a display's counter; for Present's fake, the window after its grid in which it
+ * may report a vblank (present_fake_lag_ns()). */
+static DomainInfo present_info_for(const char *name, double interval_ns, int64_t lag_ns) {
+        DomainInfo info = {
                 .name = PRESENT_DOMAIN,
-                .unit = { .period_ns = interval_ns },
+                /* msc = n names the vblank at which it became n: converting it carries the
+                 * model's bound only, a time converts to the last vblank at or before it. */
+                .unit = { .period_ns = interval_ns, .events = true },
                 .resolution_ns = (int64_t) ceil(interval_ns),
                 .monotonic = true,
-                .perfetto_id = clock_id_for_name(PRESENT_DOMAIN),
                 .unit_name = "frame",
+                .lag_ns = lag_ns,
         };
+
+        snprintf(info.name, sizeof(info.name), "%s", name);
+        info.perfetto_id = clock_id_for_name(info.name);
+        return info;
+}
+
+/* The lag of what conn found: none for a display, the fake's window for a timer or for a server
+ * not seen yet (most X servers a session meets without a GPU of their own are fakes). */
+static int64_t lag_for(const PresentConn *conn, bool connected) {
+        if (connected && !conn->emulated)
+                return 0;
+        return present_fake_lag_ns(connected && strstr(conn->emulated_reason, "Xwayland"));
+}
+
+/* A lit CRTC's domain: "msc-" and its output's name as a domain name may spell it. */
+static DomainInfo crtc_info(const PresentConn *conn, const PresentCrtc *crtc) {
+        char name[DOMAIN_NAME_MAX], key[PRESENT_OUTPUT_NAME_MAX];
+
+        present_output_key(crtc->output, key, sizeof(key));
+        snprintf(name, sizeof(name), "%s%s", PRESENT_DOMAIN_PREFIX, key);
+        return present_info_for(name, conn->emulated || crtc->mode_interval_ns <= 0 ? FAKE_INTERVAL_NS :
+                                                                                     crtc->mode_interval_ns,
+                                conn->emulated ? lag_for(conn, true) : 0);
 }
 
 static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n_max, size_t *ret_n) {
@@ -57,7 +83,7 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
                         return 0;
                 }
                 if (x11_display_get(follow, followed, sizeof(followed), NULL) < 0) {
-                        ret_infos[0] = present_info_for(FAKE_INTERVAL_NS);
+                        ret_infos[0] = present_info_for(PRESENT_DOMAIN, FAKE_INTERVAL_NS, lag_for(NULL, false));
                         *ret_n = 1;
                         return 0;
                 }
@@ -73,11 +99,14 @@ static int present_enumerate(const void *config, DomainInfo *ret_infos, size_t n
                 return 0;
         }
         r = present_conn_connect(&conn, display, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS, SETUP_BUDGET_NS);
-        if (r >= 0)
-                ret_infos[n++] = present_info_for(conn.mode_interval_ns > 0 ? conn.mode_interval_ns :
-                                                                              FAKE_INTERVAL_NS);
-        else if (r != -EOPNOTSUPP && r != -ENODEV)
-                ret_infos[n++] = present_info_for(FAKE_INTERVAL_NS);
+        if (r >= 0) {
+                /* msc (the CRTC at the origin), then one domain per lit CRTC, named by its output. */
+                ret_infos[n++] = present_info_for(PRESENT_DOMAIN, present_conn_interval_ns(&conn),
+                                                  lag_for(&conn, true));
+                for (size_t i = 0; i < conn.n_crtcs && n < n_max; i++)
+                        ret_infos[n++] = crtc_info(&conn, &conn.crtcs[i]);
+        } else if (r != -EOPNOTSUPP && r != -ENODEV)
+                ret_infos[n++] = present_info_for(PRESENT_DOMAIN, FAKE_INTERVAL_NS, lag_for(NULL, false));
         present_conn_close(&conn);
         *ret_n = n;
         return 0;
@@ -95,9 +124,35 @@ static void follow_display(Domain *d) {
                 present_conn_close(&d->conn);
 }
 
+/* What the server's CRTCs list now; list_epoch moves when a name comes or goes. Written in
+ * place, one entry at a time: a burst's thread has a small stack to spare. */
+static void relist(Domain *d) {
+        size_t n = d->conn.n_crtcs < PRESENT_CRTCS_MAX ? d->conn.n_crtcs : PRESENT_CRTCS_MAX;
+        bool same = n == d->n_listed;
+
+        for (size_t i = 0; i < n; i++) {
+                DomainInfo info = crtc_info(&d->conn, &d->conn.crtcs[i]);
+
+                same = same && strcmp(info.name, d->listed[i].name) == 0;
+                d->listed[i] = info;
+        }
+        /* Also the first time: a domain opened before its server answered listed none. */
+        if (!same)
+                d->list_epoch++;
+        d->n_listed = n;
+}
+
+/* The box of an event off the fake's grid (present-box.h): a display's UST is within half a
+ * frame of its vblank; a timer's report (Xwayland's counter is floored) up to a whole one after. */
+static void set_jitter(Domain *d) {
+        (void) present_jitter_for_interval(d->info.unit.period_ns, &d->jitter);
+        if (d->conn.emulated)
+                d->jitter.late_ns = 2 * d->jitter.late_ns;
+}
+
 /* A new server: a new counter, whose rate the unit must be able to model. */
 static int on_connected(Domain *d) {
-        double interval_ns = d->conn.mode_interval_ns > 0 ? d->conn.mode_interval_ns : FAKE_INTERVAL_NS;
+        double interval_ns = present_conn_interval_ns(&d->conn);
         int r;
 
         d->generation++;
@@ -105,12 +160,19 @@ static int on_connected(Domain *d) {
         d->n_pending = 0;
         d->n_ring = 0;
         d->known = d->have_samples = false;
-        d->mismatch = fabs(interval_ns / d->info.unit.period_ns - 1) > PRESENT_RATE_PRIOR / 2;
+        d->grid_fits = d->grid_misfits = 0;
+        relist(d);
+        set_jitter(d);
+        /* The period is the CRTC's as it is now: a new mode, another refresh, another server give
+         * a new unit with the new generation, and the daemon re-makes the node with it. */
+        d->mismatch = false;
         d->link.reason[0] = '\0';
-        if (d->mismatch)
-                snprintf(d->link.reason, sizeof(d->link.reason), "the CRTC on %s runs at %.3f Hz, not the %.3f Hz "
-                         "msc was listed with (restart timeconvd)", d->link.display.name, 1e9 / interval_ns,
-                         1e9 / d->info.unit.period_ns);
+        if (interval_ns != d->info.unit.period_ns || lag_for(&d->conn, true) != d->info.lag_ns) {
+                d->info.unit.period_ns = interval_ns;
+                d->info.resolution_ns = (int64_t) ceil(interval_ns);
+                d->info.lag_ns = lag_for(&d->conn, true);
+        }
+        set_jitter(d);
 
         /* Where the counter is now, to aim the first targets. */
         r = present_domain_send_notify(d, 0);
@@ -139,6 +201,9 @@ static int connect_step(Domain *d, int64_t wait_until_ns) {
         r = present_conn_connect(&d->conn, l->display.name, wait_until_ns, SETUP_BUDGET_NS);
         if (r == -EINPROGRESS || r == -ETIMEDOUT)
                 snprintf(l->reason, sizeof(l->reason), "the X server on %s does not answer", l->display.name);
+        else if (r == -ENODEV && d->conn.output[0])
+                snprintf(l->reason, sizeof(l->reason), "output %s of the X server on %s shows nothing (RandR)",
+                         d->conn.output, l->display.name);
         else if (r == -EOPNOTSUPP || r == -ENODEV)
                 snprintf(l->reason, sizeof(l->reason), "the X server on %s has %s", l->display.name,
                          r == -ENODEV ? "no CRTC showing anything" : "no Present or RandR extension");
@@ -156,7 +221,11 @@ static int present_open(const char *name, const void *config, Domain **ret) {
 
         if (!name || !ret)
                 return -EINVAL;
-        if (strcmp(name, PRESENT_DOMAIN) != 0)
+        /* "msc", or "msc-" and an output's key that fits. */
+        if (strcmp(name, PRESENT_DOMAIN) != 0 &&
+            (strncmp(name, PRESENT_DOMAIN_PREFIX, strlen(PRESENT_DOMAIN_PREFIX)) != 0 ||
+             !name[strlen(PRESENT_DOMAIN_PREFIX)] ||
+             strlen(name) - strlen(PRESENT_DOMAIN_PREFIX) >= PRESENT_OUTPUT_NAME_MAX))
                 return -ENOENT;
 
         d = calloc(1, sizeof(*d));
@@ -167,18 +236,49 @@ static int present_open(const char *name, const void *config, Domain **ret) {
                 free(d);
                 return r;
         }
+        if (strcmp(name, PRESENT_DOMAIN) != 0)
+                snprintf(d->conn.output, sizeof(d->conn.output), "%s", name + strlen(PRESENT_DOMAIN_PREFIX));
 
         /* The unit is fixed for the domain's life: its period is the CRTC's as found now. Not
          * reachable (or answering) now is not a failure: the domain starts unavailable, at the
          * fake's rate; a later burst finishes an attempt still under way. */
         r = connect_step(d, clock_now_ns(CLOCK_MONOTONIC) + CONNECT_WAIT_NS);
-        interval_ns = r >= 0 && d->conn.mode_interval_ns > 0 ? d->conn.mode_interval_ns : FAKE_INTERVAL_NS;
-        d->info = present_info_for(interval_ns);
-        (void) present_jitter_for_interval(interval_ns, &d->jitter);
+        interval_ns = r >= 0 ? present_conn_interval_ns(&d->conn) : FAKE_INTERVAL_NS;
+        d->info = present_info_for(name, interval_ns, lag_for(&d->conn, r >= 0));
+        set_jitter(d);
         if (r >= 0)
                 (void) on_connected(d);
         *ret = d;
         return 0;
+}
+
+/* After a RandR notify: the CRTC this domain counts as RandR has it now. Another CRTC, mode,
+ * place or output (or none) is another counter: the connection closes, with why, and the next
+ * burst counts anew (a new generation, the unit of the new mode). 1 when it closed. */
+static int follow_randr(Domain *d, int64_t deadline_ns) {
+        const PresentCrtc *crtc;
+        PresentCrtc was = {};
+        int r;
+
+        crtc = present_conn_find(&d->conn, d->conn.output);
+        if (crtc)
+                was = *crtc;
+        r = present_conn_crtcs(&d->conn, deadline_ns);
+        if (r < 0)
+                return r;
+        relist(d);
+        crtc = present_conn_find(&d->conn, d->conn.output);
+        if (crtc && crtc->crtc == was.crtc && crtc->mode_interval_ns == was.mode_interval_ns && crtc->x == was.x &&
+            crtc->y == was.y && crtc->variable_refresh == was.variable_refresh && strcmp(crtc->output, was.output) == 0)
+                return 0;
+        present_conn_close(&d->conn);
+        if (crtc)
+                snprintf(d->link.reason, sizeof(d->link.reason), "the CRTC of %s changed (RandR): counting anew",
+                         was.output[0] ? was.output : "the screen");
+        else
+                snprintf(d->link.reason, sizeof(d->link.reason), "%s shows nothing now (RandR)",
+                         was.output[0] ? was.output : "the screen");
+        return 1;
 }
 
 static int present_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t *ret_n) {
@@ -192,6 +292,19 @@ static int present_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t
         deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + BURST_BUDGET_NS;
         /* The session's display may have changed since the last burst, connected or not. */
         follow_display(d);
+        /* So may its CRTCs: this burst says so (the domain unavailable, with why), the next
+         * counts anew. */
+        if (present_conn_is_open(&d->conn)) {
+                r = present_domain_drain(d);
+                if (r >= 0 && d->conn.randr_changed)
+                        r = follow_randr(d, deadline_ns);
+                if (r < 0) {
+                        disconnect(d);
+                        return -ENOTCONN;
+                }
+                if (r > 0)
+                        return -ENOTCONN;
+        }
         if (!present_conn_is_open(&d->conn)) {
                 r = connect_step(d, deadline_ns);
                 if (r >= 0)
@@ -244,7 +357,8 @@ static int present_dispatch(Domain *d) {
 
 static int present_status(Domain *d, DomainStatus *ret) {
         /* Most wanted first: the bus may show only the first few. */
-        static const char *const keys[PRESENT_EXTRAS] = { "refresh_interval_ns", "next_vblank_ns",
+        static const char *const keys[PRESENT_EXTRAS] = { "verdict_reason", "refresh_interval_ns",
+                                                          "mode_refresh_hz", "variable_refresh", "next_vblank_ns",
                                                           "next_vblank_msc", "crtc", "x11_display", "samples",
                                                           "missed", "connected" };
         DomainStatus s = {};
@@ -258,19 +372,27 @@ static int present_status(Domain *d, DomainStatus *ret) {
                 (void) present_next_vblank(d->last.ust_us, d->last.msc, present_domain_interval_ns(d),
                                            clock_now_ns(CLOCK_MONOTONIC), &next_ns, &next_msc);
         s.generation = d->generation;
-        snprintf(d->extra_values[0], PRESENT_EXTRA_VALUE_MAX, "%.0f", present_domain_interval_ns(d));
-        snprintf(d->extra_values[1], PRESENT_EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
-        snprintf(d->extra_values[2], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
-        snprintf(d->extra_values[3], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
-        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%s", d->link.display.name ?: "");
-        snprintf(d->extra_values[5], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
-        snprintf(d->extra_values[6], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
-        snprintf(d->extra_values[7], PRESENT_EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
+        snprintf(d->extra_values[0], PRESENT_EXTRA_VALUE_MAX, "%s", present_domain_verdict_reason(d));
+        snprintf(d->extra_values[1], PRESENT_EXTRA_VALUE_MAX, "%.0f", present_domain_interval_ns(d));
+        snprintf(d->extra_values[2], PRESENT_EXTRA_VALUE_MAX, "%.3f",
+                 d->conn.mode_interval_ns > 0 ? 1e9 / d->conn.mode_interval_ns : 0.0);
+        snprintf(d->extra_values[3], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.variable_refresh ? "true" : "false");
+        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
+        snprintf(d->extra_values[5], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
+        snprintf(d->extra_values[6], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
+        snprintf(d->extra_values[7], PRESENT_EXTRA_VALUE_MAX, "%s", d->link.display.name ?: "");
+        snprintf(d->extra_values[8], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
+        snprintf(d->extra_values[9], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
+        snprintf(d->extra_values[10], PRESENT_EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
         for (size_t i = 0; i < PRESENT_EXTRAS; i++) {
                 s.extras[i].key = keys[i];
                 s.extras[i].value = d->extra_values[i];
         }
         s.n_extras = PRESENT_EXTRAS;
+        s.verdict = present_domain_verdict(d);
+        s.list_epoch = d->list_epoch;
+        s.listed = d->listed;
+        s.n_listed = d->n_listed;
         s.unavailable_reason = x11_link_reason(&d->link);
         *ret = s;
         return 0;

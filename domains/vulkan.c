@@ -314,6 +314,12 @@ static int vulkan_sample_burst(Domain *d, Sample *samples, size_t n_max, size_t 
         return 0;
 }
 
+/* A reconnection creates a Vulkan instance and enumerates devices: the driver may take its time
+ * (seconds for a GPU waking up), which no event loop should wait for. */
+static bool vulkan_burst_may_block(Domain *d) {
+        return d && !d->device;
+}
+
 static int vulkan_watch_fd(Domain *d) {
         return -EOPNOTSUPP;
 }
@@ -335,4 +341,5 @@ static Domain *vulkan_close(Domain *d) {
         return NULL;
 }
 
-DOMAIN_OPS_DEFINE(vulkan, .watch_fd = vulkan_watch_fd, .status = vulkan_status);
+DOMAIN_OPS_DEFINE(vulkan, .watch_fd = vulkan_watch_fd, .status = vulkan_status,
+                  .burst_may_block = vulkan_burst_may_block);

@@ -15,6 +15,7 @@ static bool domain_equal(const StateDomain *a, const StateDomain *b) {
                strcmp(a->device, b->device) == 0 &&
                memcmp(&a->unit.period_ns, &b->unit.period_ns, sizeof(double)) == 0 &&
                a->unit.wrap_bits == b->unit.wrap_bits && a->unit.truncates == b->unit.truncates &&
+               a->unit.events == b->unit.events &&
                a->unit.encoding == b->unit.encoding && a->rate_ppb == b->rate_ppb &&
                a->rate_uncertainty_ppb == b->rate_uncertainty_ppb && a->span_ns == b->span_ns &&
                strcmp(a->verdict, b->verdict) == 0;

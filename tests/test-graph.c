@@ -248,8 +248,62 @@ static void test_records(void) {
         domain_fake_ops.close(db);
 }
 
+/* A vblank counter (msc, an event counter of ~60 Hz, drifting): msc n converts to the time of
+ * vblank n with the model's bound only, not half a frame more (a count names an event, it is
+ * not a truncated reading); a time converts to the last vblank at or before it. The record, the
+ * general path and the truth agree. */
+static void test_events(void) {
+        const DomainUnit msc_unit = { .period_ns = 1e9 / 60, .events = true };
+        FakeConfig cm = { .unit = msc_unit, .offset_ns = INT64_C(123456789), .rate_ppm = 37,
+                          .deviation_min_ns = 2000, .deviation_max_ns = 20000, .interval_ns = 1000000, .seed = 11 };
+        History hm;
+        Domain *dm = calibrate_fake("msc", &cm, &hm);
+        ClockGraph g;
+        size_t msc;
+        int bad_truth = 0, bad_bound = 0, bad_paths = 0, bad_floor = 0, n = 0;
+        int64_t r_late = fake_now_ns(dm), worst_unc = 0;
+
+        graph_init(&g, "monotonic_raw");
+        graph_add(&g, "msc", &msc_unit, &hm, &msc);
+        for (int64_t count = (int64_t) (fake_truth_ns(dm, r_late - INT64_C(5000000000)) / msc_unit.period_ns);
+             count < (int64_t) (fake_truth_ns(dm, r_late + INT64_C(2000000000)) / msc_unit.period_ns); count += 7) {
+                int64_t r_ns, unc, r_gen, unc_gen, back, back_unc;
+                double truth_r;
+
+                /* The truth: the reference time at which x = count·period (x is affine in r). */
+                truth_r = (double) r_late + ((double) count * msc_unit.period_ns - fake_truth_ns(dm, r_late)) /
+                                            (1 + cm.rate_ppm * 1e-6);
+                if (graph_convert(&g, msc, g.hub, count, INT64_MIN, &r_ns, &unc) < 0 ||
+                    graph_convert_general(&g, msc, g.hub, count, INT64_MIN, &r_gen, &unc_gen) < 0) {
+                        bad_paths++;
+                        continue;
+                }
+                n++;
+                bad_paths += llabs(r_ns - r_gen) > 1 || llabs(unc - unc_gen) > 2;
+                bad_truth += fabs((double) r_ns - truth_r) > (double) unc;
+                worst_unc = unc > worst_unc ? unc : worst_unc;
+                /* Well past the bound after vblank n and before vblank n + 1: the time reads n. */
+                if (graph_convert(&g, g.hub, msc, (int64_t) truth_r + 2 * unc + 2, INT64_MIN, &back, &back_unc) < 0 ||
+                    back != count)
+                        bad_floor++;
+                if (graph_convert(&g, g.hub, msc, (int64_t) (truth_r + msc_unit.period_ns) - 2 * unc - 2, INT64_MIN,
+                                  &back, &back_unc) < 0 || back != count)
+                        bad_floor++;
+        }
+        /* The model of 300 bursts of boxes a frame wide pins a vblank well within a quarter frame;
+         * the half frame a rounded reading would add never is. */
+        bad_bound = worst_unc >= (int64_t) (msc_unit.period_ns / 4);
+        ok(n >= 50, "%d vblanks converted", n);
+        is_int(bad_paths, 0, "msc -> the hub: the record and the general path agree");
+        is_int(bad_truth, 0, "msc -> the hub: the vblank's true time within the bound");
+        ok(!bad_bound, "msc -> the hub: the bound is the model's (worst %" PRIi64 " ns), no half frame", worst_unc);
+        is_int(bad_floor, 0, "the hub -> msc: the last vblank at or before the time (floor, not nearest)");
+        domain_fake_ops.close(dm);
+}
+
 int main(void) {
         test_nodes();
+        test_events();
         test_two_hops();
         test_x11_units();
         test_same_as();

@@ -6,7 +6,9 @@
  * vkGetCalibratedTimestamps{EXT,KHR} and vkCreateDevice answer VK_ERROR_DEVICE_LOST, as a GPU
  * that hung or fell off the bus would. A device created while the file $TIMECONV_VKFAULT_RESET_FILE
  * exists counts the number of ticks it holds ahead of the driver, as a reset counter may, so that
- * a test can tell the models before and after a loss apart. Files, not memory, carry this: the
+ * a test can tell the models before and after a loss apart. While $TIMECONV_VKFAULT_HOLD_FILE
+ * exists, vkCreateInstance does not return (as a driver waking a GPU may take seconds), after
+ * creating that name with ".held" appended to say it holds. Files, not memory, carry this: the
  * loader unloads the layer with the daemon's last instance. The next links of each instance and
  * device live in small tables, keyed by the loader's dispatch pointer, with the lost file's last
  * verdict beside them, all guarded by one lock. */
@@ -23,6 +25,10 @@
 
 #define FAULT_FILE_ENV "TIMECONV_VKFAULT_FILE"
 #define FAULT_RESET_ENV "TIMECONV_VKFAULT_RESET_FILE"
+#define FAULT_HOLD_ENV "TIMECONV_VKFAULT_HOLD_FILE"
+/* A held vkCreateInstance looks at the file this often, and gives up holding after this long. */
+#define FAULT_HOLD_POLL_NS 5000000
+#define FAULT_HOLD_MAX_NS (INT64_C(60) * 1000000000)
 #define FAULT_SLOTS 32          /* the daemon holds one instance per domain and one to enumerate */
 /* The caller brackets vkGetCalibratedTimestamps with its own clock reads: a stat() in every call
  * (a microsecond here) would widen every sample, so the file is looked at once a millisecond. */
@@ -156,6 +162,26 @@ static void *chain_link(const void *next, VkStructureType type) {
         return NULL;
 }
 
+/* A slow driver: while the hold file exists, and at most FAULT_HOLD_MAX_NS. */
+static void hold_while_asked(void) {
+        const char *path = getenv(FAULT_HOLD_ENV);
+        const struct timespec poll_ts = { .tv_nsec = FAULT_HOLD_POLL_NS };
+        char held[4096];
+        struct stat st;
+        FILE *f;
+
+        if (!path || !*path || stat(path, &st) < 0)
+                return;
+        if (snprintf(held, sizeof(held), "%s.held", path) >= (int) sizeof(held))
+                return;
+        f = fopen(held, "we");
+        if (f)
+                fclose(f);
+        for (int64_t waited_ns = 0; waited_ns < FAULT_HOLD_MAX_NS && stat(path, &st) == 0;
+             waited_ns += FAULT_HOLD_POLL_NS)
+                nanosleep(&poll_ts, NULL);
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL fault_CreateInstance(const VkInstanceCreateInfo *info,
                                                            const VkAllocationCallbacks *allocator,
                                                            VkInstance *ret) {
@@ -174,6 +200,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL fault_CreateInstance(const VkInstanceCreat
         /* The next layer finds its own link where ours was. */
         link->u.pLayerInfo = link->u.pLayerInfo->pNext;
 
+        hold_while_asked();
         result = next_create(info, allocator, ret);
         if (result != VK_SUCCESS)
                 return result;

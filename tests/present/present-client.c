@@ -77,14 +77,15 @@ int present_client_notify(PresentClient *c, uint64_t target_msc, int timeout_ms,
         }
 }
 
-int present_client_predict(const Model *m, const DomainUnit *unit, uint64_t msc, int64_t *ret_mono_ns,
-                           int64_t *ret_bound_ns) {
+int present_client_predict(const Model *m, const DomainUnit *unit, int64_t lag_ns, uint64_t msc,
+                           int64_t *ret_mono_ns, int64_t *ret_bound_ns) {
         int64_t x_ns, r_ns, unc_ns, raw0, mono, raw1;
         int r;
 
         r = unit_to_ns(unit, (int64_t) msc, &x_ns);
+        /* A timer's vblank is reported 0..lag after the time the model follows, as the graph says. */
         if (r >= 0)
-                r = model_inverse(m, x_ns, 0, &r_ns, &unc_ns);
+                r = model_inverse(m, x_ns + lag_ns / 2, lag_ns - lag_ns / 2, &r_ns, &unc_ns);
         if (r < 0)
                 return r;
         raw0 = clock_now_ns(CLOCK_MONOTONIC_RAW);

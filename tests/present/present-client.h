@@ -27,8 +27,9 @@ void present_client_close(PresentClient *c);
 int present_client_notify(PresentClient *c, uint64_t target_msc, int timeout_ms, uint64_t *ret_ust_us,
                           uint64_t *ret_msc);
 
-/* When the model m of a domain in unit says vblank msc is, on CLOCK_MONOTONIC: the reference
- * time from the model, moved by a bracketed offset (CLOCK_MONOTONIC_RAW around
- * CLOCK_MONOTONIC) taken now, widened by that bracket and 500 ppm of slew to the instant. */
-int present_client_predict(const Model *m, const DomainUnit *unit, uint64_t msc, int64_t *ret_mono_ns,
-                           int64_t *ret_bound_ns);
+/* When the model m of a domain in unit, lagging by 0..lag_ns (DomainInfo.lag_ns), says vblank
+ * msc is, on CLOCK_MONOTONIC: the reference time from the model, moved by a bracketed offset
+ * (CLOCK_MONOTONIC_RAW around CLOCK_MONOTONIC) taken now, widened by that bracket and 500 ppm of
+ * slew to the instant. */
+int present_client_predict(const Model *m, const DomainUnit *unit, int64_t lag_ns, uint64_t msc,
+                           int64_t *ret_mono_ns, int64_t *ret_bound_ns);

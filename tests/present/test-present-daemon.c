@@ -3,7 +3,9 @@
 /* timeconvd with a real Xvfb (-displayfd) on a private bus: ListDomains has msc in frames, its
  * rate is Xvfb's fake CRTC (1000000 / 60 = 16666 us a frame: 60.0024 Hz, present_fake.c) within
  * the bound, Convert("msc", "monotonic", msc_now + 10) holds the UST that our own
- * PresentNotifyMSC reports for that vblank, and --no-x11 leaves msc out.
+ * PresentNotifyMSC reports for that vblank, and --no-x11 leaves msc out. Xvfb's Present is a
+ * timer (issue 25): the verdict says "emulated" and why, and over several bursts its jitter is
+ * never announced as a discontinuity and no answer goes backwards for a later msc.
  * usage: test-present-daemon TIMECONVD */
 
 #define _GNU_SOURCE
@@ -30,7 +32,7 @@ typedef struct BusDomain {
         char unit[16];
         int64_t rate_ppb, last_calibrated_ns;
         uint64_t rate_uncertainty_ppb;
-        char refresh_interval_ns[32], next_vblank_ns[32], crtc[48];
+        char refresh_interval_ns[32], next_vblank_ns[32], crtc[48], verdict[16], verdict_reason[160];
 } BusDomain;
 
 static int read_entry(sd_bus_message *m, const char *key, const char *contents, void *userdata) {
@@ -64,6 +66,10 @@ static int read_entry(sd_bus_message *m, const char *key, const char *contents, 
                 r = sd_bus_message_read(m, "v", "s", &s);
                 if (r >= 0 && strcmp(key, "crtc") == 0)
                         snprintf(d->crtc, sizeof(d->crtc), "%s", s);
+                else if (r >= 0 && strcmp(key, "verdict") == 0)
+                        snprintf(d->verdict, sizeof(d->verdict), "%s", s);
+                else if (r >= 0 && strcmp(key, "verdict_reason") == 0)
+                        snprintf(d->verdict_reason, sizeof(d->verdict_reason), "%s", s);
         } else
                 r = sd_bus_message_skip(m, "v");
         return r;
@@ -143,6 +149,67 @@ static void test_msc(sd_bus *bus, const char *display) {
         present_client_close(&client);
 }
 
+static int on_discontinuity(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        unsigned *n = userdata;
+        const char *domain;
+
+        if (sd_bus_message_read(m, "s", &domain) >= 0 && strncmp(domain, "msc", 3) == 0) {
+                diag("Discontinuity of %s", domain);
+                (*n)++;
+        }
+        return 0;
+}
+
+/* Xvfb's Present is a timer: said, modelled on its grid, its jitter never a step. */
+static void test_emulated(sd_bus *bus) {
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        int64_t until_ns = clock_now_ns(CLOCK_MONOTONIC) + INT64_C(90000000000), last_calibrated_ns = 0;
+        int64_t prev_msc = -1, prev_ns = 0;
+        unsigned n_discontinuities = 0, n_bursts = 0, n_backwards = 0, n_answers = 0;
+        BusDomain d = {};
+
+        ok(wait_calibrated(bus, "msc", &d) == 0 && strcmp(d.verdict, "emulated") == 0 &&
+           strstr(d.verdict_reason, "timer"), "msc: verdict emulated, because %s", d.verdict_reason);
+        ok(sd_bus_match_signal(bus, &slot, NULL, "/org/timeconv/Clock1", "org.timeconv.Clock1", "Discontinuity",
+                               on_discontinuity, &n_discontinuities) >= 0, "watching Discontinuity");
+
+        /* Eight bursts: each time msc calibrates anew, the next few vblanks convert in order, and
+         * never before a vblank of an earlier msc converted before. */
+        while (n_bursts < 8 && clock_now_ns(CLOCK_MONOTONIC) < until_ns) {
+                int64_t msc_now, v;
+                uint64_t unc;
+
+                while (sd_bus_process(bus, NULL) > 0)
+                        ;
+                if (bus_domain(bus, "msc", &d) < 0 || !d.available || d.last_calibrated_ns == last_calibrated_ns) {
+                        (void) sd_bus_wait(bus, 50 * 1000);
+                        continue;
+                }
+                last_calibrated_ns = d.last_calibrated_ns;
+                n_bursts++;
+                if (clock_convert(bus, "monotonic", "msc", clock_now_ns(CLOCK_MONOTONIC), NULL, &msc_now, &unc) < 0)
+                        continue;
+                for (int64_t msc = msc_now - 2; msc <= msc_now + 3; msc++) {
+                        if (clock_convert(bus, "msc", "monotonic", msc, NULL, &v, &unc) < 0)
+                                continue;
+                        n_answers++;
+                        if ((msc > prev_msc && v <= prev_ns && prev_msc >= 0) || (msc < prev_msc && v >= prev_ns)) {
+                                diag("msc %" PRIi64 " -> %" PRIi64 " ns after msc %" PRIi64 " -> %" PRIi64 " ns",
+                                     msc, v, prev_msc, prev_ns);
+                                n_backwards++;
+                        }
+                        prev_msc = msc;
+                        prev_ns = v;
+                }
+        }
+        while (sd_bus_process(bus, NULL) > 0)
+                ;
+        ok(n_bursts == 8, "8 bursts of msc (%u)", n_bursts);
+        is_int(n_discontinuities, 0, "no Discontinuity for msc: the timer's jitter is not a step");
+        ok(n_answers >= 40 && n_backwards == 0, "%u answers: a later msc always converts later (%u did not)",
+           n_answers, n_backwards);
+}
+
 static void test_no_x11(const char *daemon, const char *display) {
         const char *args[] = { "--display", display, "--no-x11", NULL };
         _cleanup_(harness_freep) Harness *h = NULL;
@@ -163,8 +230,10 @@ int main(int argc, char **argv) {
 
         tap_args(argc, argv, 1, "TIMECONVD");
         is_int(x11_tap_start(argv[1], &x, &h, &bus), 0, "connected");
-        if (bus)
+        if (bus) {
                 test_msc(bus, x.name);
+                test_emulated(bus);
+        }
         test_no_x11(argv[1], x.name);
         xvfb_stop(&x);
         return done_testing();

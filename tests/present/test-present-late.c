@@ -84,6 +84,9 @@ int main(int argc, char *argv[]) {
         want = true;
         is_int(x11_bus_wait_for(bus, "x11", is_available, &want, WAIT_MS, &d), 0, "x11 becomes available");
         is_int(x11_bus_wait_for(bus, "msc", is_available, &want, WAIT_MS, &d), 0, "msc becomes available");
+        /* Listed before there was a server, msc listed no output: its CRTC's domain joins now. */
+        is_int(x11_bus_wait_for(bus, "msc-screen", is_available, &want, WAIT_MS, &d), 0,
+               "msc-screen, Xvfb's one output, joins and becomes available");
         r = clock_now(bus, "msc", NULL, &v, &u);
         ok(r >= 0 && v > 0, "Now(msc) answers (%d: %lld frames +- %llu)", r, (long long) v, (unsigned long long) u);
 

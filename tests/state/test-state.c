@@ -34,6 +34,7 @@ static bool domain_equal(const StateDomain *a, const StateDomain *b) {
         return strcmp(a->name, b->name) == 0 && strcmp(a->source, b->source) == 0 &&
                strcmp(a->device, b->device) == 0 && a->unit.period_ns == b->unit.period_ns &&
                a->unit.wrap_bits == b->unit.wrap_bits && a->unit.truncates == b->unit.truncates &&
+               a->unit.events == b->unit.events &&
                a->unit.encoding == b->unit.encoding && a->rate_ppb == b->rate_ppb &&
                a->rate_uncertainty_ppb == b->rate_uncertainty_ppb && a->span_ns == b->span_ns &&
                strcmp(a->verdict, b->verdict) == 0;

@@ -61,9 +61,7 @@ int xvfb_start(int display, Xvfb *ret) {
 static int xvfb_spawn(int display, const char *screen, const char *auth, Xvfb *ret) {
         char display_arg[16];
         const char *argv[16] = { "Xvfb" };
-        int pipe_fd[2], pidfd, r, n = 0, k = 1;
-        ProcSpawn s;
-        pid_t pid;
+        int k = 1;
 
         snprintf(display_arg, sizeof(display_arg), ":%d", display);
         if (display >= 0)
@@ -79,6 +77,14 @@ static int xvfb_spawn(int display, const char *screen, const char *auth, Xvfb *r
                 argv[k++] = "-auth";
                 argv[k++] = auth;
         }
+        return xvfb_start_argv(argv, ret);
+}
+
+int xvfb_start_argv(const char *const *argv, Xvfb *ret) {
+        int pipe_fd[2], pidfd, r, n = 0;
+        ProcSpawn s;
+        pid_t pid;
+
         if (pipe2(pipe_fd, O_CLOEXEC) < 0)
                 return -errno;
         s = (ProcSpawn) {

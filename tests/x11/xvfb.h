@@ -30,6 +30,9 @@ int xvfb_start_screen(int display, const char *screen, Xvfb *ret);
  * authority file auth (its -auth). */
 int xvfb_start_auth(const char *auth, Xvfb *ret);
 
+/* Any X server that takes -displayfd 3 (Xorg, for one): argv (NULL-terminated) with it. */
+int xvfb_start_argv(const char *const *argv, Xvfb *ret);
+
 /* SIGTERM (it removes its lock and socket), then waits for it to end. */
 int xvfb_stop(Xvfb *x);
 
