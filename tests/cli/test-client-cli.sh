@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The timeconv CLI end to end, offline, on the snapshot files of tests/data.
+# The timeconv CLI end to end, offline, on the snapshot files of tests/client-lib/data.
 # Usage: test-client-cli.sh TIMECONV DATA_DIR
 set -u
 tc=$1
