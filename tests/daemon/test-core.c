@@ -167,8 +167,8 @@ int main(void) {
         ok(extra(&bi, "view_of") && strcmp(extra(&bi, "view_of"), "xms") == 0, "view_of is listed");
         ok(extra(&bi, "probes") && strcmp(extra(&bi, "probes"), "8") == 0, "the source's extras are listed");
         /* Identity with a probe residual: ListDomains' uncertainty is what a conversion to the
-         * reference carries, the residual in it (issue 14: it said 12-22 ns where answers
-         * carried 7-9 µs). */
+         * reference carries, the residual in it (without it, it said 12-22 ns where
+         * answers carried 7-9 µs). */
         is_int(graph_set_same_as_uncertainty(&c->graph, xms, 7000), 0, "a residual of 7 µs");
         bi = (BusDomainInfo) {};
         is_int(core_bus_ops.get_domain(c, xms, &bi), 0, "ListDomains of xms");
