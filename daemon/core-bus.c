@@ -14,18 +14,19 @@
 
 #include "arith.h"
 #include "config.h"
-#include "core.h"
+#include "core-bus.h"
 #include "cleanup.h"
 #include "time-util.h"
 
-void core_emit_domains_changed(const Core *c, BusApi *api) {
-        int r;
+void core_bus_set_applications(Core *c, const CoreBusApplications *apps) {
+        c->bus_applications = apps;
+}
 
-        if (!api)
-                return;
-        r = bus_api_emit_domains_changed(api);
-        if (r < 0)
-                log_warning_errno(c->log, r, "cannot emit DomainsChanged: %m");
+/* The unique bus name owning application domain index, NULL: none. */
+static const char *core_bus_owner(const Core *c, size_t index) {
+        const CoreBusApplications *apps = c->bus_applications;
+
+        return apps && apps->owner ? apps->owner(apps->userdata, index) : NULL;
 }
 
 static size_t core_bus_count_domains(void *userdata) {
@@ -206,10 +207,10 @@ static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret)
                 ret->period_ns = d->info.unit.period_ns;
 
         add_status(c, index, ret);
-        if (d->application && app_clocks_owner(c->apps, index) && ret->n_extras < BUS_DOMAIN_EXTRAS_MAX)
+        if (d->application && core_bus_owner(c, index) && ret->n_extras < BUS_DOMAIN_EXTRAS_MAX)
                 ret->extras[ret->n_extras++] = (BusDomainExtra) {
                         .key = "owner",
-                        .value = app_clocks_owner(c->apps, index),
+                        .value = core_bus_owner(c, index),
                 };
 
         if (calibrated) {
@@ -317,8 +318,13 @@ static void core_bus_client_activity(void *userdata) {
 static int core_bus_push_snapshot(void *userdata, const char *sender, const BusClockReading *clocks, size_t n,
                                   BusPushFailure *ret_failure) {
         Core *c = userdata;
+        const CoreBusApplications *apps = c->bus_applications;
 
-        return app_clocks_push(c->apps, sender, clocks, n, ret_failure);
+        if (!apps || !apps->push) {
+                *ret_failure = (BusPushFailure) { .index = SIZE_MAX, .reason = "application clocks need a bus" };
+                return -EOPNOTSUPP;
+        }
+        return apps->push(apps->userdata, sender, clocks, n, ret_failure);
 }
 
 /* glibc keeps freed heap below its top, and what a flood's answers took stays resident

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "core-bus.h"
 #include "fake.h"
 #include "tap.h"
 #include "time-util.h"
