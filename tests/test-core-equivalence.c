@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "core-bus.h"
 #include "fake.h"
 #include "shared-table.h"
 #include "snapshots.h"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "core-bus.h"
 #include "fake.h"
 #include "tap.h"
 #include "time-util.h"
@@ -88,7 +89,7 @@ static int scripted_status(Domain *d, DomainStatus *ret) {
                 .same_as = strcmp(d->info.name, "xms") == 0 ? script.same_as : NULL,
                 .verdict = script.verdict,
                 .n_extras = 1,
-                .extras = { { "probes", "8" } },
+                .extras = { DOMAIN_EXTRA_T("probes", 8) },
         };
         return 0;
 }
@@ -117,11 +118,17 @@ static const DomainOps scripted_ops = {
         .close = scripted_close,
 };
 
-static const char *extra(const BusDomainInfo *info, const char *key) {
+static const BusDomainExtra *typed_extra(const BusDomainInfo *info, const char *key) {
         for (size_t i = 0; i < info->n_extras; i++)
                 if (strcmp(info->extras[i].key, key) == 0)
-                        return info->extras[i].value;
+                        return &info->extras[i];
         return NULL;
+}
+
+static const char *extra(const BusDomainInfo *info, const char *key) {
+        const BusDomainExtra *e = typed_extra(info, key);
+
+        return e ? e->value : NULL;
 }
 
 int main(void) {
@@ -165,7 +172,8 @@ int main(void) {
         ok(bi.verdict && strcmp(bi.verdict, "identity") == 0, "the view shows its domain's verdict");
         ok(extra(&bi, "same_as") && strcmp(extra(&bi, "same_as"), "monotonic") == 0, "same_as is listed");
         ok(extra(&bi, "view_of") && strcmp(extra(&bi, "view_of"), "xms") == 0, "view_of is listed");
-        ok(extra(&bi, "probes") && strcmp(extra(&bi, "probes"), "8") == 0, "the source's extras are listed");
+        ok(typed_extra(&bi, "probes") && typed_extra(&bi, "probes")->type == 't' && typed_extra(&bi, "probes")->t == 8,
+           "the source's extras are listed, typed as it gave them");
         /* Identity with a probe residual: ListDomains' uncertainty is what a conversion to the
          * reference carries, the residual in it (issue 14: it said 12-22 ns where answers
          * carried 7-9 µs). */
