@@ -184,13 +184,14 @@ void conv_record_identity(ConvRecord *ret) {
 
 void conv_record_failing(int error, ConvRecord *ret) {
         conv_record_identity(ret);
-        ret->status = error < 0 ? error : -EINVAL;
+        ret->status = error < 0 || error == CONV_RECORD_MISS ? error : -EINVAL;
 }
 
 int conv_record_validate(const ConvRecord *c) {
         if (c->shift > 63 || c->bound_shift > 63 || c->bound_c_ns < 0 || c->bound_slope < 0 ||
             c->out_period_q32 < 0 || c->out_frac < 0 ||
-            (c->shift < 63 && c->out_frac >= (INT64_C(1) << c->shift)) || c->status > 0 ||
+            (c->shift < 63 && c->out_frac >= (INT64_C(1) << c->shift)) ||
+            (c->status > 0 && c->status != CONV_RECORD_MISS) ||
             c->in_coding > CONV_CODING_X11_US || c->out_coding > CONV_CODING_X11_US ||
             (c->in_coding == CONV_CODING_WRAP && (c->in_wrap_bits == 0 || c->in_wrap_bits > 63)) ||
             (c->out_coding == CONV_CODING_WRAP && (c->out_wrap_bits == 0 || c->out_wrap_bits > 63)))
