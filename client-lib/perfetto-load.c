@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock-id.h"
+#include "fd-util.h"
 #include "perfetto-read.h"
 #include "timeconv-internal.h"
 
@@ -227,41 +228,6 @@ TIMECONV_EXPORT int timeconv_trace_load_buffer(const void *data, size_t size, st
         return 0;
 }
 
-/* A pipe or a special file, whole. */
-static int read_stream(int fd, void **ret, size_t *ret_size) {
-        size_t size = 0, allocated = 0;
-        uint8_t *buf = NULL;
-
-        for (;;) {
-                ssize_t n;
-
-                if (size == allocated) {
-                        uint8_t *p;
-
-                        allocated = allocated ? 2 * allocated : 1024 * 1024;
-                        p = realloc(buf, allocated);
-                        if (!p) {
-                                free(buf);
-                                return -ENOMEM;
-                        }
-                        buf = p;
-                }
-                n = read(fd, buf + size, allocated - size);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        free(buf);
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                size += (size_t) n;
-        }
-        *ret = buf;
-        *ret_size = size;
-        return 0;
-}
-
 TIMECONV_EXPORT int timeconv_trace_load(const char *path, struct timeconv_trace **ret,
                                         struct timeconv_error *ret_error) {
         struct timeconv_trace *t;
@@ -291,7 +257,7 @@ TIMECONV_EXPORT int timeconv_trace_load(const char *path, struct timeconv_trace 
                 } else
                         t->mapped = true;
         } else {
-                k = read_stream(fd, &t->mapping, &t->mapping_size);
+                k = read_fd_whole(fd, SIZE_MAX, &t->mapping, &t->mapping_size);      /* a pipe or a special file */
                 if (k < 0)
                         snapshot_file_set_error(ret_error, 0, 0, "cannot read the file: ", strerror(-k));
         }
