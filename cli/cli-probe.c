@@ -101,10 +101,8 @@ int cli_probe_write_log(FILE *log, const char *text, size_t size) {
         return 0;
 }
 
-/* The frame log as text, and to log (opened before the frames) when given. *ret_raw: how many
- * drawn frames timeconvd could not convert. */
-static int write_log(struct timeconv *tc, ProbeRun *run, FILE *log, char **ret_text, size_t *ret_size,
-                     size_t *ret_raw) {
+int cli_probe_log_text(size_t n_frames, CliProbeRecord write_row, void *userdata, FILE *log, char **ret_text,
+                       size_t *ret_size, size_t *ret_raw) {
         char *text = NULL;
         size_t size = 0, n_raw = 0;
         FILE *mem = open_memstream(&text, &size);
@@ -112,10 +110,10 @@ static int write_log(struct timeconv *tc, ProbeRun *run, FILE *log, char **ret_t
 
         if (!mem)
                 return -ENOMEM;
-        for (size_t i = 0; i < run->n_frames && r >= 0; i++) {
+        for (size_t i = 0; i < n_frames && r >= 0; i++) {
                 bool raw;
 
-                r = record(tc, run, &run->frames[i], mem, &raw);
+                r = write_row(userdata, i, mem, &raw);
                 n_raw += raw;
         }
         if (fclose(mem) != 0 && r >= 0)
@@ -130,6 +128,17 @@ static int write_log(struct timeconv *tc, ProbeRun *run, FILE *log, char **ret_t
         *ret_size = size;
         *ret_raw = n_raw;
         return 0;
+}
+
+typedef struct X11Log {
+        struct timeconv *tc;
+        ProbeRun *run;
+} X11Log;
+
+static int x11_record(void *userdata, size_t index, FILE *out, bool *ret_raw) {
+        X11Log *l = userdata;
+
+        return record(l->tc, l->run, &l->run->frames[index], out, ret_raw);
 }
 
 typedef struct X11Header {
@@ -157,22 +166,9 @@ static void print_probe_text(const ProbeOptions *o, const ProbeRun *run, double 
                 printf("stopped         %s\n", run->stop_message);
 }
 
-/* A string from the X server or of ours, as JSON. */
-static void json_string(const char *text) {
-        putchar('"');
-        for (const unsigned char *s = (const unsigned char *) text; *s; s++)
-                if (*s == '"' || *s == '\\')
-                        printf("\\%c", *s);
-                else if (*s < 0x20)
-                        printf("\\u%04x", *s);
-                else
-                        putchar(*s);
-        putchar('"');
-}
-
 static void print_probe_json(const ProbeOptions *o, const ProbeRun *run, double cpu_percent) {
         fputs("{\"probe\":{\"compositor\":", stdout);
-        json_string(run->wm_name);
+        frames_json_string(stdout, run->wm_name);
         printf(",\"frame_timings\":%s,\"window\":%" PRIu32 ",\"frames\":%zu,\"rate_hz\":",
                run->wm_timings ? "true" : "false", run->window, run->n_frames);
         if (o->rate_hz > 0)
@@ -187,7 +183,7 @@ static void print_probe_json(const ProbeOptions *o, const ProbeRun *run, double 
                 printf("%.3f", cpu_percent);
         fputs(",\"stopped\":", stdout);
         if (run->stopped < 0)
-                json_string(run->stop_message);
+                frames_json_string(stdout, run->stop_message);
         else
                 fputs("null", stdout);
         fputs("},\"report\":", stdout);
@@ -400,7 +396,7 @@ int cli_probe(int argc, char **argv) {
                 status = r == -ENOMEM ? EXIT_FAILURE : EXIT_UNAVAILABLE;
                 goto finish;
         }
-        r = write_log(tc, &run, log, &text, &size, &n_raw);
+        r = cli_probe_log_text(run.n_frames, x11_record, &(X11Log) { tc, &run }, log, &text, &size, &n_raw);
         if (r < 0) {
                 fprintf(stderr, "timeconv: %s: %s\n", log_path ? log_path : "the frame log", strerror(-r));
                 status = r == -ENOMEM ? EXIT_FAILURE : EXIT_IOERR;
