@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,12 +125,7 @@ static void header_text(const Header *h, double cpu_percent) {
         else
                 fputs("paced by frame callbacks", stdout);
         printf(", %zu discarded, %zu without feedback\n", discarded, pending);
-        if (isnan(cpu_percent))
-                puts("probe CPU       n/a");
-        else
-                printf("probe CPU       %.2f %% of one core\n", cpu_percent);
-        if (run->stopped < 0)
-                printf("stopped         %s\n", run->stop_message);
+        cli_probe_header_end(false, cpu_percent, run->stopped, run->stop_message);
 }
 
 static void header_json(const Header *h, double cpu_percent) {
@@ -160,17 +154,7 @@ static void header_json(const Header *h, double cpu_percent) {
                 printf("%g", h->o->rate_hz);
         else
                 fputs("null", stdout);
-        fputs(",\"cpu_percent\":", stdout);
-        if (isnan(cpu_percent))
-                fputs("null", stdout);
-        else
-                printf("%.3f", cpu_percent);
-        fputs(",\"stopped\":", stdout);
-        if (run->stopped < 0)
-                frames_json_string(stdout, run->stop_message);
-        else
-                fputs("null", stdout);
-        fputs("},\"report\":", stdout);
+        cli_probe_header_end(true, cpu_percent, run->stopped, run->stop_message);
 }
 
 static void header(const void *userdata, bool json, double cpu_percent) {

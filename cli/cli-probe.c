@@ -158,12 +158,7 @@ static void print_probe_text(const ProbeOptions *o, const ProbeRun *run, double 
         else
                 fputs("as fast as the compositor lets (the next frame after each _NET_WM_FRAME_DRAWN)", stdout);
         printf("%s, %u sync requests\n", o->urgent ? ", urgent" : "", run->sync_requests);
-        if (isnan(cpu_percent))
-                puts("probe CPU       n/a");
-        else
-                printf("probe CPU       %.2f %% of one core\n", cpu_percent);
-        if (run->stopped < 0)
-                printf("stopped         %s\n", run->stop_message);
+        cli_probe_header_end(false, cpu_percent, run->stopped, run->stop_message);
 }
 
 static void print_probe_json(const ProbeOptions *o, const ProbeRun *run, double cpu_percent) {
@@ -175,18 +170,8 @@ static void print_probe_json(const ProbeOptions *o, const ProbeRun *run, double 
                 printf("%g", o->rate_hz);
         else
                 fputs("null", stdout);
-        printf(",\"urgent\":%s,\"sync_requests\":%u,\"cpu_percent\":", o->urgent ? "true" : "false",
-               run->sync_requests);
-        if (isnan(cpu_percent))
-                fputs("null", stdout);
-        else
-                printf("%.3f", cpu_percent);
-        fputs(",\"stopped\":", stdout);
-        if (run->stopped < 0)
-                frames_json_string(stdout, run->stop_message);
-        else
-                fputs("null", stdout);
-        fputs("},\"report\":", stdout);
+        printf(",\"urgent\":%s,\"sync_requests\":%u", o->urgent ? "true" : "false", run->sync_requests);
+        cli_probe_header_end(true, cpu_percent, run->stopped, run->stop_message);
 }
 
 static void x11_header(const void *userdata, bool json, double cpu_percent) {
@@ -196,6 +181,29 @@ static void x11_header(const void *userdata, bool json, double cpu_percent) {
                 print_probe_json(x->o, x->run, cpu_percent);
         else
                 print_probe_text(x->o, x->run, cpu_percent);
+}
+
+void cli_probe_header_end(bool json, double cpu_percent, int stopped, const char *stop_message) {
+        if (!json) {
+                if (isnan(cpu_percent))
+                        puts("probe CPU       n/a");
+                else
+                        printf("probe CPU       %.2f %% of one core\n", cpu_percent);
+                if (stopped < 0)
+                        printf("stopped         %s\n", stop_message);
+                return;
+        }
+        fputs(",\"cpu_percent\":", stdout);
+        if (isnan(cpu_percent))
+                fputs("null", stdout);
+        else
+                printf("%.3f", cpu_percent);
+        fputs(",\"stopped\":", stdout);
+        if (stopped < 0)
+                frames_json_string(stdout, stop_message);
+        else
+                fputs("null", stdout);
+        fputs("},\"report\":", stdout);
 }
 
 int cli_probe_summary(const char *text, size_t size, bool json, const char *plot, int64_t cpu_ns, int64_t wall_ns,

@@ -15,6 +15,10 @@ int cli_probe(int argc, char **argv);
  * "report": (cpu_percent NAN when not known). */
 typedef void (*CliProbeHeader)(const void *userdata, bool json, double cpu_percent);
 
+/* The end of every probe's header: its CPU use and why it stopped early (stopped < 0), as text
+ * lines, or as the JSON object's last keys and its close up to "report":. */
+void cli_probe_header_end(bool json, double cpu_percent, int stopped, const char *stop_message);
+
 /* The probe's frame log text read back through `timeconv frames`' parser and report, after
  * header. An exit status. */
 int cli_probe_summary(const char *text, size_t size, bool json, const char *plot, int64_t cpu_ns, int64_t wall_ns,

@@ -136,6 +136,15 @@ static struct timeconv_trace *trace_free(struct timeconv_trace *t) {
         return NULL;
 }
 
+/* An empty trace, or NULL with -ENOMEM said in *ret_error. */
+static struct timeconv_trace *trace_new(struct timeconv_error *ret_error) {
+        struct timeconv_trace *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                set_error(ret_error, -ENOMEM, NULL);
+        return t;
+}
+
 /* The first pass over t->data: the graph, the clocks, the trace clock. */
 static int trace_build(struct timeconv_trace *t, struct timeconv_error *ret_error) {
         static const PfScanOps ops = { .snapshot = load_snapshot };
@@ -185,13 +194,11 @@ static int trace_build(struct timeconv_trace *t, struct timeconv_error *ret_erro
 
 int perfetto_snapshots_load(const char *data, size_t size, struct timeconv_snapshots **ret,
                             struct timeconv_error *ret_error) {
-        struct timeconv_trace *t = calloc(1, sizeof(*t));
+        struct timeconv_trace *t = trace_new(ret_error);
         int k;
 
-        if (!t) {
-                set_error(ret_error, -ENOMEM, NULL);
+        if (!t)
                 return -ENOMEM;
-        }
         t->data = (const uint8_t *) data;
         t->size = size;
         k = trace_build(t, ret_error);
@@ -212,11 +219,9 @@ TIMECONV_EXPORT int timeconv_trace_load_buffer(const void *data, size_t size, st
                 snapshot_file_set_error(ret_error, 0, 0, "invalid argument", "");
                 return -EINVAL;
         }
-        t = calloc(1, sizeof(*t));
-        if (!t) {
-                set_error(ret_error, -ENOMEM, NULL);
+        t = trace_new(ret_error);
+        if (!t)
                 return -ENOMEM;
-        }
         t->data = data;
         t->size = size;
         k = trace_build(t, ret_error);
@@ -238,11 +243,9 @@ TIMECONV_EXPORT int timeconv_trace_load(const char *path, struct timeconv_trace 
                 snapshot_file_set_error(ret_error, 0, 0, "invalid argument", "");
                 return -EINVAL;
         }
-        t = calloc(1, sizeof(*t));
-        if (!t) {
-                set_error(ret_error, -ENOMEM, NULL);
+        t = trace_new(ret_error);
+        if (!t)
                 return -ENOMEM;
-        }
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0 || fstat(fd, &st) < 0) {
                 k = -errno;
