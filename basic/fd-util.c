@@ -39,3 +39,21 @@ int read_fd_whole(int fd, size_t max_bytes, void **ret, size_t *ret_size) {
         *ret_size = size;
         return 0;
 }
+
+int write_fd_whole(int fd, const void *buf, size_t size) {
+        const char *p = buf;
+
+        while (size > 0) {
+                ssize_t n = write(fd, p, size);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        return -EIO;
+                p += n;
+                size -= (size_t) n;
+        }
+        return 0;
+}
