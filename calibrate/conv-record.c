@@ -401,7 +401,8 @@ static void build_bound(Build *b) {
         const ConvSpec *spec = b->spec;
         const DomainUnit *uf = b->uf, *ut = b->ut;
         const Model *A = b->A, *B = b->B;
-        double e_x = reading_half_ns(uf) + (double) (spec->from_lag_ns - spec->from_lag_ns / 2) + (double) spec->extra_ns;
+        double e_x = reading_half_ns(uf) + (double) (spec->from_lag_ns - spec->from_lag_ns / 2) +
+                     (double) spec->extra_ns;
 
         b->bc = e_x;
         b->bs = 0.0;

@@ -236,7 +236,8 @@ static void test_validity(void) {
         ok(conv_record_build(&spec, &rec) == 0, "built with a begin");
         is_int(conv_record_convert(&rec, 3999999999000, &v, &unc), CONV_RECORD_MISS, "before the segment: a miss");
         is_int(conv_record_convert(&rec, 4000000001000, &v, &unc), 0, "after it: an answer");
-        is_int(conv_record_convert(&rec, INT64_MAX, &v, &unc), CONV_RECORD_MISS, "far from the centre: not this record's");
+        is_int(conv_record_convert(&rec, INT64_MAX, &v, &unc), CONV_RECORD_MISS,
+               "far from the centre: not this record's");
 }
 
 int main(void) {

@@ -186,7 +186,8 @@ static void test_convert(const Fixture *f) {
                         int r_g = graph_convert(g, g->hub, to, r, r, &v_g, &unc_g);
                         int r_t = shared_table_from_hub(mem, size, to, r, &v_t, &unc_t);
 
-                        if (r_t == CONV_RECORD_MISS ? to != f->step : (r_t != r_g || (r_g == 0 && (v_t != v_g || unc_t != unc_g))))
+                        if (r_t == CONV_RECORD_MISS ? to != f->step :
+                                                      (r_t != r_g || (r_g == 0 && (v_t != v_g || unc_t != unc_g))))
                                 differ++;
                 }
         is_int(differ, 0, "from_hub equals the graph's hub -> node");
@@ -246,7 +247,8 @@ static void test_publish(Fixture *f) {
         is_int(shared_table_publish(mem, size, &renamed), SHARED_TABLE_REPLACE, "a renamed node: a new table");
         renamed = f->g;
         renamed.nodes[f->x11].unit = UNIT_US_X11;
-        is_int(shared_table_publish(mem, size, &renamed), SHARED_TABLE_REPLACE, "a node with another unit: a new table");
+        is_int(shared_table_publish(mem, size, &renamed), SHARED_TABLE_REPLACE,
+               "a node with another unit: a new table");
         renamed = f->g;
         renamed.n_nodes--;
         is_int(shared_table_publish(mem, size, &renamed), SHARED_TABLE_REPLACE, "fewer nodes: a new table");
