@@ -524,7 +524,8 @@ static int keep_zero(Loader *l) {
         l->n_zero = n;
         l->shared_readings = NULL;
         l->n_shared = l->allocated_shared = 0;
-        qsort(l->zero, l->n_zero, sizeof(*l->zero), compare_ts);
+        if (l->n_zero > 0)      /* qsort() may not be given NULL, even for nothing */
+                qsort(l->zero, l->n_zero, sizeof(*l->zero), compare_ts);
         return 0;
 }
 
