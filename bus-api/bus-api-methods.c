@@ -9,14 +9,17 @@
 
 #include "bus-api-internal.h"
 #include "bus-api-jobs.h"
+#include "bus-domain-keys.h"
 #include "time-util.h"
 
 /* What an export costs at the least: a few domains' snapshots. */
 #define BUS_API_EXPORT_BYTES_MIN (64u << 10)
 
-/* One source-specific entry with the type it carries; one without a key or value is left out. */
+/* One source-specific entry with the type it carries, which must be its key's in the key table
+ * (bus-domain-keys.h): one without a key or value, or of another type, is left out rather than
+ * sent against the contract. */
 static int append_extra(sd_bus_message *reply, const BusDomainExtra *e) {
-        if (!e->key)
+        if (!e->key || !bus_domain_key_allows(e->key, e->type ? e->type : 's'))
                 return 0;
         switch (e->type) {
         case 'b':

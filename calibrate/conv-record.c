@@ -184,13 +184,14 @@ void conv_record_identity(ConvRecord *ret) {
 
 void conv_record_failing(int error, ConvRecord *ret) {
         conv_record_identity(ret);
-        ret->status = error < 0 ? error : -EINVAL;
+        ret->status = error < 0 || error == CONV_RECORD_MISS ? error : -EINVAL;
 }
 
 int conv_record_validate(const ConvRecord *c) {
         if (c->shift > 63 || c->bound_shift > 63 || c->bound_c_ns < 0 || c->bound_slope < 0 ||
             c->out_period_q32 < 0 || c->out_frac < 0 ||
-            (c->shift < 63 && c->out_frac >= (INT64_C(1) << c->shift)) || c->status > 0 ||
+            (c->shift < 63 && c->out_frac >= (INT64_C(1) << c->shift)) ||
+            (c->status > 0 && c->status != CONV_RECORD_MISS) ||
             c->in_coding > CONV_CODING_X11_US || c->out_coding > CONV_CODING_X11_US ||
             (c->in_coding == CONV_CODING_WRAP && (c->in_wrap_bits == 0 || c->in_wrap_bits > 63)) ||
             (c->out_coding == CONV_CODING_WRAP && (c->out_wrap_bits == 0 || c->out_wrap_bits > 63)))
@@ -210,226 +211,265 @@ static double reading_half_ns(const DomainUnit *u) {
         return u->truncates || u->period_ns > 1.0 ? u->period_ns / 2.0 : 0.0;
 }
 
-int conv_record_build(const ConvSpec *spec, ConvRecord *ret) {
+/* What conv_record_build() carries from one stage to the next (the names of the top). */
+typedef struct Build {
+        const ConvSpec *spec;
         const DomainUnit *uf, *ut;
         const Model *A, *B;
-        double kA = 1.0, kA_max = 1.0, igA = 1.0, gainB = 1.0, S, e_x, of, num_eps;
-        double bc, bs, rA_dist = 0.0, rB_dist = 0.0, lo_d, hi_d, span;
-        int64_t u_c, lo, hi, slope_m, bs_m;
-        uint8_t slope_s, bs_s;
-        bool exact;
-        Fix x, rr, y, c;
-        ConvRecord rec = {};
+        double kA, kA_max, igA, gainB;  /* the hops' slopes and error gains */
+        double of;                      /* what x(u) adds to u·Pf */
+        int64_t u_c;                    /* the centre, source count */
+        Fix rr, c;                      /* r(x(u_c)) and c(u_c) */
+        double num_eps, rA_dist, rB_dist;
+        double S;                       /* the slope as a double */
+        uint8_t slope_s;
+        bool exact;                     /* units alone in whole ns: no slack */
+        double bc, bs;                  /* the bound's constant and |d| terms */
+        ConvRecord rec;
+} Build;
+
+static bool model_usable(const Model *m) {
+        return m->half_ns >= 0 && m->rate_half >= 0 && fabs_(m->rate) < 0.5 && 1.0 + m->rate - m->rate_half > 0.5;
+}
+
+/* The spec checked, and the hops' factors. */
+static int build_check(Build *b) {
+        const ConvSpec *spec = b->spec;
+
+        if (!spec->from_unit || !spec->to_unit || spec->from_lag_ns < 0 || spec->to_lag_ns < 0 || spec->extra_ns < 0)
+                return -EINVAL;
+        b->uf = spec->from_unit;
+        b->ut = spec->to_unit;
+        b->A = spec->from_model;
+        b->B = spec->to_model;
+        if (unit_validate(b->uf) < 0 || unit_validate(b->ut) < 0 || !(b->uf->period_ns <= 0x1p30) ||
+            !(b->ut->period_ns <= 0x1p30))
+                return -EINVAL;
+        if ((b->A && !model_usable(b->A)) || (b->B && !model_usable(b->B)))
+                return -EINVAL;
+        b->kA = b->kA_max = b->igA = b->gainB = 1.0;
+        if (b->A) {
+                b->kA = 1.0 / (1.0 + b->A->rate);
+                b->kA_max = 1.0 / (1.0 + b->A->rate - b->A->rate_half) * (1.0 + 0x1p-40);
+                b->igA = b->kA_max;
+        }
+        if (b->B)
+                b->gainB = (1.0 + fabs_(b->B->rate) + b->B->rate_half) * (1.0 + 0x1p-40);
+        b->of = (b->uf->truncates ? b->uf->period_ns / 2.0 : 0.0) + (double) (spec->from_lag_ns / 2);
+        return 0;
+}
+
+/* The centre: the source's count at at_r (from's model forward, then its unit). */
+static int build_centre(Build *b) {
+        const Model *A = b->A;
+        Fix y = { b->spec->at_r_ns, 0.0 }, c;
         int r;
 
-        if (!spec || !ret || !spec->from_unit || !spec->to_unit || spec->from_lag_ns < 0 || spec->to_lag_ns < 0 ||
-            spec->extra_ns < 0)
-                return -EINVAL;
-        uf = spec->from_unit;
-        ut = spec->to_unit;
-        A = spec->from_model;
-        B = spec->to_model;
-        if (unit_validate(uf) < 0 || unit_validate(ut) < 0 || !(uf->period_ns <= 0x1p30) || !(ut->period_ns <= 0x1p30))
-                return -EINVAL;
-        if (A && (!(A->half_ns >= 0) || !(A->rate_half >= 0) || !(fabs_(A->rate) < 0.5) ||
-                  !(1.0 + A->rate - A->rate_half > 0.5)))
-                return -EINVAL;
-        if (B && (!(B->half_ns >= 0) || !(B->rate_half >= 0) || !(fabs_(B->rate) < 0.5) ||
-                  !(1.0 + B->rate - B->rate_half > 0.5)))
-                return -EINVAL;
         if (A) {
-                kA = 1.0 / (1.0 + A->rate);
-                kA_max = 1.0 / (1.0 + A->rate - A->rate_half) * (1.0 + 0x1p-40);
-                igA = kA_max;
-        }
-        if (B)
-                gainB = (1.0 + fabs_(B->rate) + B->rate_half) * (1.0 + 0x1p-40);
-        of = (uf->truncates ? uf->period_ns / 2.0 : 0.0) + (double) (spec->from_lag_ns / 2);
+                double dr = (double) b->spec->at_r_ns - (double) A->r_c_ns;
+                int64_t dri;
 
-        /* The centre: the source's count at at_r (from's model forward, then its unit). */
-        y = (Fix) { spec->at_r_ns, 0.0 };
-        if (A) {
-                double dr = (double) spec->at_r_ns - (double) A->r_c_ns;
                 y.i = A->x_c_ns;
                 y.f = dr * (1.0 + A->rate);
                 if (!(fabs_(y.f) < 0x1p62))
                         return -ERANGE;
                 /* keep precision: the integer part of dr in y.i */
-                {
-                        int64_t dri;
-                        if (__builtin_sub_overflow(spec->at_r_ns, A->r_c_ns, &dri) ||
-                            __builtin_add_overflow(A->x_c_ns, dri, &y.i))
-                                return -ERANGE;
-                        y.f = (double) dri * A->rate;
-                }
+                if (__builtin_sub_overflow(b->spec->at_r_ns, A->r_c_ns, &dri) ||
+                    __builtin_add_overflow(A->x_c_ns, dri, &y.i))
+                        return -ERANGE;
+                y.f = (double) dri * A->rate;
                 if ((r = fix_norm(&y)) < 0)
                         return r;
         }
-        y.f -= of;
+        y.f -= b->of;
         if ((r = fix_norm(&y)) < 0)
                 return r;
-        if ((r = ns_to_count(y, uf->period_ns, &c)) < 0)
+        if ((r = ns_to_count(y, b->uf->period_ns, &c)) < 0)
                 return r;
-        u_c = c.i;
+        b->u_c = c.i;
+        return 0;
+}
 
-        /* x(u_c), r(x), y(r), c(y) */
-        if ((r = count_to_ns(u_c, uf->period_ns, &x)) < 0)
+/* The chain at the centre: x(u_c), r(x), y(r), c(y), with the doubles' error. */
+static int build_chain(Build *b) {
+        const Model *A = b->A, *B = b->B;
+        Fix x, y;
+        int r;
+
+        if ((r = count_to_ns(b->u_c, b->uf->period_ns, &x)) < 0)
                 return r;
-        x.f += of;
+        x.f += b->of;
         if ((r = fix_norm(&x)) < 0)
                 return r;
-        num_eps = 0x1p-20;
+        b->num_eps = 0x1p-20;
         if (A) {
                 int64_t dx;
                 double dxd;
 
-                if (__builtin_sub_overflow(x.i, A->x_c_ns, &dx) || __builtin_add_overflow(A->r_c_ns, dx, &rr.i))
+                if (__builtin_sub_overflow(x.i, A->x_c_ns, &dx) || __builtin_add_overflow(A->r_c_ns, dx, &b->rr.i))
                         return -ERANGE;
                 dxd = (double) dx + x.f;
-                rr.f = x.f + dxd * (kA - 1.0);
-                num_eps += fabs_(dxd * (kA - 1.0)) * 0x1p-50 + fabs_(dxd) * 0x1p-50 * fabs_(A->rate);
-                if ((r = fix_norm(&rr)) < 0)
+                b->rr.f = x.f + dxd * (b->kA - 1.0);
+                b->num_eps += fabs_(dxd * (b->kA - 1.0)) * 0x1p-50 + fabs_(dxd) * 0x1p-50 * fabs_(A->rate);
+                if ((r = fix_norm(&b->rr)) < 0)
                         return r;
-                rA_dist = fabs_((double) (rr.i - A->r_c_ns) + rr.f);
+                b->rA_dist = fabs_((double) (b->rr.i - A->r_c_ns) + b->rr.f);
         } else
-                rr = x;
+                b->rr = x;
         if (B) {
                 int64_t dr;
                 double drd;
 
-                if (__builtin_sub_overflow(rr.i, B->r_c_ns, &dr) || __builtin_add_overflow(B->x_c_ns, dr, &y.i))
+                if (__builtin_sub_overflow(b->rr.i, B->r_c_ns, &dr) || __builtin_add_overflow(B->x_c_ns, dr, &y.i))
                         return -ERANGE;
-                drd = (double) dr + rr.f;
-                y.f = rr.f + drd * B->rate;
-                num_eps += fabs_(drd * B->rate) * 0x1p-50;
+                drd = (double) dr + b->rr.f;
+                y.f = b->rr.f + drd * B->rate;
+                b->num_eps += fabs_(drd * B->rate) * 0x1p-50;
                 if ((r = fix_norm(&y)) < 0)
                         return r;
-                rB_dist = fabs_(drd);
+                b->rB_dist = fabs_(drd);
         } else
-                y = rr;
-        y.f -= (double) (spec->to_lag_ns / 2);
+                y = b->rr;
+        y.f -= (double) (b->spec->to_lag_ns / 2);
         if ((r = fix_norm(&y)) < 0)
                 return r;
-        if ((r = ns_to_count(y, ut->period_ns, &c)) < 0)
+        return ns_to_count(y, b->ut->period_ns, &b->c);
+}
+
+/* The slope and its Q form: exact from the periods' mantissas, the models' factor
+ * K = kA·kB = 1 + (rateB - rateA)/(1 + rateA) applied as a correction. */
+static int build_slope(Build *b) {
+        const Model *A = b->A, *B = b->B;
+        unsigned s = 62, sf, st;
+        int64_t mf, mt;
+        __int128 n, dd, q_dn, q_up;
+        double delta = ((B ? B->rate : 0.0) - (A ? A->rate : 0.0)) / (A ? 1.0 + A->rate : 1.0), corr;
+        int e;
+
+        b->S = b->uf->period_ns * b->kA * (B ? 1.0 + B->rate : 1.0) / b->ut->period_ns;
+        while (s > 1 && fabs_(b->S) * (double) ((uint64_t) 1 << (s - 1)) * 2.0 >= 0x1p61)
+                s--;
+        if (period_split(b->uf->period_ns, &mf, &sf) < 0 || period_split(b->ut->period_ns, &mt, &st) < 0)
+                return -EINVAL;
+        e = (int) s + (int) st - (int) sf;
+        /* mf·2^e / mt is about the Q slope (< 2^62) and mt < 2^53: it fits 128 bits */
+        if ((e >= 0 && 64 - __builtin_clzll((uint64_t) mf) + e > 125) ||
+            (e < 0 && 64 - __builtin_clzll((uint64_t) mt) - e > 125))
+                return -EINVAL;
+        n = e >= 0 ? (__int128) mf << e : (__int128) mf;
+        dd = e >= 0 ? (__int128) mt : (__int128) mt << -e;
+        q_dn = n / dd;
+        q_up = q_dn + (q_dn * dd != n);
+        corr = (double) q_dn * delta;
+        if (!(fabs_(corr) < 0x1p61))
+                return -ERANGE;
+        b->slope_s = (uint8_t) s;
+        b->rec.slope = (int64_t) q_up + (delta != 0.0 ? floor_(corr) + 2 : 0);
+        b->rec.slope_neg = (int64_t) q_dn + (delta != 0.0 ? floor_(corr) - 1 : 0);
+        b->rec.shift = b->slope_s;
+        return 0;
+}
+
+/* The fraction at the centre, with +1/2 for a target that rounds to nearest; rounded up. */
+static int build_out_centre(Build *b) {
+        ConvRecord *rec = &b->rec;
+        double fq;
+        int64_t f;
+        int r;
+
+        if (!unit_floors(b->ut)) {
+                b->c.f += 0.5;
+                rec->flags |= CONV_RECORD_OUT_NEAREST;
+        }
+        if ((r = fix_norm(&b->c)) < 0)
                 return r;
-
-        /* The slope and its Q form: exact from the periods' mantissas, the models' factor
-         * K = kA·kB = 1 + (rateB - rateA)/(1 + rateA) applied as a correction. */
-        S = uf->period_ns * kA * (B ? 1.0 + B->rate : 1.0) / ut->period_ns;
-        {
-                unsigned s = 62, sf, st;
-                int64_t mf, mt;
-                __int128 n, dd, q_dn, q_up;
-                double delta = ((B ? B->rate : 0.0) - (A ? A->rate : 0.0)) / (A ? 1.0 + A->rate : 1.0), corr;
-                int e;
-
-                while (s > 1 && fabs_(S) * (double) ((uint64_t) 1 << (s - 1)) * 2.0 >= 0x1p61)
-                        s--;
-                if (period_split(uf->period_ns, &mf, &sf) < 0 || period_split(ut->period_ns, &mt, &st) < 0)
-                        return -EINVAL;
-                e = (int) s + (int) st - (int) sf;
-                /* mf·2^e / mt is about the Q slope (< 2^62) and mt < 2^53: it fits 128 bits */
-                if ((e >= 0 && 64 - __builtin_clzll((uint64_t) mf) + e > 125) ||
-                    (e < 0 && 64 - __builtin_clzll((uint64_t) mt) - e > 125))
-                        return -EINVAL;
-                n = e >= 0 ? (__int128) mf << e : (__int128) mf;
-                dd = e >= 0 ? (__int128) mt : (__int128) mt << -e;
-                q_dn = n / dd;
-                q_up = q_dn + (q_dn * dd != n);
-                corr = (double) q_dn * delta;
-                if (!(fabs_(corr) < 0x1p61))
-                        return -ERANGE;
-                slope_s = (uint8_t) s;
-                slope_m = (int64_t) q_up + (delta != 0.0 ? floor_(corr) + 2 : 0);
-                rec.slope_neg = (int64_t) q_dn + (delta != 0.0 ? floor_(corr) - 1 : 0);
+        rec->out_c = b->c.i;
+        fq = b->c.f * (double) ((uint64_t) 1 << (b->slope_s - 1)) * 2.0;
+        f = floor_(fq);
+        rec->out_frac = f + ((double) f < fq);
+        if (rec->out_frac >= (INT64_C(1) << b->slope_s)) {
+                rec->out_frac -= INT64_C(1) << b->slope_s;
+                rec->out_c++;
         }
+        if (rec->out_frac < 0)
+                rec->out_frac = 0;
+        return 0;
+}
 
-        /* The fraction at the centre, with +1/2 for a target that rounds to nearest; rounded up. */
-        rec.flags = 0;
-        if (!unit_floors(ut)) {
-                c.f += 0.5;
-                rec.flags |= CONV_RECORD_OUT_NEAREST;
-        }
-        if ((r = fix_norm(&c)) < 0)
-                return r;
-        rec.out_c = c.i;
-        {
-                double fq = c.f * (double) ((uint64_t) 1 << (slope_s - 1)) * 2.0;
-                int64_t f = floor_(fq);
+/* The bound (see the top): bc and bs, and the residual's period. */
+static void build_bound(Build *b) {
+        const ConvSpec *spec = b->spec;
+        const DomainUnit *uf = b->uf, *ut = b->ut;
+        const Model *A = b->A, *B = b->B;
+        double e_x = reading_half_ns(uf) + (double) (spec->from_lag_ns - spec->from_lag_ns / 2) +
+                     (double) spec->extra_ns;
 
-                rec.out_frac = f + ((double) f < fq);
-        }
-        if (rec.out_frac >= (INT64_C(1) << slope_s)) {
-                rec.out_frac -= INT64_C(1) << slope_s;
-                rec.out_c++;
-        }
-        if (rec.out_frac < 0)
-                rec.out_frac = 0;
-
-        /* The bound (see the top). */
-        e_x = reading_half_ns(uf) + (double) (spec->from_lag_ns - spec->from_lag_ns / 2) + (double) spec->extra_ns;
-        bc = e_x;
-        bs = 0.0;
+        b->bc = e_x;
+        b->bs = 0.0;
         if (A) {
-                bc = (A->half_ns + A->rate_half * rA_dist + e_x) * igA;
-                bs = A->rate_half * uf->period_ns * kA_max * igA;
+                b->bc = (A->half_ns + A->rate_half * b->rA_dist + e_x) * b->igA;
+                b->bs = A->rate_half * uf->period_ns * b->kA_max * b->igA;
         }
         if (B) {
-                bc = B->half_ns + B->rate_half * rB_dist + bc * gainB;
-                bs = B->rate_half * uf->period_ns * kA_max + bs * gainB;
+                b->bc = B->half_ns + B->rate_half * b->rB_dist + b->bc * b->gainB;
+                b->bs = B->rate_half * uf->period_ns * b->kA_max + b->bs * b->gainB;
         }
-        bc += (double) (spec->to_lag_ns - spec->to_lag_ns / 2);
+        b->bc += (double) (spec->to_lag_ns - spec->to_lag_ns / 2);
         /* numbers: the centre (2x), the fractions and the Q fraction of the centre (a count's
          * 2^-shift), and the residual's rounding down; none for units alone in whole ns, whose
          * centre and slope are exact (the slope's quantisation is in bs below). */
-        exact = !A && !B && uf->period_ns == (double) (int64_t) uf->period_ns &&
-                ut->period_ns == (double) (int64_t) ut->period_ns && spec->from_lag_ns == 0 && spec->to_lag_ns == 0;
-        if (!exact)
-                bc += 2.0 * num_eps + 2.0 * ut->period_ns * 0x1p-40 + 1.0;
+        b->exact = !A && !B && uf->period_ns == (double) (int64_t) uf->period_ns &&
+                   ut->period_ns == (double) (int64_t) ut->period_ns && spec->from_lag_ns == 0 && spec->to_lag_ns == 0;
+        if (!b->exact)
+                b->bc += 2.0 * b->num_eps + 2.0 * ut->period_ns * 0x1p-40 + 1.0;
         /* Exact records need no quantisation term: their answers are exact within the span set
          * below, where the slope's rounding stays under 1/Pt of a count (the spacing of the exact
          * answers' fractions) and the floored residual is the true one, an integer. */
-        if (!exact) {
-                bs += 2.0 * ut->period_ns * (0x1p-50 * fabs_(S) + 8.0 / ((double) ((uint64_t) 1 << (slope_s - 1)) * 2.0));
-                bs *= 1.0 + 0x1p-40;
+        if (!b->exact) {
+                b->bs += 2.0 * ut->period_ns *
+                         (0x1p-50 * fabs_(b->S) + 8.0 / ((double) ((uint64_t) 1 << (b->slope_s - 1)) * 2.0));
+                b->bs *= 1.0 + 0x1p-40;
         }
         if (ut->period_ns > 1.0 || unit_floors(ut)) {
-                rec.out_period_q32 = (int64_t) (ut->period_ns * TWO32) + 1;
-                if (!exact)
-                        bc += 1.0;      /* the residual's rounding down */
-        }
-        else if (!exact)
-                bc += 0.5;      /* an ns target's rounding */
+                b->rec.out_period_q32 = (int64_t) (ut->period_ns * TWO32) + 1;
+                if (!b->exact)
+                        b->bc += 1.0;   /* the residual's rounding down */
+        } else if (!b->exact)
+                b->bc += 0.5;   /* an ns target's rounding */
+}
 
-        /* Where it answers: from's model's range, to's model's range, and the span. */
-        span = SPAN_MAX;
-        if (fabs_(S) * span > 0x1p61 - fabs_((double) rec.out_c))
-                span = (0x1p61 - fabs_((double) rec.out_c)) / (fabs_(S) > 1e-30 ? fabs_(S) : 1e-30);
-        if (bs * span > 0x1p60)
-                span = 0x1p60 / bs;
-        if (exact && span > (double) ((uint64_t) 1 << (slope_s - 1)) / ut->period_ns)
-                span = (double) ((uint64_t) 1 << (slope_s - 1)) / ut->period_ns;
+/* Where it answers: from's model's range, to's model's range, and the span. */
+static int build_range(Build *b) {
+        const ConvSpec *spec = b->spec;
+        double span = SPAN_MAX, lo_d, hi_d, out_c = (double) b->rec.out_c, S = fabs_(b->S);
+        int64_t u_c = b->u_c, lo, hi;
+
+        if (S * span > 0x1p61 - fabs_(out_c))
+                span = (0x1p61 - fabs_(out_c)) / (S > 1e-30 ? S : 1e-30);
+        if (b->bs * span > 0x1p60)
+                span = 0x1p60 / b->bs;
+        if (b->exact && span > (double) ((uint64_t) 1 << (b->slope_s - 1)) / b->ut->period_ns)
+                span = (double) ((uint64_t) 1 << (b->slope_s - 1)) / b->ut->period_ns;
         if (!(span >= 1.0))
                 return -ERANGE;
         lo_d = -span;
         hi_d = span;
-        if (A && spec->from_x_begin_ns != INT64_MIN) {
+        if (b->A && spec->from_x_begin_ns != INT64_MIN) {
                 /* u >= (x_begin - of)/Pf, with a margin for the doubles */
-                double u_begin = ((double) spec->from_x_begin_ns - of) / uf->period_ns;
+                double u_begin = ((double) spec->from_x_begin_ns - b->of) / b->uf->period_ns;
                 double d = u_begin - (double) u_c;
 
                 d += 2.0 + fabs_(u_begin) * 0x1p-50;
                 if (d > lo_d)
                         lo_d = d;
         }
-        if (B && spec->to_r_begin_ns != INT64_MIN) {
-                double d = ((double) spec->to_r_begin_ns - ((double) rr.i + rr.f)) / (uf->period_ns * kA);
+        if (b->B && spec->to_r_begin_ns != INT64_MIN) {
+                double d = ((double) spec->to_r_begin_ns - ((double) b->rr.i + b->rr.f)) / (b->uf->period_ns * b->kA);
 
                 d += 2.0 + fabs_(d) * 0x1p-40;
                 if (d > lo_d)
                         lo_d = d;
         }
-        q_up(bs, &bs_m, &bs_s);
         if (lo_d > hi_d) {
                 /* Nowhere near the centre: an empty range, every value to the general path. */
                 lo = u_c;
@@ -443,28 +483,39 @@ int conv_record_build(const ConvSpec *spec, ConvRecord *ret) {
                 lo = l < INT64_MIN ? INT64_MIN : l > INT64_MAX ? INT64_MAX : (int64_t) l;
                 hi = h < INT64_MIN ? INT64_MIN : h > INT64_MAX ? INT64_MAX : (int64_t) h;
         }
-        rec.in_lo = lo;
-        rec.in_hi = hi;
-        rec.in_c = u_c;
-        rec.slope = slope_m;
-        rec.shift = slope_s;
-        rec.bound_c_ns = ceil_ns(bc);
-        rec.bound_slope = bs_m;
-        rec.bound_shift = bs_s;
-        rec.in_hint = u_c;
-        rec.gain_q32 = (uint64_t) ((A ? igA : 1.0) * gainB * TWO32) + 1;
-        unit_coding(uf, &rec.in_coding, &rec.in_wrap_bits);
-        unit_coding(ut, &rec.out_coding, &rec.out_wrap_bits);
-        {
-                double w = unit_wrap_ns(uf);
+        b->rec.in_lo = lo;
+        b->rec.in_hi = hi;
+        return 0;
+}
 
-                /* A hint from the latest calibration is good for wraps of days, not of minutes. */
-                if (w > 0.0 && w < 0x1p47)
-                        rec.flags |= CONV_RECORD_HINT_NOW;
-        }
-        if (rec.bound_c_ns == INT64_MAX)
+int conv_record_build(const ConvSpec *spec, ConvRecord *ret) {
+        Build b = { .spec = spec };
+        ConvRecord *rec = &b.rec;
+        double w;
+        int r;
+
+        if (!spec || !ret)
+                return -EINVAL;
+        if ((r = build_check(&b)) < 0 || (r = build_centre(&b)) < 0 || (r = build_chain(&b)) < 0 ||
+            (r = build_slope(&b)) < 0 || (r = build_out_centre(&b)) < 0)
+                return r;
+        build_bound(&b);
+        if ((r = build_range(&b)) < 0)
+                return r;
+        rec->in_c = b.u_c;
+        rec->in_hint = b.u_c;
+        rec->bound_c_ns = ceil_ns(b.bc);
+        q_up(b.bs, &rec->bound_slope, &rec->bound_shift);
+        rec->gain_q32 = (uint64_t) ((b.A ? b.igA : 1.0) * b.gainB * TWO32) + 1;
+        unit_coding(b.uf, &rec->in_coding, &rec->in_wrap_bits);
+        unit_coding(b.ut, &rec->out_coding, &rec->out_wrap_bits);
+        /* A hint from the latest calibration is good for wraps of days, not of minutes. */
+        w = unit_wrap_ns(b.uf);
+        if (w > 0.0 && w < 0x1p47)
+                rec->flags |= CONV_RECORD_HINT_NOW;
+        if (rec->bound_c_ns == INT64_MAX)
                 return -ERANGE;
-        *ret = rec;
+        *ret = *rec;
         return 0;
 }
 

@@ -11,8 +11,8 @@
  *   1. decode: u = v (plain), or v unwrapped at in_wrap_bits to the occurrence nearest in_hint,
  *      or (x11_us) v reduced to its 32-bit ms part (an unreduced value converts like its reduced
  *      form) and unwrapped at 2^32 ms nearest in_hint;
- *   2. u outside [in_lo, in_hi]: -ESTALE (the record does not answer; the caller's general path
- *      may: a past segment, a value far from now);
+ *   2. u outside [in_lo, in_hi]: CONV_RECORD_MISS, a positive code (the record does not answer; the
+ *      caller's general path may: a past segment, a value far from now);
  *   3. d = u - in_c, p = d·slope + out_frac (128 bits), out = out_c + floor(p / 2^shift): the
  *      point estimate in target counts (out_frac holds the centre's fraction plus 1/2 for a
  *      target that rounds to nearest, so the floor is the rounding). The slope (one for d >= 0,
@@ -56,6 +56,11 @@ typedef enum ConvCoding {
         CONV_CODING_X11_US = 2,         /* ((us / 1000) mod 2^32) * 1000 + us % 1000 */
 } ConvCoding;
 
+/* What a record answers for a value outside its range: not an error but an expected outcome,
+ * positive so that `r < 0` never takes it for one, handled by the direct caller (its general path,
+ * the daemon, or -ERANGE where there is nothing further to ask). */
+#define CONV_RECORD_MISS 1
+
 /* ConvRecord.flags */
 #define CONV_RECORD_HINT_NOW    (UINT16_C(1) << 0)      /* wraps within hours: unwrap near now, not in_hint */
 #define CONV_RECORD_OUT_NEAREST (UINT16_C(1) << 1)      /* out_frac holds +1/2: residual is centred */
@@ -75,7 +80,7 @@ typedef struct ConvRecord {
         int64_t in_hint;                /* wrapped inputs unwrap to the occurrence nearest this */
         int64_t out_period_q32;         /* ns per target count, Q32, rounded up; 0: no residual term */
         uint64_t gain_q32;              /* output ns per ns of input error, Q32, rounded up */
-        int32_t status;                 /* 0, or the error every value gets (-ENODEV, -ENOLINK) */
+        int32_t status;                 /* 0, or what every value gets (-ENODEV, -ENOLINK, CONV_RECORD_MISS) */
         uint16_t flags;                 /* CONV_RECORD_* */
         uint8_t shift;                  /* 0..63 */
         uint8_t bound_shift;            /* 0..63 */
@@ -107,7 +112,8 @@ int conv_record_build(const ConvSpec *spec, ConvRecord *ret);
 /* The value unchanged, bound 0 (one domain to itself, or two names of one clock and unit). */
 void conv_record_identity(ConvRecord *ret);
 
-/* A record that answers every value with error (< 0). */
+/* A record that answers every value with error (< 0), or CONV_RECORD_MISS: one the builder could
+ * not make, whose values the general path answers. */
 void conv_record_failing(int error, ConvRecord *ret);
 
 /* -EBADMSG for a record that could not have been built (a shift > 63, negative bounds, an
@@ -168,7 +174,7 @@ static inline int conv_record_map(const ConvRecord *c, int64_t count, int64_t *r
         __int128 p;
 
         if (__builtin_expect(count < c->in_lo || count > c->in_hi, 0))
-                return -ESTALE;
+                return CONV_RECORD_MISS;
         /* A built record keeps |d| < 2^62 within [in_lo, in_hi], where neither the answer nor the
          * bound overflows; one read from shared memory may hold anything, so nothing below is
          * undefined for any contents (shifts masked, unsigned sums): a hostile writer gets
@@ -197,7 +203,8 @@ static inline int conv_record_map(const ConvRecord *c, int64_t count, int64_t *r
 }
 
 /* A wire value of the source to a wire value of the target, unwrapped near hint (a source count:
- * the record's in_hint unless CONV_RECORD_HINT_NOW asks the caller for one near now). */
+ * the record's in_hint unless CONV_RECORD_HINT_NOW asks the caller for one near now). 0, a
+ * negative errno, or CONV_RECORD_MISS (nothing written). */
 static inline int conv_record_convert_hint(const ConvRecord *c, int64_t value, int64_t hint,
                                            int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         int64_t count, out, bound;
@@ -212,7 +219,7 @@ static inline int conv_record_convert_hint(const ConvRecord *c, int64_t value, i
         } else
                 count = value;
         r = conv_record_map(c, count, &out, &bound);
-        if (__builtin_expect(r < 0, 0))
+        if (__builtin_expect(r != 0, 0))
                 return r;
         *ret_value = conv_record_encode(c, out);
         *ret_uncertainty_ns = bound;
@@ -230,7 +237,7 @@ static inline int conv_record_convert(const ConvRecord *c, int64_t value, int64_
  * residual term (an ns target), status 0, no CONV_RECORD_HINT_NOW (it unwraps near the record's
  * own hint), and answers that fit over the whole range, so that
  * applying it needs no overflow check. conv_hot_convert() gives exactly conv_record_convert()'s
- * answer and bound for every value it takes, and -ESTALE for the others (a value outside the
+ * answer and bound for every value it takes, and CONV_RECORD_MISS for the others (a value outside the
  * range, an x11_us value that is negative or unreduced), which the record itself then answers.
  * The library keeps one per pair it converts often; it is never shared memory. */
 typedef struct ConvHot {
@@ -300,7 +307,7 @@ static inline __attribute__((always_inline)) int conv_hot_convert(const ConvHot 
         int64_t count;
 
         if (!conv_hot_takes(h, value, &count))
-                return -ESTALE;
+                return CONV_RECORD_MISS;
         conv_hot_apply(h, count, ret_value, ret_uncertainty_ns);
         return 0;
 }
@@ -314,7 +321,7 @@ static inline int conv_record_convert_unc(const ConvRecord *c, int64_t value, in
         if (in_uncertainty_ns < 0)
                 return -EINVAL;
         r = conv_record_convert(c, value, &v, &u);
-        if (r < 0)
+        if (r != 0)
                 return r;
         if (in_uncertainty_ns > 0) {
                 unsigned __int128 e = ((unsigned __int128) (uint64_t) in_uncertainty_ns * c->gain_q32 >> 32) + 1;

@@ -12,11 +12,6 @@ static bool name_valid(const char *name) {
         return n > 0 && n < GRAPH_NAME_MAX;
 }
 
-/* A target-only node leaves the inline path so that graph_convert_general() sees it. */
-static void node_update_fast(GraphNode *node) {
-        node->fast = node->plain_ns && node->available && node->calibrated && !node->target_only;
-}
-
 static bool unit_plain_ns(const DomainUnit *u) {
         return u->period_ns == 1.0 && (u->wrap_bits == 0 || u->wrap_bits == 64) && !u->truncates &&
                u->encoding == UNIT_ENCODING_PLAIN;
@@ -70,7 +65,7 @@ static void pair_build(const ClockGraph *g, size_t a, size_t b, ConvRecord *ret)
                 spec.at_r_ns = 0;
         /* A record it cannot build (a centre out of range): every value takes the general path. */
         if (conv_record_build(&spec, ret) < 0)
-                conv_record_failing(-ESTALE, ret);
+                conv_record_failing(CONV_RECORD_MISS, ret);
 }
 
 /* The open model's records in ns, for the general path. */
@@ -112,7 +107,7 @@ int graph_hint(const ClockGraph *g, size_t index, int64_t r_ns, int64_t *ret_cou
         if (index >= g->n_nodes)
                 return -ENOENT;
         r = conv_record_map(&g->pairs[g->hub][index], r_ns, &count, &bound);
-        if (r < 0)
+        if (r != 0)
                 return r;
         *ret_count = count;
         return 0;
@@ -137,7 +132,6 @@ int graph_init(ClockGraph *g, const char *hub_name) {
         hub->current_r_end_ns = INT64_MIN;
         hub->plain_ns = true;
         hub->period_le_1ns = true;
-        hub->fast = true;
         node_records(hub);
         g->n_nodes = 1;
         g->hub = 0;
@@ -198,7 +192,6 @@ static void node_follow(GraphNode *node, const GraphNode *model) {
         node->current = model->current;
         node->current_r_begin_ns = model->current_r_begin_ns;
         node->current_x_begin_ns = model->current_x_begin_ns;
-        node_update_fast(node);
 }
 
 static void node_refresh_own(GraphNode *node) {
@@ -210,12 +203,10 @@ static void node_refresh_own(GraphNode *node) {
         current = history_current(node->history);
         if (!current) {
                 node->calibrated = false;
-                node_update_fast(node);
                 return;
         }
         if (model_prepare(&current->model, &node->current) < 0) {
                 node->calibrated = false;
-                node_update_fast(node);
                 return;
         }
         /* With one segment there is nothing to choose: skip the test on the hot path. */
@@ -230,7 +221,6 @@ static void node_refresh_own(GraphNode *node) {
         if (current->x_end_ns != INT64_MIN && unit_from_ns(&node->unit, current->x_end_ns, &count, NULL) == 0)
                 node->hint_count = count;
         node->calibrated = true;
-        node_update_fast(node);
 }
 
 void graph_refresh(ClockGraph *g, size_t index) {
@@ -250,7 +240,6 @@ void graph_refresh(ClockGraph *g, size_t index) {
                 calibrated = node->calibrated;
                 node_follow(node, &g->nodes[node->model_id]);
                 node->calibrated = node->calibrated && calibrated;
-                node_update_fast(node);
         }
         node_records(node);
         pairs_rebuild_node(g, index);
@@ -281,7 +270,6 @@ int graph_set_same_as(ClockGraph *g, size_t index, size_t same_as) {
 void graph_set_available(ClockGraph *g, size_t index, bool available) {
         if (index < g->n_nodes) {
                 g->nodes[index].available = available;
-                node_update_fast(&g->nodes[index]);
                 pairs_rebuild_node(g, index);
         }
 }
@@ -290,7 +278,6 @@ int graph_set_target_only(ClockGraph *g, size_t index, bool target_only) {
         if (index >= g->n_nodes || g->nodes[index].hub)
                 return -EINVAL;
         g->nodes[index].target_only = target_only;
-        node_update_fast(&g->nodes[index]);
         pairs_rebuild_node(g, index);
         return 0;
 }
@@ -329,9 +316,8 @@ int graph_set_lag(ClockGraph *g, size_t index, int64_t lag_ns) {
                 return -EINVAL;
         node = &g->nodes[index];
         node->lag_ns = lag_ns;
-        /* The inline fast path knows nothing of lags. */
+        /* The ns shortcut of the general path knows nothing of lags. */
         node->plain_ns = lag_ns == 0 && unit_plain_ns(&node->unit);
-        node_update_fast(node);
         pairs_rebuild_node(g, index);
         return 0;
 }
@@ -429,7 +415,8 @@ static int node_ns_to_value(const GraphNode *node, int64_t ns, int64_t uncertain
 static int record_convert(const ConvRecord *c, int64_t v, int64_t unc, int64_t *ret_v, int64_t *ret_unc) {
         int r = conv_record_convert_unc(c, v, unc, ret_v, ret_unc);
 
-        return r == -ESTALE ? -ERANGE : r;
+        /* The general path is the last one: a value the record does not cover is out of range. */
+        return r == CONV_RECORD_MISS ? -ERANGE : r;
 }
 
 /* x -> r (inverse) or r -> x with the open model's record, or, before the open segment, the
@@ -446,7 +433,7 @@ static int node_map(const GraphNode *node, bool inverse, int64_t v_ns, int64_t v
                 return record_convert(inverse ? &node->current_inverse : &node->current_forward, v_ns, v_unc_ns,
                                       ret_ns, ret_unc_ns);
         if (!node->history)
-                return -ESTALE;
+                return -ERANGE;
         return (inverse ? history_inverse : history_forward)(node->history, v_ns, v_unc_ns, ret_ns, ret_unc_ns);
 }
 

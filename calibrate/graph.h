@@ -27,7 +27,7 @@ typedef struct GraphNode {
         char name[GRAPH_NAME_MAX];
         DomainUnit unit;
         /* NULL for the hub, and in a copy of a node (the shared table's): a copy converts only
-         * within its open segment and answers -ESTALE before it. */
+         * within its open segment (before it its records miss, the graph answers -ERANGE). */
         const History *history;
         bool hub;                       /* the reference itself: exact identity */
         bool available;
@@ -51,7 +51,6 @@ typedef struct GraphNode {
         bool plain_ns;                  /* unit is ns, no wrap, no truncation, no lag */
         bool period_le_1ns;             /* a reading is exact to the ns (no rounding, no truncation) */
         int64_t lag_ns;                 /* a reading lags the modelled time by 0..lag_ns */
-        bool fast;                      /* plain_ns, available and calibrated */
         int64_t current_r_end_ns;       /* latest calibration of the open segment: records centre here */
         /* current.m as conversion records in ns (segment_records()), r -> x and x -> r: the
          * general path's open segment; past ones are the history's segments' records. */
@@ -119,7 +118,7 @@ static inline int graph_convert(const ClockGraph *g, size_t from, size_t to, int
 /* The general case: units, wraps, past segments, errors. graph_convert() falls back to it. Every
  * step is integer arithmetic: units by units.c, each model by a segment's conversion records (the
  * open one's in the node, past ones in its history). A value before the open segment of a node
- * without history gives -ESTALE. */
+ * without history gives -ERANGE. */
 int graph_convert_general(const ClockGraph *g, size_t from, size_t to, int64_t value, int64_t hint_r_ns,
                           int64_t *ret_value, int64_t *ret_uncertainty_ns);
 
@@ -141,7 +140,7 @@ static inline const ConvRecord *graph_pair(const ClockGraph *g, size_t from, siz
 }
 
 /* The unwrapped count of node index at reference time r_ns (the occurrence a wrapped value of
- * that node unwraps near); -ESTALE when the record does not answer. */
+ * that node unwraps near); CONV_RECORD_MISS when the record does not answer. */
 int graph_hint(const ClockGraph *g, size_t index, int64_t r_ns, int64_t *ret_count);
 
 /* Inline so that a caller converting in a loop pays a few ns: one record, whatever the units. */
@@ -167,10 +166,10 @@ static inline int graph_convert(const ClockGraph *g, size_t from, size_t to, int
         /* A short wrap (GPU ticks of minutes) unwraps near the caller's now, not near the latest
          * calibration. */
         if (__builtin_expect((rec->flags & CONV_RECORD_HINT_NOW) && hint_r_ns != INT64_MIN, 0) &&
-            graph_hint(g, from, hint_r_ns, &hint) < 0)
+            graph_hint(g, from, hint_r_ns, &hint) != 0)
                 goto general;
         r = conv_record_convert_hint(rec, value, hint, ret_value, ret_uncertainty_ns);
-        if (__builtin_expect(r != -ESTALE, 1))
+        if (__builtin_expect(r != CONV_RECORD_MISS, 1))
                 return r;
 general:
         return graph_convert_general(g, from, to, value, hint_r_ns, ret_value, ret_uncertainty_ns);

@@ -34,7 +34,8 @@ void segment_records(const Model *m, int64_t at_r_ns, ConvRecord *ret_forward, C
 static int segment_convert(const ConvRecord *c, int64_t v, int64_t unc, int64_t *ret_v, int64_t *ret_unc) {
         int r = conv_record_convert_unc(c, v, unc, ret_v, ret_unc);
 
-        return r == -ESTALE ? -ERANGE : r;
+        /* Nothing further to ask: a value the segment's record does not cover is out of range. */
+        return r == CONV_RECORD_MISS ? -ERANGE : r;
 }
 
 int segment_forward(const Segment *s, int64_t r_ns, int64_t r_unc_ns, int64_t *ret_x_ns, int64_t *ret_unc_ns) {

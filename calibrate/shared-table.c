@@ -143,13 +143,13 @@ int shared_table_publish(void *mem, size_t size, const ClockGraph *g) {
         /* Check everything before writing anything: an index must keep naming its domain. */
         n_old = h->n_nodes;
         if (g->n_nodes < n_old || (n_old > 0 && h->hub != g->hub))
-                return -ESTALE;
+                return SHARED_TABLE_REPLACE;
         for (size_t i = 0; i < n_old; i++) {
                 SharedTableNode node;
 
                 node_describe(g, i, &node);
                 if (memcmp(node_at(mem, i), &node, sizeof(node)) != 0)
-                        return -ESTALE;
+                        return SHARED_TABLE_REPLACE;
         }
 
         /* New nodes: written once, before the count that shows them. */
@@ -327,7 +327,7 @@ int shared_table_convert_general(const void *mem, size_t size, size_t from, size
                 r = shared_table_read_pair(mem, size, __atomic_load_n(&h->hub, __ATOMIC_RELAXED), from, &to_from);
                 if (r < 0)
                         return r;
-                if (to_from.status == 0 && conv_record_map(&to_from, hint_r_ns, &hint, &bound) < 0)
+                if (to_from.status == 0 && conv_record_map(&to_from, hint_r_ns, &hint, &bound) != 0)
                         hint = rec.in_hint;
         }
         return conv_record_convert_hint(&rec, value, hint, ret_value, ret_uncertainty_ns);

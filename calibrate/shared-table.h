@@ -94,10 +94,14 @@ size_t shared_table_size(size_t n_nodes);
  * a bad argument or too small a size. */
 int shared_table_init(void *mem, size_t size, size_t n_nodes);
 
+/* What shared_table_publish() answers for a graph that is not this table's plus new nodes (fewer
+ * nodes, a node renamed or the hub changed): an expected outcome, which its caller handles by
+ * publishing a new table and retiring this one. */
+#define SHARED_TABLE_REPLACE 1
+
 /* Publishes the graph's pair records, each under its latch (unchanged ones are not rewritten, so
- * readers rarely retry); bumps the generation when nodes were added. -ENOSPC beyond the
- * capacity; -ESTALE when the graph is not this table's plus new nodes (fewer nodes, a node
- * renamed or the hub changed): it needs a new table. -EBADMSG: mem is no table. */
+ * readers rarely retry); bumps the generation when nodes were added. 0, SHARED_TABLE_REPLACE
+ * (nothing written), -ENOSPC beyond the capacity, -EBADMSG: mem is no table. */
 int shared_table_publish(void *mem, size_t size, const ClockGraph *g);
 
 /* Records a publish at CLOCK_MONOTONIC now_ns; the next comes within max_gap_ns. */
@@ -135,8 +139,8 @@ static inline int shared_table_read_pair(const void *mem, size_t size, size_t fr
 static inline int shared_table_read_pair_latched(const void *mem, size_t size, size_t from, size_t to,
                                                  ConvRecord *ret, uint64_t *ret_seq, const uint64_t **ret_latch);
 
-/* conv_record_convert() on the pair's record, with the errors of read_pair(); -ESTALE also when
- * the record does not answer (a value before a node's open segment): ask the daemon. hint_r_ns:
+/* conv_record_convert() on the pair's record, with the errors of read_pair(); CONV_RECORD_MISS
+ * when the record does not answer (a value before a node's open segment): ask the daemon. hint_r_ns:
  * the reference time near which a short-wrapping value unwraps (INT64_MIN: the calibration's). */
 static inline int shared_table_convert(const void *mem, size_t size, size_t from, size_t to, int64_t value,
                                        int64_t hint_r_ns, int64_t *ret_value, int64_t *ret_uncertainty_ns);

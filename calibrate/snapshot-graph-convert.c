@@ -42,7 +42,7 @@ static size_t pair_search(const Pair *p, size_t side, int64_t v) {
 }
 
 /* Interval k applied to ns: NEAREST's shortcut where it takes the value, else the interval's
- * map. -ESTALE when ns is outside the interval. */
+ * map. CONV_RECORD_MISS when ns is outside the interval. */
 static inline __attribute__((always_inline)) int interval_map(const Pair *p, size_t side, size_t k, SnapshotMode mode,
                                                              int64_t ns, int64_t *ret_ns, uint64_t *ret_bound_ns) {
         if (mode == SNAPSHOT_MODE_NEAREST && snapshot_nearest_fast(&p->nearest[side][k], ns, ret_ns, ret_bound_ns))
@@ -63,8 +63,8 @@ static int hop_search(const SnapshotGraph *g, Route *rt, size_t i, SnapshotMode 
         if (&p->nearest[side][found] != cached)        /* a store only on a change: threads share the line */
                 __atomic_store_n(&rt->step[i], &p->nearest[side][found], __ATOMIC_RELAXED);
         r = interval_map(p, side, found, mode, *ns, &out, &bound);
-        if (r < 0)
-                return r == -ESTALE ? -ERANGE : r;      /* further than 2^62 ns from the snapshots */
+        if (r != 0)     /* the search was the last resort: further than 2^62 ns from the snapshots */
+                return r == CONV_RECORD_MISS ? -ERANGE : r;
         *ns = out;
         *unc += bound;
         return 0;
@@ -82,7 +82,7 @@ static int hop_convert(const SnapshotGraph *g, Route *rt, size_t i, SnapshotMode
         int r;
 
         if (mode == SNAPSHOT_MODE_NEAREST)
-                r = snapshot_nearest_fast(cached, *ns, &out, &bound) ? 0 : -ESTALE;
+                r = snapshot_nearest_fast(cached, *ns, &out, &bound) ? 0 : CONV_RECORD_MISS;
         else {
                 size_t k = (size_t) (cached - p->nearest[side]);
                 const int64_t *src = p->ns[side];
@@ -90,7 +90,7 @@ static int hop_convert(const SnapshotGraph *g, Route *rt, size_t i, SnapshotMode
                 /* Outside NEAREST's range of interval k, which holds DRIFT's halves, the record
                  * declines: no need to build it. */
                 if ((k > 0 && *ns < src[k]) || (k + 1 < p->n && *ns >= src[k + 1]))
-                        r = -ESTALE;
+                        r = CONV_RECORD_MISS;
                 else
                         r = interval_map(p, side, k, mode, *ns, &out, &bound);
         }
@@ -98,7 +98,7 @@ static int hop_convert(const SnapshotGraph *g, Route *rt, size_t i, SnapshotMode
                 *ns = out;
                 *unc += bound;
         }
-        if (r != -ESTALE)
+        if (r != CONV_RECORD_MISS)
                 return r;
         return hop_search(g, rt, i, mode, cached, ns, unc);
 }

@@ -180,7 +180,7 @@ int snapshot_interval_map(const Pair *p, size_t side, size_t k, SnapshotMode mod
                 return drift_map(p, side, k, ns, slack_ns, ret_ns, ret_bound_ns);
         snapshot_nearest_record(p, side, k, slack_ns, &rec);
         r = conv_record_map(&rec, ns, &out, &bound);
-        if (r < 0)
+        if (r != 0)
                 return r;
         *ret_ns = out;
         *ret_bound_ns = (uint64_t) bound;

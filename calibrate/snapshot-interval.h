@@ -56,7 +56,7 @@ static inline __attribute__((always_inline)) void snapshot_nearest_record(const 
 }
 
 /* Interval k (< p->n) of side -> !side applied to ns: NEAREST's record, or in DRIFT between
- * snapshots k and k + 1 the middle of what both ends allow. -ESTALE when ns is outside the
+ * snapshots k and k + 1 the middle of what both ends allow. CONV_RECORD_MISS when ns is outside the
  * record's range (far from every snapshot), -ERANGE when the answer does not fit. */
 int snapshot_interval_map(const Pair *p, size_t side, size_t k, SnapshotMode mode, int64_t ns, int64_t slack_ns,
                           int64_t *ret_ns, uint64_t *ret_bound_ns);

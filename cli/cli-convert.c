@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "cli-io.h"
 #include "cli.h"
+#include "fd-util.h"
 #include "parse-util.h"
 
 #define BATCH_MAX 4096
@@ -226,39 +227,16 @@ typedef struct Machines {
 } Machines;
 
 static int read_whole(const char *path, char **ret, size_t *ret_size) {
-        _cleanup_free_ char *data = NULL;
-        size_t size = 0, allocated = 0;
-        int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
+        void *data;
+        int fd = open(path, O_RDONLY | O_CLOEXEC), r;
 
         if (fd < 0)
                 return -errno;
-        for (;;) {
-                ssize_t n;
-
-                if (size == allocated) {
-                        char *p = allocated < FILE_MAX_BYTES ? realloc(data, allocated ? 2 * allocated : 65536) : NULL;
-
-                        if (!p) {
-                                r = allocated < FILE_MAX_BYTES ? -ENOMEM : -EFBIG;
-                                break;
-                        }
-                        data = p;
-                        allocated = allocated ? 2 * allocated : 65536;
-                }
-                n = read(fd, data + size, allocated - size);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0) {
-                        r = n < 0 ? -errno : 0;
-                        break;
-                }
-                size += (size_t) n;
-        }
+        r = read_fd_whole(fd, FILE_MAX_BYTES, &data, ret_size);
         close(fd);
         if (r < 0)
                 return r;
-        *ret = TAKE_PTR(data);
-        *ret_size = size;
+        *ret = data;
         return 0;
 }
 

@@ -14,24 +14,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fd-util.h"
 
 /* How often --follow asks for the history: the daemon's ring holds minutes of snapshots, so a
  * second loses none and costs the daemon one export a second. */
 #define FOLLOW_INTERVAL_MS 1000
-
-static int write_all(const char *data, size_t size) {
-        while (size > 0) {
-                ssize_t n = write(STDOUT_FILENO, data, size);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                data += n;
-                size -= (size_t) n;
-        }
-        return 0;
-}
 
 static int export_json(struct timeconv *tc) {
         _cleanup_free_ char *json = NULL;
@@ -42,9 +29,9 @@ static int export_json(struct timeconv *tc) {
         if (r < 0)
                 return cli_live_error(tc, "cannot export the snapshots", r);
         size = strlen(json);
-        r = write_all(json, size);
+        r = write_fd_whole(STDOUT_FILENO, json, size);
         if (r >= 0 && size > 0 && json[size - 1] != '\n')
-                r = write_all("\n", 1);
+                r = write_fd_whole(STDOUT_FILENO, "\n", 1);
         if (r < 0) {
                 fprintf(stderr, "timeconv: cannot write the snapshots: %s\n", strerror(-r));
                 return EXIT_IOERR;
@@ -66,7 +53,7 @@ static int export_perfetto_once(struct timeconv *tc, struct timeconv_perfetto_wr
                 fprintf(stderr, "timeconv: cannot write the snapshots as a Perfetto trace: %s\n", timeconv_strerror(r));
                 return r == -EBADMSG ? EXIT_DATAERR : EXIT_FAILURE;
         }
-        r = write_all(data, size);
+        r = write_fd_whole(STDOUT_FILENO, data, size);
         if (r < 0) {
                 fprintf(stderr, "timeconv: cannot write the trace: %s\n", strerror(-r));
                 return EXIT_IOERR;

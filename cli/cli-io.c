@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli-io.h"
+#include "fd-util.h"
 
 void cli_out_init(CliOut *o, int fd) {
         o->fd = fd;
@@ -15,14 +16,8 @@ void cli_out_init(CliOut *o, int fd) {
 }
 
 int cli_out_flush(CliOut *o) {
-        for (size_t done = 0; done < o->n && o->error == 0;) {
-                ssize_t k = write(o->fd, o->buf + done, o->n - done);
-
-                if (k < 0 && errno != EINTR)
-                        o->error = -errno;
-                else if (k > 0)
-                        done += (size_t) k;
-        }
+        if (o->error == 0)
+                o->error = write_fd_whole(o->fd, o->buf, o->n);
         o->n = 0;
         return o->error;
 }

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,20 +17,8 @@
 #include "cli-probe-wayland.h"
 #include "cli-probe.h"
 #include "cli.h"
+#include "frames-report.h"
 #include "timeconv.h"
-
-/* A name from the compositor, as a JSON string. */
-static void json_string(FILE *f, const char *s) {
-        putc('"', f);
-        for (const unsigned char *c = (const unsigned char *) s; *c; c++)
-                if (*c == '"' || *c == '\\')
-                        fprintf(f, "\\%c", *c);
-                else if (*c < 0x20)
-                        fprintf(f, "\\u%04x", *c);
-                else
-                        putc(*c, f);
-        putc('"', f);
-}
 
 static void optional(FILE *f, const char *key, bool known, int64_t v) {
         if (known)
@@ -84,7 +71,7 @@ static int record(struct timeconv *tc, const WaylandProbeRun *run, const char *d
         fprintf(out, "{\"surface\":%" PRIu32 ",\"counter\":%zu,\"begin_ns\":%" PRId64 ",\"commit_ns\":%" PRId64
                 ",\"output\":", run->surface, (size_t) (f - run->frames), f->begin_ns, f->commit_ns);
         if (presented && *f->output)
-                json_string(out, f->output);
+                frames_json_string(out, f->output);
         else
                 fputs("null", out);
         fprintf(out, ",\"presented_clock\":%d", (int) run->clock_id);
@@ -100,35 +87,16 @@ static int record(struct timeconv *tc, const WaylandProbeRun *run, const char *d
         return ferror(out) ? -ENOMEM : 0;
 }
 
-/* The frame log as text, and to log (opened before the frames) when given. *ret_raw: how many
- * presented frames timeconvd could not convert. */
-static int write_log(struct timeconv *tc, WaylandProbeRun *run, const char *domain, FILE *log, char **ret_text,
-                     size_t *ret_size, size_t *ret_raw) {
-        char *text = NULL;
-        size_t size = 0, n_raw = 0;
-        FILE *mem = open_memstream(&text, &size);
-        int r = 0;
+typedef struct WaylandLog {
+        struct timeconv *tc;
+        WaylandProbeRun *run;
+        const char *domain;
+} WaylandLog;
 
-        if (!mem)
-                return -ENOMEM;
-        for (size_t i = 0; i < run->n_frames && r >= 0; i++) {
-                bool raw;
+static int wayland_record(void *userdata, size_t index, FILE *out, bool *ret_raw) {
+        WaylandLog *l = userdata;
 
-                r = record(tc, run, domain, &run->frames[i], mem, &raw);
-                n_raw += raw;
-        }
-        if (fclose(mem) != 0 && r >= 0)
-                r = -ENOMEM;
-        if (r >= 0 && log)
-                r = cli_probe_write_log(log, text, size);
-        if (r < 0) {
-                free(text);
-                return r;
-        }
-        *ret_text = text;
-        *ret_size = size;
-        *ret_raw = n_raw;
-        return 0;
+        return record(l->tc, l->run, l->domain, &l->run->frames[index], out, ret_raw);
 }
 
 typedef struct Header {
@@ -157,12 +125,7 @@ static void header_text(const Header *h, double cpu_percent) {
         else
                 fputs("paced by frame callbacks", stdout);
         printf(", %zu discarded, %zu without feedback\n", discarded, pending);
-        if (isnan(cpu_percent))
-                puts("probe CPU       n/a");
-        else
-                printf("probe CPU       %.2f %% of one core\n", cpu_percent);
-        if (run->stopped < 0)
-                printf("stopped         %s\n", run->stop_message);
+        cli_probe_header_end(false, cpu_percent, run->stopped, run->stop_message);
 }
 
 static void header_json(const Header *h, double cpu_percent) {
@@ -174,16 +137,16 @@ static void header_json(const Header *h, double cpu_percent) {
                 pending += run->frames[i].state == WAYLAND_FRAME_PENDING;
         }
         fputs("{\"probe\":{\"protocol\":\"wayland\",\"compositor\":", stdout);
-        json_string(stdout, run->display);
+        frames_json_string(stdout, run->display);
         printf(",\"clock_id\":%d,\"clock\":\"%s\",\"outputs\":[", (int) run->clock_id, h->domain);
         for (size_t i = 0; i < run->n_outputs; i++) {
                 printf("%s{\"name\":", i ? "," : "");
-                json_string(stdout, run->outputs[i].name);
+                frames_json_string(stdout, run->outputs[i].name);
                 printf(",\"refresh_mhz\":%" PRId32 "}", run->outputs[i].refresh_mhz);
         }
         printf("],\"surface\":%" PRIu32 ",\"fullscreen_output\":", run->surface);
         if (*run->fullscreen_output)
-                json_string(stdout, run->fullscreen_output);
+                frames_json_string(stdout, run->fullscreen_output);
         else
                 fputs("null", stdout);
         printf(",\"frames\":%zu,\"discarded\":%zu,\"pending\":%zu,\"rate_hz\":", run->n_frames, discarded, pending);
@@ -191,17 +154,7 @@ static void header_json(const Header *h, double cpu_percent) {
                 printf("%g", h->o->rate_hz);
         else
                 fputs("null", stdout);
-        fputs(",\"cpu_percent\":", stdout);
-        if (isnan(cpu_percent))
-                fputs("null", stdout);
-        else
-                printf("%.3f", cpu_percent);
-        fputs(",\"stopped\":", stdout);
-        if (run->stopped < 0)
-                json_string(stdout, run->stop_message);
-        else
-                fputs("null", stdout);
-        fputs("},\"report\":", stdout);
+        cli_probe_header_end(true, cpu_percent, run->stopped, run->stop_message);
 }
 
 static void header(const void *userdata, bool json, double cpu_percent) {
@@ -235,7 +188,8 @@ int cli_probe_wayland(struct timeconv *tc, const WaylandProbeOptions *options, F
                 probe_wayland_run_done(&run);
                 return EXIT_UNAVAILABLE;
         }
-        r = write_log(tc, &run, domain, log, &text, &size, &n_raw);
+        r = cli_probe_log_text(run.n_frames, wayland_record, &(WaylandLog) { tc, &run, domain }, log, &text, &size,
+                               &n_raw);
         if (r < 0) {
                 fprintf(stderr, "timeconv: %s: %s\n", log_path ? log_path : "the frame log", strerror(-r));
                 status = r == -ENOMEM ? EXIT_FAILURE : EXIT_IOERR;

@@ -101,10 +101,8 @@ int cli_probe_write_log(FILE *log, const char *text, size_t size) {
         return 0;
 }
 
-/* The frame log as text, and to log (opened before the frames) when given. *ret_raw: how many
- * drawn frames timeconvd could not convert. */
-static int write_log(struct timeconv *tc, ProbeRun *run, FILE *log, char **ret_text, size_t *ret_size,
-                     size_t *ret_raw) {
+int cli_probe_log_text(size_t n_frames, CliProbeRecord write_row, void *userdata, FILE *log, char **ret_text,
+                       size_t *ret_size, size_t *ret_raw) {
         char *text = NULL;
         size_t size = 0, n_raw = 0;
         FILE *mem = open_memstream(&text, &size);
@@ -112,10 +110,10 @@ static int write_log(struct timeconv *tc, ProbeRun *run, FILE *log, char **ret_t
 
         if (!mem)
                 return -ENOMEM;
-        for (size_t i = 0; i < run->n_frames && r >= 0; i++) {
+        for (size_t i = 0; i < n_frames && r >= 0; i++) {
                 bool raw;
 
-                r = record(tc, run, &run->frames[i], mem, &raw);
+                r = write_row(userdata, i, mem, &raw);
                 n_raw += raw;
         }
         if (fclose(mem) != 0 && r >= 0)
@@ -130,6 +128,17 @@ static int write_log(struct timeconv *tc, ProbeRun *run, FILE *log, char **ret_t
         *ret_size = size;
         *ret_raw = n_raw;
         return 0;
+}
+
+typedef struct X11Log {
+        struct timeconv *tc;
+        ProbeRun *run;
+} X11Log;
+
+static int x11_record(void *userdata, size_t index, FILE *out, bool *ret_raw) {
+        X11Log *l = userdata;
+
+        return record(l->tc, l->run, &l->run->frames[index], out, ret_raw);
 }
 
 typedef struct X11Header {
@@ -149,48 +158,20 @@ static void print_probe_text(const ProbeOptions *o, const ProbeRun *run, double 
         else
                 fputs("as fast as the compositor lets (the next frame after each _NET_WM_FRAME_DRAWN)", stdout);
         printf("%s, %u sync requests\n", o->urgent ? ", urgent" : "", run->sync_requests);
-        if (isnan(cpu_percent))
-                puts("probe CPU       n/a");
-        else
-                printf("probe CPU       %.2f %% of one core\n", cpu_percent);
-        if (run->stopped < 0)
-                printf("stopped         %s\n", run->stop_message);
-}
-
-/* A string from the X server or of ours, as JSON. */
-static void json_string(const char *text) {
-        putchar('"');
-        for (const unsigned char *s = (const unsigned char *) text; *s; s++)
-                if (*s == '"' || *s == '\\')
-                        printf("\\%c", *s);
-                else if (*s < 0x20)
-                        printf("\\u%04x", *s);
-                else
-                        putchar(*s);
-        putchar('"');
+        cli_probe_header_end(false, cpu_percent, run->stopped, run->stop_message);
 }
 
 static void print_probe_json(const ProbeOptions *o, const ProbeRun *run, double cpu_percent) {
         fputs("{\"probe\":{\"compositor\":", stdout);
-        json_string(run->wm_name);
+        frames_json_string(stdout, run->wm_name);
         printf(",\"frame_timings\":%s,\"window\":%" PRIu32 ",\"frames\":%zu,\"rate_hz\":",
                run->wm_timings ? "true" : "false", run->window, run->n_frames);
         if (o->rate_hz > 0)
                 printf("%g", o->rate_hz);
         else
                 fputs("null", stdout);
-        printf(",\"urgent\":%s,\"sync_requests\":%u,\"cpu_percent\":", o->urgent ? "true" : "false",
-               run->sync_requests);
-        if (isnan(cpu_percent))
-                fputs("null", stdout);
-        else
-                printf("%.3f", cpu_percent);
-        fputs(",\"stopped\":", stdout);
-        if (run->stopped < 0)
-                json_string(run->stop_message);
-        else
-                fputs("null", stdout);
-        fputs("},\"report\":", stdout);
+        printf(",\"urgent\":%s,\"sync_requests\":%u", o->urgent ? "true" : "false", run->sync_requests);
+        cli_probe_header_end(true, cpu_percent, run->stopped, run->stop_message);
 }
 
 static void x11_header(const void *userdata, bool json, double cpu_percent) {
@@ -200,6 +181,29 @@ static void x11_header(const void *userdata, bool json, double cpu_percent) {
                 print_probe_json(x->o, x->run, cpu_percent);
         else
                 print_probe_text(x->o, x->run, cpu_percent);
+}
+
+void cli_probe_header_end(bool json, double cpu_percent, int stopped, const char *stop_message) {
+        if (!json) {
+                if (isnan(cpu_percent))
+                        puts("probe CPU       n/a");
+                else
+                        printf("probe CPU       %.2f %% of one core\n", cpu_percent);
+                if (stopped < 0)
+                        printf("stopped         %s\n", stop_message);
+                return;
+        }
+        fputs(",\"cpu_percent\":", stdout);
+        if (isnan(cpu_percent))
+                fputs("null", stdout);
+        else
+                printf("%.3f", cpu_percent);
+        fputs(",\"stopped\":", stdout);
+        if (stopped < 0)
+                frames_json_string(stdout, stop_message);
+        else
+                fputs("null", stdout);
+        fputs("},\"report\":", stdout);
 }
 
 int cli_probe_summary(const char *text, size_t size, bool json, const char *plot, int64_t cpu_ns, int64_t wall_ns,
@@ -400,7 +404,7 @@ int cli_probe(int argc, char **argv) {
                 status = r == -ENOMEM ? EXIT_FAILURE : EXIT_UNAVAILABLE;
                 goto finish;
         }
-        r = write_log(tc, &run, log, &text, &size, &n_raw);
+        r = cli_probe_log_text(run.n_frames, x11_record, &(X11Log) { tc, &run }, log, &text, &size, &n_raw);
         if (r < 0) {
                 fprintf(stderr, "timeconv: %s: %s\n", log_path ? log_path : "the frame log", strerror(-r));
                 status = r == -ENOMEM ? EXIT_FAILURE : EXIT_IOERR;

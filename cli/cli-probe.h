@@ -15,6 +15,10 @@ int cli_probe(int argc, char **argv);
  * "report": (cpu_percent NAN when not known). */
 typedef void (*CliProbeHeader)(const void *userdata, bool json, double cpu_percent);
 
+/* The end of every probe's header: its CPU use and why it stopped early (stopped < 0), as text
+ * lines, or as the JSON object's last keys and its close up to "report":. */
+void cli_probe_header_end(bool json, double cpu_percent, int stopped, const char *stop_message);
+
 /* The probe's frame log text read back through `timeconv frames`' parser and report, after
  * header. An exit status. */
 int cli_probe_summary(const char *text, size_t size, bool json, const char *plot, int64_t cpu_ns, int64_t wall_ns,
@@ -22,6 +26,14 @@ int cli_probe_summary(const char *text, size_t size, bool json, const char *plot
 
 /* text to the frame log (opened before the frames were measured): 0 or -EIO. */
 int cli_probe_write_log(FILE *log, const char *text, size_t size);
+
+/* Frame index's row of the frame log to out; *ret_raw: written unconverted. 0 or -errno. */
+typedef int (*CliProbeRecord)(void *userdata, size_t index, FILE *out, bool *ret_raw);
+
+/* The frame log of n_frames rows (write_row's) as text, and to log (opened before the frames) when
+ * given. *ret_raw: how many frames timeconvd could not convert. */
+int cli_probe_log_text(size_t n_frames, CliProbeRecord write_row, void *userdata, FILE *log, char **ret_text,
+                       size_t *ret_size, size_t *ret_raw);
 
 /* The exit status after the summary (status): a run that stopped early (stopped < 0) says why
  * and where its frames are, and fails; n_raw frames that could not be converted make it fail

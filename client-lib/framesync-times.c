@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <unistd.h>
 
+#include "fd-util.h"
 #include "live-internal.h"
 #include "timeconv-framesync.h"
 #include "timeconv-internal.h"
@@ -135,7 +135,7 @@ TIMECONV_EXPORT int timeconv_frame_log_write(FILE *f, const struct timeconv_fram
 
 TIMECONV_EXPORT int timeconv_frame_log_write_fd(int fd, const struct timeconv_frame_times *frame) {
         char line[FRAME_LOG_LINE_MAX];
-        size_t len, done = 0;
+        size_t len;
         int r;
 
         if (fd < 0)
@@ -143,19 +143,8 @@ TIMECONV_EXPORT int timeconv_frame_log_write_fd(int fd, const struct timeconv_fr
         r = format_line(frame, line, sizeof line, &len);
         if (r < 0)
                 return r;
-        /* One write(2) for the line; the loop only finishes one that was cut short. */
-        while (done < len) {
-                ssize_t n = write(fd, line + done, len - done);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        return -EIO;
-                done += (size_t) n;
-        }
-        return 0;
+        /* One write(2) for the line; more only to finish one that was cut short. */
+        return write_fd_whole(fd, line, len);
 }
 
 /* Appends ",\"key\":value" (or null) to line at *len; the first field opens the object. */

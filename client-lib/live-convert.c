@@ -52,7 +52,7 @@ static void pair_remember(struct timeconv *tc, unsigned from, unsigned to, size_
 static inline __attribute__((always_inline)) int pair_convert(const LivePair *p, int64_t value, int64_t *ret_value,
                                                              int64_t *ret_uncertainty_ns) {
         if (__builtin_expect(p->hot_from != 0, 1) &&
-            __builtin_expect(conv_hot_convert(&p->hot_rec, value, ret_value, ret_uncertainty_ns) >= 0, 1))
+            __builtin_expect(conv_hot_convert(&p->hot_rec, value, ret_value, ret_uncertainty_ns) == 0, 1))
                 return 0;
         return conv_record_convert(&p->rec, value, ret_value, ret_uncertainty_ns);
 }
@@ -85,12 +85,13 @@ static inline __attribute__((always_inline)) int id_slow(struct timeconv *tc, bo
                 /* A kept pair without a hot form (a target that truncates, as x11 or msc), or a
                  * value its hot form leaves to the record. */
                 p = pair_kept(tc, from, to);
-                if (p && pair_convert(p, now ? clock_now_ns(CLOCK_MONOTONIC_RAW) : value, &v, &u) >= 0) {
+                if (p && pair_convert(p, now ? clock_now_ns(CLOCK_MONOTONIC_RAW) : value, &v, &u) == 0) {
                         tc->last_path = TIMECONV_PATH_TABLE;
                         goto done;
                 }
                 r = now ? live_table_now(tc, to, &v, &u) : live_table_convert(tc, from, to, value, &v, &u);
-                if (__builtin_expect(r >= 0, 1)) {
+                /* CONV_RECORD_MISS, or an error: the daemon may answer what the table does not. */
+                if (__builtin_expect(r == 0, 1)) {
                         tc->last_path = TIMECONV_PATH_TABLE;
                         if (now)
                                 pair_remember(tc, from, to, tc->table.hub_index, tc->ids[to].table_index);
@@ -248,7 +249,7 @@ TIMECONV_EXPORT int timeconv_convert(struct timeconv *tc, const char *from, cons
 }
 
 /* One value of a batch through the table, as convert_id() would answer it (the kept record, else
- * the table read afresh and the pair kept): 0, or -errno where the table does not answer. */
+ * the table read afresh and the pair kept): 0, or CONV_RECORD_MISS or -errno where the table does not answer. */
 static __attribute__((noinline)) int many_one(struct timeconv *tc, unsigned from, unsigned to, int64_t value,
                                               int64_t *ret_value, int64_t *ret_uncertainty_ns) {
         const LivePair *p;
@@ -257,10 +258,10 @@ static __attribute__((noinline)) int many_one(struct timeconv *tc, unsigned from
         if (__builtin_expect(--tc->checks_left == 0, 0))
                 live_check_bus(tc);
         p = pair_kept(tc, from, to);
-        if (p && pair_convert(p, value, ret_value, ret_uncertainty_ns) >= 0)
+        if (p && pair_convert(p, value, ret_value, ret_uncertainty_ns) == 0)
                 return 0;
         r = live_table_convert(tc, from, to, value, ret_value, ret_uncertainty_ns);
-        if (r >= 0 && !tc->ids[from].needs_hint)
+        if (r == 0 && !tc->ids[from].needs_hint)
                 pair_remember(tc, from, to, tc->ids[from].table_index, tc->ids[to].table_index);
         return r;
 }
@@ -307,7 +308,7 @@ static int many_by_table(struct timeconv *tc, const char *from, const char *to, 
                                 break;
                 }
                 r = many_one(tc, i, j, values[k], &v, &u);
-                if (r < 0)
+                if (r != 0)
                         break;
                 out_values[k] = v;
                 if (out_uncertainty_ns)

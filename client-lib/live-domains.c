@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 
 /* ListDomains: a(ssa{sv}) into struct timeconv_domain (live-domain.c has the object and its
- * getters). Strings are kept whole. Entries without a getter of their own are kept as typed
- * properties (and those of a type we do not read skipped), so a newer daemon with
- * more properties still reads; a known key with another type is refused. */
+ * getters). Strings are kept whole. Each key is read through the contract's key table
+ * (bus-domain-keys.h), the daemon's: entries without a getter of their own are kept as typed
+ * properties (and those of a type we do not read skipped), so a newer daemon with more
+ * properties still reads; a key of the table with another type is refused. */
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus-domain-keys.h"
 #include "bus-errors.h"
 #include "cleanup.h"
 #include "live-domain.h"
@@ -76,27 +78,12 @@ static int take_property(struct timeconv_domain *d, const char *key, char type, 
         return 0;
 }
 
-/* Stores key's value into *d when key is ours and of our type; -EPROTO for a known key of
- * another type; any other key becomes a property. */
+/* Stores key's value into *d when it has a getter; any other key becomes a property. A key of the
+ * contract's table (bus-domain-keys.h) with another type than the table's: -EPROTO. */
 static int take_entry(struct timeconv_domain *d, const char *key, char type, const Variant *v) {
-        static const struct {
-                const char *key;
-                char type;
-        } known[] = {
-                { "available", 'b' }, { "reference", 's' }, { "resolution_ns", 't' },
-                { "wrap_bits", 'u' }, { "monotonic", 'b' }, { "rate_ppb", 'x' },
-                { "rate_uncertainty_ppb", 't' }, { "uncertainty_ns", 't' },
-                { "last_calibrated_ns", 'x' }, { "perfetto_id", 'u' }, { "verdict", 's' },
-                { "device_name", 's' }, { "driver", 's' }, { "period_ns", 'd' }, { "offset_ns", 'x' },
-        };
-        size_t i;
+        const BusDomainKey *known = bus_domain_key_find(key);
 
-        for (i = 0; i < ELEMENTSOF(known); i++)
-                if (strcmp(known[i].key, key) == 0)
-                        break;
-        if (i == ELEMENTSOF(known))
-                return take_property(d, key, type, v);
-        if (known[i].type != type)
+        if (known && known->signature != type)
                 return -EPROTO;
 
         if (strcmp(key, "available") == 0)
@@ -131,6 +118,8 @@ static int take_entry(struct timeconv_domain *d, const char *key, char type, con
                 d->flags |= TIMECONV_DOMAIN_HAS_OFFSET;
         } else if (strcmp(key, "period_ns") == 0)
                 d->period_ns = v->d;
+        else
+                return take_property(d, key, type, v);
         return 0;
 }
 

@@ -135,11 +135,6 @@ static int map_table(struct timeconv *tc) {
         return 0;
 }
 
-void live_table_check_retired(struct timeconv *tc) {
-        if (shared_table_validate(tc->table.mem, tc->table.size) == -ESTALE)
-                live_table_drop(tc);
-}
-
 int live_table_prepare(struct timeconv *tc) {
         if (tc->table.state == LIVE_TABLE_NONE)
                 return -EOPNOTSUPP;

@@ -18,8 +18,6 @@
 int live_table_prepare(struct timeconv *tc);
 /* The generation changed since the ids were looked up: looks them up again, returns true. */
 bool live_table_refresh(struct timeconv *tc);
-/* After -ESTALE: drops the table if its daemon retired it. */
-void live_table_check_retired(struct timeconv *tc);
 
 
 static inline int live_table_ready_(struct timeconv *tc) {
@@ -43,7 +41,7 @@ static inline int live_table_convert(struct timeconv *tc, unsigned from, unsigne
         r = shared_table_convert(tc->table.mem, tc->table.size, src->table_index, dst->table_index, value,
                                  src->needs_hint ? clock_now_ns(CLOCK_MONOTONIC_RAW) : INT64_MIN, ret_value, ret_uncertainty_ns);
         if (__builtin_expect(r == -ESTALE, 0))
-                live_table_check_retired(tc);
+                live_table_drop(tc);
         return r;
 }
 
@@ -64,6 +62,6 @@ static inline int live_table_now(struct timeconv *tc, unsigned domain, int64_t *
         r = shared_table_from_hub(tc->table.mem, tc->table.size, dst->table_index, clock_now_ns(CLOCK_MONOTONIC_RAW),
                                   ret_value, ret_uncertainty_ns);
         if (__builtin_expect(r == -ESTALE, 0))
-                live_table_check_retired(tc);
+                live_table_drop(tc);
         return r;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock-id.h"
+#include "fd-util.h"
 #include "perfetto-read.h"
 #include "timeconv-internal.h"
 
@@ -135,6 +136,15 @@ static struct timeconv_trace *trace_free(struct timeconv_trace *t) {
         return NULL;
 }
 
+/* An empty trace, or NULL with -ENOMEM said in *ret_error. */
+static struct timeconv_trace *trace_new(struct timeconv_error *ret_error) {
+        struct timeconv_trace *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                set_error(ret_error, -ENOMEM, NULL);
+        return t;
+}
+
 /* The first pass over t->data: the graph, the clocks, the trace clock. */
 static int trace_build(struct timeconv_trace *t, struct timeconv_error *ret_error) {
         static const PfScanOps ops = { .snapshot = load_snapshot };
@@ -184,13 +194,11 @@ static int trace_build(struct timeconv_trace *t, struct timeconv_error *ret_erro
 
 int perfetto_snapshots_load(const char *data, size_t size, struct timeconv_snapshots **ret,
                             struct timeconv_error *ret_error) {
-        struct timeconv_trace *t = calloc(1, sizeof(*t));
+        struct timeconv_trace *t = trace_new(ret_error);
         int k;
 
-        if (!t) {
-                set_error(ret_error, -ENOMEM, NULL);
+        if (!t)
                 return -ENOMEM;
-        }
         t->data = (const uint8_t *) data;
         t->size = size;
         k = trace_build(t, ret_error);
@@ -211,11 +219,9 @@ TIMECONV_EXPORT int timeconv_trace_load_buffer(const void *data, size_t size, st
                 snapshot_file_set_error(ret_error, 0, 0, "invalid argument", "");
                 return -EINVAL;
         }
-        t = calloc(1, sizeof(*t));
-        if (!t) {
-                set_error(ret_error, -ENOMEM, NULL);
+        t = trace_new(ret_error);
+        if (!t)
                 return -ENOMEM;
-        }
         t->data = data;
         t->size = size;
         k = trace_build(t, ret_error);
@@ -224,41 +230,6 @@ TIMECONV_EXPORT int timeconv_trace_load_buffer(const void *data, size_t size, st
                 return k;
         }
         *ret = t;
-        return 0;
-}
-
-/* A pipe or a special file, whole. */
-static int read_stream(int fd, void **ret, size_t *ret_size) {
-        size_t size = 0, allocated = 0;
-        uint8_t *buf = NULL;
-
-        for (;;) {
-                ssize_t n;
-
-                if (size == allocated) {
-                        uint8_t *p;
-
-                        allocated = allocated ? 2 * allocated : 1024 * 1024;
-                        p = realloc(buf, allocated);
-                        if (!p) {
-                                free(buf);
-                                return -ENOMEM;
-                        }
-                        buf = p;
-                }
-                n = read(fd, buf + size, allocated - size);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        free(buf);
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                size += (size_t) n;
-        }
-        *ret = buf;
-        *ret_size = size;
         return 0;
 }
 
@@ -272,11 +243,9 @@ TIMECONV_EXPORT int timeconv_trace_load(const char *path, struct timeconv_trace 
                 snapshot_file_set_error(ret_error, 0, 0, "invalid argument", "");
                 return -EINVAL;
         }
-        t = calloc(1, sizeof(*t));
-        if (!t) {
-                set_error(ret_error, -ENOMEM, NULL);
+        t = trace_new(ret_error);
+        if (!t)
                 return -ENOMEM;
-        }
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0 || fstat(fd, &st) < 0) {
                 k = -errno;
@@ -291,7 +260,7 @@ TIMECONV_EXPORT int timeconv_trace_load(const char *path, struct timeconv_trace 
                 } else
                         t->mapped = true;
         } else {
-                k = read_stream(fd, &t->mapping, &t->mapping_size);
+                k = read_fd_whole(fd, SIZE_MAX, &t->mapping, &t->mapping_size);      /* a pipe or a special file */
                 if (k < 0)
                         snapshot_file_set_error(ret_error, 0, 0, "cannot read the file: ", strerror(-k));
         }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "alloc-util.h"
 #include "perfetto-read-internal.h"
 
 /* trace_processor's rule: two client snapshots further apart belong to different rounds. */
@@ -236,15 +237,8 @@ int pf_remote_clock_sync(PfReader *r, const Field *remote, uint32_t machine) {
                         return k;
                 if (n == PF_MAX_SYNCED_CLOCKS)
                         return pf_fail_at(r, f.start, "more than %d synced_clocks", PF_MAX_SYNCED_CLOCKS);
-                if (n == r->sync_allocated) {
-                        size_t allocated = r->sync_allocated ? 2 * r->sync_allocated : 16;
-                        SyncEntry *s = realloc(r->sync, allocated * sizeof(*s));
-
-                        if (!s)
-                                return -ENOMEM;
-                        r->sync = s;
-                        r->sync_allocated = allocated;
-                }
+                if (GREEDY_REALLOC(r->sync, r->sync_allocated, n + 1, 16) < 0)
+                        return -ENOMEM;
                 e = &r->sync[n++];
                 e->n_client = e->n_host = 0;
                 q = f.data;

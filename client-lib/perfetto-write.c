@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc-util.h"
 #include "clock-id.h"
 #include "perfetto-proto.h"
 #include "timeconv-internal.h"
@@ -45,20 +46,9 @@ struct timeconv_perfetto_writer {
 };
 
 static int buf_reserve(Buf *b, size_t more) {
-        uint8_t *p;
-        size_t a;
-
-        if (b->size + more <= b->allocated)
-                return 0;
-        a = b->allocated ? 2 * b->allocated : 4096;
-        while (a < b->size + more)
-                a *= 2;
-        p = realloc(b->data, a);
-        if (!p)
+        if (more > SIZE_MAX - b->size)
                 return -ENOMEM;
-        b->data = p;
-        b->allocated = a;
-        return 0;
+        return GREEDY_REALLOC(b->data, b->allocated, b->size + more, 4096);
 }
 
 static size_t varint(uint8_t *p, uint64_t v) {

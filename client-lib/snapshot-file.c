@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc-util.h"
 #include "timeconv-internal.h"
 
 #define MAX_DEPTH 6
@@ -140,15 +141,8 @@ static const char *prefixed(const Loader *l, const char *name, char *buf) {
 }
 
 static int add_shared(Loader *l, int64_t ts, int64_t utc_maxerror_ns) {
-        if (l->n_shared == l->allocated_shared) {
-                size_t a = l->allocated_shared ? 2 * l->allocated_shared : 64;
-                SharedReading *p = realloc(l->shared_readings, a * sizeof(*p));
-
-                if (!p)
-                        return -ENOMEM;
-                l->shared_readings = p;
-                l->allocated_shared = a;
-        }
+        if (GREEDY_REALLOC(l->shared_readings, l->allocated_shared, l->n_shared + 1, 64) < 0)
+                return -ENOMEM;
         l->shared_readings[l->n_shared++] = (SharedReading) { ts, utc_maxerror_ns };
         return 0;
 }
@@ -530,7 +524,8 @@ static int keep_zero(Loader *l) {
         l->n_zero = n;
         l->shared_readings = NULL;
         l->n_shared = l->allocated_shared = 0;
-        qsort(l->zero, l->n_zero, sizeof(*l->zero), compare_ts);
+        if (l->n_zero > 0)      /* qsort() may not be given NULL, even for nothing */
+                qsort(l->zero, l->n_zero, sizeof(*l->zero), compare_ts);
         return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fd-util.h"
 #include "timeconv-internal.h"
 
 TIMECONV_EXPORT const char *timeconv_version(void) {
@@ -116,48 +117,9 @@ TIMECONV_EXPORT int timeconv_snapshots_convert(const struct timeconv_snapshots *
         return timeconv_snapshots_pair_convert(&pair, value, ret_value, ret_uncertainty_ns);
 }
 
-/* The whole file, so that errors can be located in its text. */
-static int read_all(int fd, char **ret, size_t *ret_size) {
-        size_t size = 0, allocated = 0;
-        char *buf = NULL;
-
-        for (;;) {
-                ssize_t n;
-
-                if (size == allocated) {
-                        char *p;
-
-                        if (allocated >= SNAPSHOT_FILE_MAX_BYTES) {
-                                free(buf);
-                                return -EFBIG;
-                        }
-                        allocated = allocated ? 2 * allocated : 64 * 1024;
-                        p = realloc(buf, allocated);
-                        if (!p) {
-                                free(buf);
-                                return -ENOMEM;
-                        }
-                        buf = p;
-                }
-                n = read(fd, buf + size, allocated - size);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        free(buf);
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                size += (size_t) n;
-        }
-        *ret = buf;
-        *ret_size = size;
-        return 0;
-}
-
 TIMECONV_EXPORT int timeconv_snapshots_load(const char *path, struct timeconv_snapshots **ret,
                                             struct timeconv_error *ret_error) {
-        char *data = NULL;
+        void *data = NULL;
         size_t size = 0;
         int fd, r;
 
@@ -171,7 +133,8 @@ TIMECONV_EXPORT int timeconv_snapshots_load(const char *path, struct timeconv_sn
                 snapshot_file_set_error(ret_error, 0, 0, "cannot open the file: ", strerror(-r));
                 return r;
         }
-        r = read_all(fd, &data, &size);
+        /* The whole file, so that errors can be located in its text. */
+        r = read_fd_whole(fd, SNAPSHOT_FILE_MAX_BYTES, &data, &size);
         close(fd);
         if (r < 0) {
                 snapshot_file_set_error(ret_error, 0, 0, "cannot read the file: ",

@@ -2,18 +2,54 @@
 
 /* Application clocks (app-clocks.h). A push is checked whole before anything changes (quota,
  * ownership, names, the known readings, the order of snapshots), then applied: new domains get
- * nodes, every application reading becomes a sample of its domain's History, the table is
- * published and the signals go out. */
+ * nodes, every application reading becomes a sample of its domain's History, and what changed
+ * goes to the driver, which publishes it. */
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "app-clocks-internal.h"
+#include "app-clocks.h"
 #include "arith.h"
 #include "cleanup.h"
 #include "time-util.h"
+
+#define DBUS_DRIVER_NAME "org.freedesktop.DBus"
+#define DBUS_DRIVER_PATH "/org/freedesktop/DBus"
+
+#define SNAPSHOT_INTERVAL_NS (NSEC_PER_SEC / BUS_API_SNAPSHOTS_PER_S)
+
+typedef struct AppClient {
+        AppClocks *apps;
+        char *name;                     /* its unique bus name */
+        sd_bus_track *track;
+        size_t domains[BUS_API_APP_DOMAINS_PER_CLIENT_MAX];
+        size_t n_domains;
+        /* The rate limit as a virtual schedule (GCRA): each snapshot books the next
+         * SNAPSHOT_INTERVAL_NS; a client may be up to BUS_API_SNAPSHOTS_BURST of them ahead. */
+        int64_t booked_until_ns;
+} AppClient;
+
+/* What the module knows of node i beyond the core: who owns it, its latest snapshot. */
+typedef struct AppNode {
+        AppClient *owner;               /* NULL: not a live application domain */
+        bool has_last;
+        int64_t last_r_lo_ns;
+        int64_t last_x_ns;
+} AppNode;
+
+struct AppClocks {
+        Core *core;
+        sd_bus *bus;
+        sd_bus_slot *driver_filter;     /* drops signals that only claim to be the driver's */
+        AppClocksDriver driver;
+        /* Each client owns one domain or more, so there are never more clients than domains. */
+        AppClient *clients[BUS_API_APP_DOMAINS_MAX];
+        size_t n_clients;
+        AppNode nodes[CORE_DOMAINS_MAX];
+        size_t n_live;
+};
 
 /* The limits go into the error messages as text. */
 #define STRINGIFY_(x) #x
@@ -97,7 +133,7 @@ static int drop_forged_driver_signal(sd_bus_message *m, void *userdata, sd_bus_e
         return 1;
 }
 
-int app_clocks_attach(AppClocks *a, sd_bus *bus, BusApi *api) {
+int app_clocks_attach(AppClocks *a, sd_bus *bus, const AppClocksDriver *driver) {
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *filter = NULL;
         int r;
 
@@ -111,7 +147,7 @@ int app_clocks_attach(AppClocks *a, sd_bus *bus, BusApi *api) {
         a->driver_filter = TAKE_PTR(filter);
         sd_bus_unref(a->bus);
         a->bus = sd_bus_ref(bus);
-        a->api = api;
+        a->driver = driver ? *driver : (AppClocksDriver) {};
         return 0;
 }
 
@@ -141,10 +177,54 @@ static bool client_book_snapshot(AppClient *cl, int64_t now_ns) {
         return true;
 }
 
+static void app_clocks_changed(AppClocks *a, const DaemonChange *ch) {
+        if (a->driver.changed)
+                a->driver.changed(a->driver.userdata, ch);
+}
+
+/* A node for the new domain name, owned by cl: -EDQUOT when the graph has no room. */
+static int app_domain_add(AppClocks *a, AppClient *cl, const char *name, size_t *ret_index) {
+        size_t index;
+        int r;
+
+        r = core_add_application(a->core, name, &index);
+        if (r < 0)
+                return r;
+        a->nodes[index] = (AppNode) { .owner = cl };
+        cl->domains[cl->n_domains++] = index;
+        a->n_live++;
+        log_info(a->core->log, "application clocks: %s made domain '%s'", cl->name, name);
+        *ret_index = index;
+        return 0;
+}
+
+/* One application reading into its domain; a step goes into ch. */
+static int app_domain_feed(AppClocks *a, size_t index, const Sample *s, DaemonChange *ch) {
+        AppNode *node = &a->nodes[index];
+        HistoryEvent event;
+        int r;
+
+        r = core_feed_application(a->core, index, s, node->has_last && s->x_lo_ns < node->last_x_ns, &event);
+        if (r < 0)
+                return r;
+        node->has_last = true;
+        node->last_r_lo_ns = s->r0_ns;
+        node->last_x_ns = s->x_lo_ns;
+        if (event.verdict == ESTIMATOR_STEP) {
+                log_debug(a->core->log, "application clocks: domain '%s' stepped by %+" PRId64 " ns",
+                          core_domain_name(a->core, index), event.step_ns);
+                daemon_change_discontinuity(ch, index, event.step_ns, BUS_DISCONTINUITY_STEP);
+        }
+        return 0;
+}
+
 /* Buries the client's domains and forgets the client. */
 static void client_drop(AppClocks *a, AppClient *cl) {
-        for (size_t i = 0; i < cl->n_domains; i++)
-                app_domain_bury(a, cl->domains[i]);
+        for (size_t i = 0; i < cl->n_domains; i++) {
+                core_bury_application(a->core, cl->domains[i]);
+                a->nodes[cl->domains[i]] = (AppNode) {};
+                a->n_live--;
+        }
         for (size_t i = 0; i < a->n_clients; i++)
                 if (a->clients[i] == cl) {
                         a->clients[i] = a->clients[--a->n_clients];
@@ -161,8 +241,7 @@ static int on_client_gone(sd_bus_track *track, void *userdata) {
         log_info(a->core->log, "application clocks: %s left the bus, its %zu domain(s) go", cl->name,
                  cl->n_domains);
         client_drop(a, cl);
-        core_publish(a->core);
-        core_emit_domains_changed(a->core, a->api);
+        app_clocks_changed(a, &(const DaemonChange) { .removed = true });
         return 0;
 }
 
@@ -249,7 +328,7 @@ static int snapshot_span(AppClocks *a, const BusClockReading *clocks, const Entr
                 if (entries[i].kind != ENTRY_KNOWN)
                         continue;
                 r = graph_convert(g, entries[i].index, g->hub, clocks[i].value, hint_ns, &r_ns, &u_ns);
-                if (r == -ENODEV || r == -ENODATA || r == -ESTALE)
+                if (r == -ENODEV || r == -ENODATA)
                         return fail(f, -ENODEV, i, "the domain is not calibrated or unavailable now");
                 if (r >= 0 && (arith_sub(r_ns, u_ns, &r_lo_ns) < 0 || arith_add(r_ns, u_ns, &r_hi_ns) < 0))
                         r = -ERANGE;
@@ -272,6 +351,7 @@ int app_clocks_push(AppClocks *a, const char *sender, const BusClockReading *clo
         Entry entries[BUS_API_SNAPSHOT_CLOCKS_MAX];
         int64_t lo_ns, hi_ns, now = clock_now_ns(CLOCK_MONOTONIC);
         BusPushFailure *f = ret_failure;
+        DaemonChange change = {};
         size_t n_new = 0;
         AppClient *cl;
         int r;
@@ -327,17 +407,19 @@ int app_clocks_push(AppClocks *a, const char *sender, const BusClockReading *clo
                                 .x_hi_ns = clocks[i].value,
                         };
 
-                        r = app_domain_feed(a, entries[i].index, &s);
+                        r = app_domain_feed(a, entries[i].index, &s, &change);
                         if (r < 0) {
-                                /* Only values at the edge of int64 get here. */
-                                core_publish(a->core);
+                                /* Only values at the edge of int64 get here. What was fed is
+                                 * published; the new domains are told of with the next change. */
+                                change.models = true;
+                                app_clocks_changed(a, &change);
                                 return fail(f, r == -ERANGE ? -ERANGE : -EINVAL, i,
                                             "the reading does not fit the domain's model");
                         }
                 }
 
-        core_publish(a->core);
-        if (n_new > 0)
-                core_emit_domains_changed(a->core, a->api);
+        change.models = true;
+        change.added = n_new > 0;
+        app_clocks_changed(a, &change);
         return 0;
 }

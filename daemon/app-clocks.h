@@ -18,11 +18,21 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-api.h"
+#include "core.h"
+#include "publish.h"
 
-typedef struct Core Core;
 typedef struct AppClocks AppClocks;
 
-/* The core's application clocks; nothing is accepted until app_clocks_attach(). */
+/* Where the module's changes go (publish.h says what follows): changed() is called once a push
+ * changed anything, and when a client left and its domains went. The module neither writes the
+ * table nor emits. */
+typedef struct AppClocksDriver {
+        void (*changed)(void *userdata, const DaemonChange *ch);
+        void *userdata;
+} AppClocksDriver;
+
+/* The application clocks on core (borrowed; the core makes, feeds and buries their nodes);
+ * nothing is accepted until app_clocks_attach(). */
 int app_clocks_new(Core *core, AppClocks **ret);
 /* Frees the clients and their tracks; leaves the core's nodes as they are (the core is going
  * too). Emits nothing. Accepts NULL; returns NULL. */
@@ -32,9 +42,9 @@ static inline void app_clocks_freep(AppClocks **a) {
         app_clocks_free(*a);
 }
 
-/* The bus whose clients own the domains (referenced) and the object that emits DomainsChanged
- * and Discontinuity (borrowed; NULL: no signals). */
-int app_clocks_attach(AppClocks *a, sd_bus *bus, BusApi *api);
+/* The bus whose clients own the domains (referenced) and where changes go (copied; NULL:
+ * nowhere). */
+int app_clocks_attach(AppClocks *a, sd_bus *bus, const AppClocksDriver *driver);
 
 /* BusCoreOps.push_snapshot: see org.timeconv.Clock1.xml. -EOPNOTSUPP before attach; -EINVAL,
  * -EEXIST, -EDQUOT, -ENODEV, -ERANGE as the contract says, with *ret_failure saying why. */

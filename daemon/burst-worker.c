@@ -196,11 +196,13 @@ static void copy_status(BurstWorker *w) {
         w->status.n_listed = 0;
         w->status.n_extras = 0;
         for (size_t i = 0; i < s.n_extras && i < DOMAIN_EXTRAS_MAX; i++) {
-                const char *key = copy_string(w, &used, s.extras[i].key);
-                const char *value = copy_string(w, &used, s.extras[i].value);
+                DomainExtra e = s.extras[i];
 
-                if (key && value)
-                        w->status.extras[w->status.n_extras++] = (typeof(s.extras[0])) { .key = key, .value = value };
+                e.key = copy_string(w, &used, e.key);
+                if (e.type == 's')
+                        e.s = copy_string(w, &used, e.s);
+                if (e.key && (e.type != 's' || e.s))
+                        w->status.extras[w->status.n_extras++] = e;
         }
 }
 

@@ -14,18 +14,19 @@
 
 #include "arith.h"
 #include "config.h"
-#include "core.h"
+#include "core-bus.h"
 #include "cleanup.h"
 #include "time-util.h"
 
-void core_emit_domains_changed(const Core *c, BusApi *api) {
-        int r;
+void core_bus_set_applications(Core *c, const CoreBusApplications *apps) {
+        c->bus_applications = apps;
+}
 
-        if (!api)
-                return;
-        r = bus_api_emit_domains_changed(api);
-        if (r < 0)
-                log_warning_errno(c->log, r, "cannot emit DomainsChanged: %m");
+/* The unique bus name owning application domain index, NULL: none. */
+static const char *core_bus_owner(const Core *c, size_t index) {
+        const CoreBusApplications *apps = c->bus_applications;
+
+        return apps && apps->owner ? apps->owner(apps->userdata, index) : NULL;
 }
 
 static size_t core_bus_count_domains(void *userdata) {
@@ -80,64 +81,32 @@ static uint64_t rate_uncertainty_ppb(const Model *m) {
         return (uint64_t) ppb;
 }
 
-/* The type of each source-specific entry a source gives as text (domains/ speak strings; the
- * bus speaks types, as org.timeconv.Clock1.xml lists them). A key not listed stays a string. */
-static char extra_type(const char *key) {
-        static const struct {
-                const char *key;
-                char type;
-        } types[] = {
-                { "connected", 'b' },
-                { "probes", 't' }, { "samples", 't' }, { "missed", 't' }, { "next_vblank_msc", 't' },
-                { "x11_server_id", 't' },
-                { "rtt_min_ns", 'x' }, { "rtt_p50_ns", 'x' }, { "probe_cpu_ns", 'x' },
-                { "next_vblank_ns", 'x' }, { "max_deviation_ns", 'x' },
-                { "refresh_interval_ns", 'd' }, { "mode_refresh_hz", 'd' }, { "variable_refresh", 'b' },
-                { "valid_bits", 'u' },
-        };
+/* A source's typed entry as the bus sends it; the bus API leaves out one whose type is not its
+ * key's in the key table (bus-domain-keys.h). */
+static BusDomainExtra bus_extra(const DomainExtra *e) {
+        BusDomainExtra b = { .key = e->key, .type = e->type };
 
-        for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-                if (strcmp(types[i].key, key) == 0)
-                        return types[i].type;
-        return 's';
-}
-
-/* key=text as the typed entry the bus sends; -EINVAL when the text is not of the key's type
- * (the entry is then left out rather than sent with another type than the contract's). */
-static int typed_extra(const char *key, const char *text, BusDomainExtra *ret) {
-        BusDomainExtra e = { .key = key, .value = text, .type = extra_type(key) };
-        char *end = NULL;
-
-        errno = 0;
-        switch (e.type) {
+        switch (e->type) {
+        case 's':
+                b.value = e->s;
+                break;
         case 'b':
-                if (strcmp(text, "true") != 0 && strcmp(text, "false") != 0)
-                        return -EINVAL;
-                e.b = strcmp(text, "true") == 0;
+                b.b = e->b;
                 break;
         case 'u':
+                b.u = e->u;
+                break;
         case 't':
-                if (text[0] == '-')
-                        return -EINVAL;
-                e.t = strtoull(text, &end, 10);
-                if (e.type == 'u' && e.t > UINT32_MAX)
-                        return -EINVAL;
-                e.u = (uint32_t) e.t;
+                b.t = e->t;
                 break;
         case 'x':
-                e.x = strtoll(text, &end, 10);
+                b.x = e->x;
                 break;
         case 'd':
-                e.d = strtod(text, &end);
+                b.d = e->d;
                 break;
-        default:
-                *ret = e;
-                return 0;
         }
-        if (e.type != 'b' && (errno != 0 || !end || end == text || *end))
-                return -EINVAL;
-        *ret = e;
-        return 0;
+        return b;
 }
 
 /* What the source adds: the X verdict, a GPU's name and driver, source-specific entries. */
@@ -151,9 +120,8 @@ static void add_status(const Core *c, size_t index, BusDomainInfo *ret) {
         ret->device_name = status.device_name;
         ret->driver = status.driver;
         for (size_t i = 0; i < status.n_extras && ret->n_extras < BUS_DOMAIN_EXTRAS_MAX; i++)
-                if (status.extras[i].key && status.extras[i].value &&
-                    typed_extra(status.extras[i].key, status.extras[i].value, &ret->extras[ret->n_extras]) >= 0)
-                        ret->n_extras++;
+                if (status.extras[i].key && (status.extras[i].type != 's' || status.extras[i].s))
+                        ret->extras[ret->n_extras++] = bus_extra(&status.extras[i]);
         if (status.same_as && ret->n_extras < BUS_DOMAIN_EXTRAS_MAX)
                 ret->extras[ret->n_extras++] = (BusDomainExtra) { .key = "same_as", .value = status.same_as };
         if (core_domain_is_view(c, index) && ret->n_extras < BUS_DOMAIN_EXTRAS_MAX)
@@ -206,10 +174,10 @@ static int core_bus_get_domain(void *userdata, size_t index, BusDomainInfo *ret)
                 ret->period_ns = d->info.unit.period_ns;
 
         add_status(c, index, ret);
-        if (d->application && app_clocks_owner(c->apps, index) && ret->n_extras < BUS_DOMAIN_EXTRAS_MAX)
+        if (d->application && core_bus_owner(c, index) && ret->n_extras < BUS_DOMAIN_EXTRAS_MAX)
                 ret->extras[ret->n_extras++] = (BusDomainExtra) {
                         .key = "owner",
-                        .value = app_clocks_owner(c->apps, index),
+                        .value = core_bus_owner(c, index),
                 };
 
         if (calibrated) {
@@ -317,8 +285,13 @@ static void core_bus_client_activity(void *userdata) {
 static int core_bus_push_snapshot(void *userdata, const char *sender, const BusClockReading *clocks, size_t n,
                                   BusPushFailure *ret_failure) {
         Core *c = userdata;
+        const CoreBusApplications *apps = c->bus_applications;
 
-        return app_clocks_push(c->apps, sender, clocks, n, ret_failure);
+        if (!apps || !apps->push) {
+                *ret_failure = (BusPushFailure) { .index = SIZE_MAX, .reason = "application clocks need a bus" };
+                return -EOPNOTSUPP;
+        }
+        return apps->push(apps->userdata, sender, clocks, n, ret_failure);
 }
 
 /* glibc keeps freed heap below its top, and what a flood's answers took stays resident

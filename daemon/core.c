@@ -86,23 +86,18 @@ int core_new(const Log *log, Core **ret) {
         r = snapshot_ring_new(SNAPSHOT_RING_CAPACITY, &c->snapshots);
         if (r < 0)
                 return r;
-        r = app_clocks_new(c, &c->apps);
-        if (r < 0)
-                return r;
         r = table_publisher_new(&c->table);
         if (r < 0)
                 /* Clients still get every answer over the bus, only slower. */
                 log_warning_errno(log, r, "no shared table, clients will use the bus: %m");
 
-        *ret = c;
-        c = NULL;
+        *ret = TAKE_PTR(c);
         return 0;
 }
 
 Core *core_free(Core *c) {
         if (!c)
                 return NULL;
-        app_clocks_free(c->apps);
         for (size_t i = 0; i < c->n_domains; i++)
                 core_domain_release(c->domains[i]);
         snapshot_ring_free(c->snapshots);
@@ -126,6 +121,119 @@ static int core_append(Core *c, CoreDomain **d, History *history) {
         if (r < 0)
                 return r;
         c->domains[c->n_domains++] = TAKE_PTR(*d);
+        return 0;
+}
+
+/* An application's clock counts ns at a nominal rate (a crystal is within 100 ppm): a prior of
+ * 1 % keeps the bound honest for one the application scales roughly, and two snapshots pin the
+ * rate far tighter. The rest as for the daemon's own clocks. */
+static const EstimatorConfig app_estimator_config = {
+        .max_rate_error = 1e-2,
+        .window_ns = INT64_C(600) * NSEC_PER_SEC,
+        .step_threshold_ns = 10000,
+};
+
+static void core_application_init(CoreDomain *d, const char *name) {
+        history_init(&d->history, &app_estimator_config);
+        d->info = core_ns_domain_info(name);
+        d->ops = NULL;
+        d->domain = NULL;
+        d->view_of = SIZE_MAX;
+        d->last_calibrated_ns = 0;
+        d->application = true;
+        d->gone = false;
+}
+
+/* A departed application's node, or SIZE_MAX: the one called name first, else any. */
+static size_t core_find_gone(const Core *c, const char *name) {
+        size_t index;
+
+        if (graph_find(&c->graph, name, &index) == 0)
+                return c->domains[index]->gone ? index : SIZE_MAX;
+        for (size_t i = 0; i < c->n_domains; i++)
+                if (c->domains[i]->gone)
+                        return i;
+        return SIZE_MAX;
+}
+
+int core_add_application(Core *c, const char *name, size_t *ret_index) {
+        size_t index;
+        int r;
+
+        if (!c || !name || !ret_index)
+                return -EINVAL;
+        if (core_find(c, name, &index) == 0)
+                return -EEXIST;
+        /* A departed node of that name keeps its index (a client that comes back finds its
+         * domain where it was); else a new node; else any departed one, renamed. */
+        index = SIZE_MAX;
+        if (graph_find(&c->graph, name, &index) < 0 && c->n_domains < CORE_DOMAINS_MAX &&
+            c->graph.n_nodes == c->n_domains) {
+                _cleanup_(core_domain_releasep) CoreDomain *fresh = core_domain_alloc(c);
+
+                if (!fresh)
+                        return -EDQUOT;
+                core_application_init(fresh, name);
+                index = c->n_domains;
+                r = core_append(c, &fresh, &fresh->history);
+                if (r < 0)
+                        return r;
+                *ret_index = index;
+                return 0;
+        }
+        index = core_find_gone(c, name);
+        if (index == SIZE_MAX)
+                return -EDQUOT;
+        core_application_init(c->domains[index], name);
+        r = graph_reset_node(&c->graph, index, name, &UNIT_NS, &c->domains[index]->history);
+        if (r < 0) {
+                c->domains[index]->gone = true;
+                return r;
+        }
+        *ret_index = index;
+        return 0;
+}
+
+/* Takes the node's snapshots out of the export: they were another clock's. */
+static void core_forget_snapshots(SnapshotRing *ring, size_t index) {
+        for (size_t i = 0; i < ring->capacity; i++)
+                ring->entries[i].present &= ~(UINT64_C(1) << index);
+}
+
+void core_bury_application(Core *c, size_t index) {
+        CoreDomain *d;
+
+        if (!c || index >= c->n_domains || !c->domains[index]->application)
+                return;
+        d = c->domains[index];
+        d->gone = true;
+        history_init(&d->history, &app_estimator_config);
+        (void) graph_set_target_only(&c->graph, index, false);
+        graph_set_available(&c->graph, index, false);
+        graph_refresh(&c->graph, index);
+        core_forget_snapshots(c->snapshots, index);
+}
+
+int core_feed_application(Core *c, size_t index, const Sample *s, bool backwards, HistoryEvent *ret_event) {
+        CoreDomain *d;
+        int r;
+
+        if (!c || index >= c->n_domains || !s || !ret_event || !c->domains[index]->application ||
+            c->domains[index]->gone)
+                return -EINVAL;
+        d = c->domains[index];
+        /* Its values no longer name one instant each (Perfetto's rule): a target only, for good. */
+        if (backwards && d->info.monotonic) {
+                log_info(c->log, "application clocks: domain '%s' went backwards, it is a target only now",
+                         d->info.name);
+                d->info.monotonic = false;
+                (void) graph_set_target_only(&c->graph, index, true);
+        }
+        r = history_add(&d->history, s, ret_event);
+        if (r < 0)
+                return r;
+        d->last_calibrated_ns = clock_now_ns(CLOCK_MONOTONIC);
+        graph_refresh(&c->graph, index);
         return 0;
 }
 

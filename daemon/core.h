@@ -2,16 +2,16 @@
 #pragma once
 
 /* The Core: the live clock graph, one History per domain, the open Domain handles and the
- * snapshot ring. It calibrates a domain when told to (the scheduler decides when) and answers
- * the bus through core_bus_ops. It knows nothing of sd-event or sd-bus. Domain i of the core is
- * node i of the graph; node 0 is the hub, monotonic_raw, against which every model is made. */
+ * snapshot ring. It calibrates a domain when told to (the scheduler decides when); core-bus.h
+ * answers the bus from it. It knows nothing of sd-event or sd-bus. Domain i of the core is node i
+ * of the graph; node 0 is the hub, monotonic_raw, against which every model is made. The core is
+ * the only writer of its domain table: the sources' domains, views, and application clocks (made,
+ * fed and buried here for app-clocks.h, which keeps who owns them). */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "app-clocks.h"
-#include "bus-api.h"
 #include "domain.h"
 #include "graph.h"
 #include "history.h"
@@ -74,7 +74,8 @@ typedef struct Core {
         int64_t last_tick_ns;           /* CLOCK_MONOTONIC of the same */
         CoreActivityHook activity_hook;
         void *activity_userdata;
-        AppClocks *apps;                /* the application clocks (app-clocks.h) */
+        /* The application clocks' side of the bus (core-bus.h), borrowed; NULL: none. */
+        const struct CoreBusApplications *bus_applications;
         /* A source whose domains may list more of them later (msc per monitor): its config, kept
          * to open them; relist_from: the domain whose list changed, SIZE_MAX: none. */
         const DomainOps *relist_ops;
@@ -181,9 +182,16 @@ void core_publish(Core *c);
 
 void core_set_activity_hook(Core *c, CoreActivityHook hook, void *userdata);
 
-/* The daemon's side of the bus API; the core is the userdata. */
-extern const BusCoreOps core_bus_ops;
+/* An application clock's node (no source, ns, a prior for a crystal), called name: the departed
+ * node of that name, else a new node, else any departed one (renamed). -EEXIST when a domain has
+ * that name, -EDQUOT when the graph has no room. */
+int core_add_application(Core *c, const char *name, size_t *ret_index);
 
-/* Tells the bus (api, NULL: none yet) that the list of domains or their availability changed. A
- * failure is only logged: a client that misses the signal still sees the change in ListDomains. */
-void core_emit_domains_changed(const Core *c, BusApi *api);
+/* Its owner left: the node becomes a tombstone (CoreDomain.gone: unavailable, nameless for the
+ * bus, its history and snapshots cleared), kept so that the shared table's indices stay valid. */
+void core_bury_application(Core *c, size_t index);
+
+/* One application reading (its box on the hub) into the domain's history; backwards: its value is
+ * below the previous one, so the domain becomes a target only. The history's verdict in
+ * *ret_event. */
+int core_feed_application(Core *c, size_t index, const Sample *s, bool backwards, HistoryEvent *ret_event);

@@ -56,6 +56,9 @@ int daemon_new(const Log *log, const Options *options, Daemon **ret) {
         r = core_new(log, &d->core);
         if (r < 0)
                 return log_error_errno(log, r, "cannot create the core: %m");
+        r = app_clocks_new(d->core, &d->apps);
+        if (r < 0)
+                return log_error_errno(log, r, "cannot create the application clocks: %m");
         /* The table promises an update at least this often; a tick can be a whole idle cadence
          * late when a burst blocks, hence twice and a second. */
         if (d->core->table)
@@ -77,6 +80,7 @@ Daemon *daemon_free(Daemon *d) {
         session_env_free(d->session_env);
         bus_api_free(d->bus_api);
         sd_bus_flush_close_unref(d->bus);
+        app_clocks_free(d->apps);
         core_free(d->core);
         /* After the core: its X sources read it until they are closed. */
         x11_display_free(d->x11_display);
@@ -113,6 +117,22 @@ int daemon_open_domains(Daemon *d) {
         return r;
 }
 
+/* What the application clocks changed: the one place that publishes (publish.h) does the rest. */
+static void daemon_on_apps_changed(void *userdata, const DaemonChange *ch) {
+        Daemon *d = userdata;
+
+        (void) daemon_publish(d->core, d->bus_api, d->log, ch);
+}
+
+static const char *daemon_app_owner(const void *userdata, size_t index) {
+        return app_clocks_owner(userdata, index);
+}
+
+static int daemon_app_push(void *userdata, const char *sender, const BusClockReading *clocks, size_t n,
+                           BusPushFailure *ret_failure) {
+        return app_clocks_push(userdata, sender, clocks, n, ret_failure);
+}
+
 static int daemon_on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Daemon *d = userdata;
 
@@ -138,9 +158,18 @@ int daemon_connect_bus(Daemon *d) {
         if (r < 0)
                 return log_error_errno(d->log, r, "cannot add the %s object: %m", BUS_API_OBJECT);
         /* Application clocks belong to bus names: their owners are tracked on this bus. */
-        r = app_clocks_attach(d->core->apps, d->bus, d->bus_api);
+        r = app_clocks_attach(d->apps, d->bus, &(const AppClocksDriver) {
+                .changed = daemon_on_apps_changed,
+                .userdata = d,
+        });
         if (r < 0)
                 return log_error_errno(d->log, r, "cannot take application clocks: %m");
+        d->bus_apps = (CoreBusApplications) {
+                .owner = daemon_app_owner,
+                .push = daemon_app_push,
+                .userdata = d->apps,
+        };
+        core_bus_set_applications(d->core, &d->bus_apps);
 
         /* sd-bus synthesises Disconnected locally: say why we stop, then stop. */
         r = sd_bus_match_signal(d->bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",

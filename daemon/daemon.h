@@ -7,8 +7,10 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "app-clocks.h"
 #include "bus-api.h"
 #include "core.h"
+#include "core-bus.h"
 #include "log.h"
 #include "options.h"
 #include "scheduler.h"
@@ -31,6 +33,9 @@ typedef struct Daemon {
         sd_event_source *watchdog_source;
         uint64_t watchdog_usec;
         Core *core;
+        /* The clients' own clocks: nodes of the core, owned by bus names of this bus. */
+        AppClocks *apps;
+        CoreBusApplications bus_apps;   /* lent to the core's bus side */
         sd_bus *bus;
         BusApi *bus_api;
         Scheduler *scheduler;

@@ -17,29 +17,22 @@ static const uint64_t warmup_usec[] = { 10 * 1000, 100 * 1000 };
  * shared table never call, and an idle cadence of 30 s would leave a slew unseen that long. */
 #define DISCIPLINE_CHECK_USEC (UINT64_C(1) * 1000000)
 
-static void scheduler_publish(Scheduler *s) {
-        core_publish(s->core);
-        s->n_publishes++;
+/* Everything the scheduler tells goes through publish.h, the table first. */
+static void scheduler_tell(Scheduler *s, const DaemonChange *ch) {
+        if (daemon_publish(s->core, s->bus_api, s->log, ch))
+                s->n_publishes++;
 }
 
-/* Announces a discontinuity of domain index and of every view of it: a view is the same clock in
- * another unit (x11_us of x11, a GPU's stable name of gpuN), and a client that watches only the
- * view must hear of the step as well. The step is in ns, the same for the domain and its views. */
+static void scheduler_publish(Scheduler *s) {
+        scheduler_tell(s, &(const DaemonChange) { .models = true });
+}
+
+/* A step of domain index (and its views): the new segment is in the table before the signal. */
 static void scheduler_emit_discontinuity(Scheduler *s, size_t index, int64_t step_ns, BusDiscontinuityKind kind) {
-        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
+        DaemonChange ch = {};
 
-        if (!s->bus_api)
-                return;
-        for (size_t i = 0; i < core_count(s->core); i++) {
-                const char *name = core_domain_name(s->core, i);
-                int r;
-
-                if (i != index && !core_domain_is_view_of(s->core, i, index))
-                        continue;
-                r = bus_api_emit_discontinuity(s->bus_api, name, now_ns, step_ns, kind);
-                if (r < 0)
-                        log_warning_errno(s->log, r, "cannot emit Discontinuity for '%s': %m", name);
-        }
+        daemon_change_discontinuity(&ch, index, step_ns, kind);
+        scheduler_tell(s, &ch);
 }
 
 static void scheduler_watch(Scheduler *s, size_t index);
@@ -59,8 +52,7 @@ static void log_unavailable(Scheduler *s, size_t index, int error) {
 
 static void scheduler_on_lost(Scheduler *s, size_t index, int error) {
         log_unavailable(s, index, error);
-        scheduler_publish(s);
-        core_emit_domains_changed(s->core, s->bus_api);
+        scheduler_tell(s, &(const DaemonChange) { .models = true, .changed = true });
 }
 
 static int scheduler_on_watch(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
@@ -111,16 +103,14 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
 
         scheduler_watch(s, index);
         /* A monitor plugged in: its vblank domain joins (the next tick reads it). */
-        if (core_relist(s->core) > 0) {
-                scheduler_publish(s);
-                core_emit_domains_changed(s->core, s->bus_api);
-        }
+        if (core_relist(s->core) > 0)
+                scheduler_tell(s, &(const DaemonChange) { .added = true });
         if (was_available != core_domain_available(s->core, index)) {
                 if (r < 0)
                         log_unavailable(s, index, r);
                 else
                         log_notice(s->log, "domain '%s' is available again", name);
-                core_emit_domains_changed(s->core, s->bus_api);
+                scheduler_tell(s, &(const DaemonChange) { .changed = true });
         }
         if (r < 0) {
                 log_debug_errno(s->log, r, "domain '%s': burst failed: %m", name);
@@ -136,9 +126,8 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
                 else
                         log_notice(s->log, "discontinuity: '%s' stepped by %+" PRId64 " ns; a new segment starts",
                                    name, burst.step_ns);
-                /* The new segment goes to the table first: a client that converts as soon as
-                 * it hears of the step must not get the old model from its fast path. */
-                scheduler_publish(s);
+                /* The new segment goes to the table first (publish.h): a client that converts as
+                 * soon as it hears of the step must not get the old model from its fast path. */
                 scheduler_emit_discontinuity(s, index, burst.step_ns,
                                              burst.restarted ? BUS_DISCONTINUITY_RESTART : BUS_DISCONTINUITY_STEP);
                 if (may_repeat)
@@ -148,7 +137,6 @@ static bool scheduler_calibrated(Scheduler *s, size_t index, bool was_available,
                 /* A slew moves no value, but the old model is wrong from here on: clients that
                  * cached a model or a conversion need to hear of it as of a step. */
                 log_info(s->log, "the rate of '%s' changed; a new segment starts", name);
-                scheduler_publish(s);
                 scheduler_emit_discontinuity(s, index, 0, BUS_DISCONTINUITY_RATE);
                 return true;
         default:

@@ -5,7 +5,7 @@
  * one burst per domain and then one snapshot. Ticks come every cadence_usec while clients are
  * active and every idle_cadence_usec once nobody has called for idle_after_usec; a call while
  * idle brings the next tick forward at once. A step closes the domain's segment: the scheduler
- * logs it, emits Discontinuity and bursts that domain again at once. When CLOCK_REALTIME is set,
+ * logs it, has Discontinuity emitted (publish.h) and bursts that domain again at once. When CLOCK_REALTIME is set,
  * a tick runs at once. A domain with a connection of its own (X) has its fd watched between
  * bursts, so that a server that goes away makes the domain unavailable at once; after the first
  * tick its bursts are read by a thread of its own (burst-worker.h) and taken in when they end,
@@ -20,6 +20,7 @@
 #include "core.h"
 #include "log.h"
 #include "ntp-state.h"
+#include "publish.h"
 #include "realtime-watch.h"
 
 typedef struct SchedulerConfig {

@@ -46,10 +46,10 @@ static void domain_device(const Core *c, size_t index, char ret[STATE_DEVICE_MAX
                 len += (size_t) snprintf(ret + len, STATE_DEVICE_MAX - len, "driver=%s;", status.driver);
         for (size_t i = 0; i < status.n_extras && i < DOMAIN_EXTRAS_MAX; i++)
                 for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-                        if (len < STATE_DEVICE_MAX && status.extras[i].key && status.extras[i].value &&
-                            strcmp(status.extras[i].key, keys[k]) == 0)
+                        if (len < STATE_DEVICE_MAX && status.extras[i].key && status.extras[i].type == 's' &&
+                            status.extras[i].s && strcmp(status.extras[i].key, keys[k]) == 0)
                                 len += (size_t) snprintf(ret + len, STATE_DEVICE_MAX - len, "%s=%s;",
-                                                         keys[k], status.extras[i].value);
+                                                         keys[k], status.extras[i].s);
         /* Only printable ASCII goes in the file (the parser refuses anything else). */
         for (char *p = ret; *p; p++)
                 if ((unsigned char) *p < 0x20 || (unsigned char) *p > 0x7e || *p == '"' || *p == '\\')

@@ -17,6 +17,7 @@
 
 #include "state.h"
 #include "dirent-util.h"
+#include "fd-util.h"
 #include "time-util.h"
 
 int state_directory(char **ret) {
@@ -127,20 +128,6 @@ static int mkdir_parents(const char *path, mode_t mode) {
         }
 }
 
-static int write_all(int fd, const char *buf, size_t size) {
-        while (size > 0) {
-                ssize_t n = write(fd, buf, size);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                buf += n;
-                size -= (size_t) n;
-        }
-        return 0;
-}
-
 int state_save(const char *dir, const State *s) {
         _cleanup_(freep) char *text = NULL, *tmp = NULL, *path = NULL;
         _cleanup_(closep) int dir_fd = -1;
@@ -168,7 +155,7 @@ int state_save(const char *dir, const State *s) {
         fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        r = write_all(fd, text, strlen(text));
+        r = write_fd_whole(fd, text, strlen(text));
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
         if (close_nointr(fd) < 0 && r >= 0)

@@ -116,7 +116,7 @@ int table_publisher_update(TablePublisher *p, const ClockGraph *g) {
                 return -ENODEV;
 
         r = shared_table_publish(p->mem, p->size, g);
-        if (r == -ESTALE) {
+        if (r == SHARED_TABLE_REPLACE) {
                 /* Clients hold indices into the old table: give them a new one instead. */
                 TablePublisher fresh = { .fd = -EBADF, .max_gap_ns = p->max_gap_ns };
 

@@ -38,6 +38,29 @@ typedef struct DomainInfo {
 
 /* What a source says about an open domain beyond its samples. Strings are borrowed from the
  * Domain and stay valid until the next call on it. */
+/* One source-specific entry, typed: type is the key's D-Bus signature as the bus's key table
+ * (bus-api/bus-domain-keys.c) and the XML list it, and says which field holds the value. The
+ * daemon leaves out an entry whose type is not the key's. */
+typedef struct DomainExtra {
+        const char *key;                /* lower_case, e.g. "pci_bus_id" */
+        char type;                      /* 's', 'b', 'u', 't', 'x' or 'd' */
+        union {
+                const char *s;
+                bool b;
+                uint32_t u;
+                uint64_t t;
+                int64_t x;
+                double d;
+        };
+} DomainExtra;
+
+#define DOMAIN_EXTRA_S(k, v) ((DomainExtra) { .key = (k), .type = 's', .s = (v) })
+#define DOMAIN_EXTRA_B(k, v) ((DomainExtra) { .key = (k), .type = 'b', .b = (v) })
+#define DOMAIN_EXTRA_U(k, v) ((DomainExtra) { .key = (k), .type = 'u', .u = (v) })
+#define DOMAIN_EXTRA_T(k, v) ((DomainExtra) { .key = (k), .type = 't', .t = (v) })
+#define DOMAIN_EXTRA_X(k, v) ((DomainExtra) { .key = (k), .type = 'x', .x = (v) })
+#define DOMAIN_EXTRA_D(k, v) ((DomainExtra) { .key = (k), .type = 'd', .d = (v) })
+
 typedef struct DomainStatus {
         /* Changes when the clock itself restarted (a new X server, a GPU reset): the daemon
          * closes the domain's segment, so that old values keep the old model. */
@@ -49,10 +72,7 @@ typedef struct DomainStatus {
         const char *device_name;        /* GPUs; NULL: unset */
         const char *driver;             /* GPUs; NULL: unset */
         size_t n_extras;
-        struct {
-                const char *key;        /* lower_case, e.g. "pci_bus_id" */
-                const char *value;
-        } extras[DOMAIN_EXTRAS_MAX];
+        DomainExtra extras[DOMAIN_EXTRAS_MAX];
         /* With same_as: how far (ns, >= 0) the clock may still be from that domain. The identity
          * is a hypothesis the probes pin only to a window; a conversion through same_as adds this
          * to its bound. 0 without same_as. */

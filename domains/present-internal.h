@@ -17,8 +17,6 @@
 
 #define PRESENT_PENDING_MAX 4
 #define PRESENT_RING_MAX 16
-#define PRESENT_EXTRAS 11
-#define PRESENT_EXTRA_VALUE_MAX 160
 
 typedef struct Pending {
         uint32_t serial;
@@ -47,7 +45,6 @@ struct Domain {
         uint64_t samples, missed;
         /* Events on the fake CRTC's grid and off it (present_fake_grid_fits()), this generation. */
         uint64_t grid_fits, grid_misfits;
-        char extra_values[PRESENT_EXTRAS][PRESENT_EXTRA_VALUE_MAX];
         /* The per-output domains the server's CRTCs give now (DomainStatus.listed), and +1 each
          * time they differ from before (a monitor plugged in or out). */
         DomainInfo listed[PRESENT_CRTCS_MAX];

@@ -357,10 +357,6 @@ static int present_dispatch(Domain *d) {
 
 static int present_status(Domain *d, DomainStatus *ret) {
         /* Most wanted first: the bus may show only the first few. */
-        static const char *const keys[PRESENT_EXTRAS] = { "verdict_reason", "refresh_interval_ns",
-                                                          "mode_refresh_hz", "variable_refresh", "next_vblank_ns",
-                                                          "next_vblank_msc", "crtc", "x11_display", "samples",
-                                                          "missed", "connected" };
         DomainStatus s = {};
         uint64_t next_msc = 0;
         int64_t next_ns = 0;
@@ -372,23 +368,18 @@ static int present_status(Domain *d, DomainStatus *ret) {
                 (void) present_next_vblank(d->last.ust_us, d->last.msc, present_domain_interval_ns(d),
                                            clock_now_ns(CLOCK_MONOTONIC), &next_ns, &next_msc);
         s.generation = d->generation;
-        snprintf(d->extra_values[0], PRESENT_EXTRA_VALUE_MAX, "%s", present_domain_verdict_reason(d));
-        snprintf(d->extra_values[1], PRESENT_EXTRA_VALUE_MAX, "%.0f", present_domain_interval_ns(d));
-        snprintf(d->extra_values[2], PRESENT_EXTRA_VALUE_MAX, "%.3f",
-                 d->conn.mode_interval_ns > 0 ? 1e9 / d->conn.mode_interval_ns : 0.0);
-        snprintf(d->extra_values[3], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.variable_refresh ? "true" : "false");
-        snprintf(d->extra_values[4], PRESENT_EXTRA_VALUE_MAX, "%" PRIi64, next_ns);
-        snprintf(d->extra_values[5], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, next_msc);
-        snprintf(d->extra_values[6], PRESENT_EXTRA_VALUE_MAX, "%s", d->conn.crtc_name);
-        snprintf(d->extra_values[7], PRESENT_EXTRA_VALUE_MAX, "%s", d->link.display.name ?: "");
-        snprintf(d->extra_values[8], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->samples);
-        snprintf(d->extra_values[9], PRESENT_EXTRA_VALUE_MAX, "%" PRIu64, d->missed);
-        snprintf(d->extra_values[10], PRESENT_EXTRA_VALUE_MAX, "%s", present_conn_is_open(&d->conn) ? "true" : "false");
-        for (size_t i = 0; i < PRESENT_EXTRAS; i++) {
-                s.extras[i].key = keys[i];
-                s.extras[i].value = d->extra_values[i];
-        }
-        s.n_extras = PRESENT_EXTRAS;
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_S("verdict_reason", present_domain_verdict_reason(d));
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_D("refresh_interval_ns", round(present_domain_interval_ns(d)));
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_D("mode_refresh_hz", d->conn.mode_interval_ns > 0 ?
+                                                round(1e12 / d->conn.mode_interval_ns) / 1e3 : 0.0);
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_B("variable_refresh", d->conn.variable_refresh);
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_X("next_vblank_ns", next_ns);
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_T("next_vblank_msc", next_msc);
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_S("crtc", d->conn.crtc_name);
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_S("x11_display", d->link.display.name ?: "");
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_T("samples", d->samples);
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_T("missed", d->missed);
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_B("connected", present_conn_is_open(&d->conn));
         s.verdict = present_domain_verdict(d);
         s.list_epoch = d->list_epoch;
         s.listed = d->listed;

@@ -51,7 +51,6 @@ void gpu_describe(const GpuDeviceInfo *dev, GpuDescription *ret) {
         GpuDescription d = {};
         int r = -ENOENT;
 
-        snprintf(d.valid_bits, sizeof(d.valid_bits), "%u", dev->valid_bits);
         if (vulkan_device_id(dev, d.device_id, sizeof(d.device_id)) < 0)
                 d.device_id[0] = '\0';
         if (dev->driver_info[0])
@@ -71,12 +70,15 @@ void gpu_describe(const GpuDeviceInfo *dev, GpuDescription *ret) {
         *ret = d;
 }
 
-static void add_extra(DomainStatus *s, const char *key, const char *value) {
-        if (s->n_extras < DOMAIN_EXTRAS_MAX && value && value[0]) {
-                s->extras[s->n_extras].key = key;
-                s->extras[s->n_extras].value = value;
-                s->n_extras++;
-        }
+static void add_extra(DomainStatus *s, DomainExtra e) {
+        if (s->n_extras < DOMAIN_EXTRAS_MAX)
+                s->extras[s->n_extras++] = e;
+}
+
+/* A string entry only when there is something to say. */
+static void add_string(DomainStatus *s, const char *key, const char *value) {
+        if (value && value[0])
+                add_extra(s, DOMAIN_EXTRA_S(key, value));
 }
 
 void gpu_status(const GpuDeviceInfo *dev, GpuDescription *desc, int64_t best_max_deviation_ns,
@@ -88,16 +90,14 @@ void gpu_status(const GpuDeviceInfo *dev, GpuDescription *desc, int64_t best_max
         };
 
         /* Most telling first: a consumer with less room than DOMAIN_EXTRAS_MAX keeps these. */
-        add_extra(&s, "host_domain", !dev->have_host ? "none" : dev->host_is_raw ? "monotonic_raw" : "monotonic");
-        add_extra(&s, "valid_bits", desc->valid_bits);
-        add_extra(&s, dev->have_pci ? "pci_bus_id" : "uuid", desc->device_id);
+        add_string(&s, "host_domain", !dev->have_host ? "none" : dev->host_is_raw ? "monotonic_raw" : "monotonic");
+        add_extra(&s, DOMAIN_EXTRA_U("valid_bits", dev->valid_bits));
+        add_string(&s, dev->have_pci ? "pci_bus_id" : "uuid", desc->device_id);
         if (desc->have_drm)
-                add_extra(&s, "drm_node", desc->drm.path);
-        if (best_max_deviation_ns >= 0) {
-                snprintf(desc->max_deviation, sizeof(desc->max_deviation), "%" PRIi64, best_max_deviation_ns);
-                add_extra(&s, "max_deviation_ns", desc->max_deviation);
-        }
-        add_extra(&s, "driver_version", desc->driver_version);
-        add_extra(&s, "extension", dev->extension);
+                add_string(&s, "drm_node", desc->drm.path);
+        if (best_max_deviation_ns >= 0)
+                add_extra(&s, DOMAIN_EXTRA_X("max_deviation_ns", best_max_deviation_ns));
+        add_string(&s, "driver_version", desc->driver_version);
+        add_string(&s, "extension", dev->extension);
         *ret = s;
 }

@@ -15,10 +15,8 @@
 typedef struct GpuDescription {
         bool have_drm;
         DrmNode drm;
-        char valid_bits[8];
         char device_id[40];                             /* PCI address or UUID */
         char driver_version[VK_MAX_DRIVER_INFO_SIZE];
-        char max_deviation[24];
 } GpuDescription;
 
 /* Device ticks: period timestampPeriod, wrapping at timestampValidBits below 64. */

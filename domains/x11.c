@@ -29,7 +29,6 @@
  * connection that stopped answering may be wedged for good. */
 #define FAILED_BURSTS_MAX 3
 #define RTT_RING 64
-#define EXTRA_VALUE_MAX 32
 
 struct Domain {
         DomainInfo info;
@@ -52,7 +51,6 @@ struct Domain {
         int64_t cpu_total_ns;
         int64_t rtt_ns[RTT_RING];
         size_t n_rtt;
-        char extra_values[7][EXTRA_VALUE_MAX];
 };
 _Static_assert(offsetof(struct Domain, info) == 0, "domain_info_first() reads it there");
 
@@ -372,8 +370,6 @@ static int x11_status(Domain *d, DomainStatus *ret) {
         X11Identity identity;
         DomainStatus s = {};
         /* Most wanted first: the bus may show only the first few. */
-        const char *keys[] = { "rtt_min_ns", "probe_cpu_ns", "probes", "x11_display", "rtt_p50_ns", "connected",
-                               "x11_server_id" };
 
         if (!d || !ret)
                 return -EINVAL;
@@ -388,24 +384,16 @@ static int x11_status(Domain *d, DomainStatus *ret) {
                     identity == X11_IDENTITY_COARSE ? "monotonic_coarse" : NULL;
         s.same_as_uncertainty_ns = x11_verdict_residual_ns(&d->verdict, identity);
 
-        snprintf(d->extra_values[0], EXTRA_VALUE_MAX, "%" PRIi64, rtt_stat_ns(d, false));
-        snprintf(d->extra_values[1], EXTRA_VALUE_MAX, "%" PRIi64,
-                 d->probes > 0 ? d->cpu_total_ns / (int64_t) d->probes : 0);
-        snprintf(d->extra_values[2], EXTRA_VALUE_MAX, "%" PRIu64, d->probes);
-        snprintf(d->extra_values[3], EXTRA_VALUE_MAX, "%s", d->link.display.name ?: "");
-        snprintf(d->extra_values[4], EXTRA_VALUE_MAX, "%" PRIi64, rtt_stat_ns(d, true));
-        snprintf(d->extra_values[5], EXTRA_VALUE_MAX, "%s", x11_conn_is_open(&d->conn) ? "true" : "false");
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_X("rtt_min_ns", rtt_stat_ns(d, false));
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_X("probe_cpu_ns", d->probes > 0 ? d->cpu_total_ns / (int64_t) d->probes : 0);
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_T("probes", d->probes);
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_S("x11_display", d->link.display.name ?: "");
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_X("rtt_p50_ns", rtt_stat_ns(d, true));
+        s.extras[s.n_extras++] = DOMAIN_EXTRA_B("connected", x11_conn_is_open(&d->conn));
         /* Which server the calibration is of (a client on another display can tell): only while
          * connected to one that could be told. */
         if (x11_conn_is_open(&d->conn) && d->has_server_id)
-                snprintf(d->extra_values[6], EXTRA_VALUE_MAX, "%" PRIu64, d->server_id);
-        else
-                d->extra_values[6][0] = '\0';
-        for (size_t i = 0; i < 7; i++) {
-                s.extras[i].key = keys[i];
-                s.extras[i].value = d->extra_values[i];
-        }
-        s.n_extras = d->extra_values[6][0] ? 7 : 6;
+                s.extras[s.n_extras++] = DOMAIN_EXTRA_T("x11_server_id", d->server_id);
         s.unavailable_reason = x11_link_reason(&d->link);
         *ret = s;
         return 0;

@@ -251,7 +251,7 @@ static void json_spread(FILE *f, const char *key, const FramesSpread *v, size_t 
         fprintf(f, "\"frames\":%zu}%s", n, after);
 }
 
-static void json_string(FILE *f, const char *s) {
+void frames_json_string(FILE *f, const char *s) {
         putc('"', f);
         for (const unsigned char *c = (const unsigned char *) s; *c; c++)
                 if (*c == '"' || *c == '\\')
@@ -268,7 +268,7 @@ static void json_wayland(FILE *f, const FramesSection *sec) {
 
         fputs("\"wayland\":{\"output\":", f);
         if (*sec->window_rows->output)
-                json_string(f, sec->window_rows->output);
+                frames_json_string(f, sec->window_rows->output);
         else
                 fputs("null", f);
         fprintf(f, ",\"rows\":%zu,\"committed\":%zu,\"presented\":%zu,\"discarded\":%zu,", d->n_rows, d->n_drawn,

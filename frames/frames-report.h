@@ -41,6 +41,10 @@ bool frames_report_any(const FramesReport *r);
 void frames_report_text(FILE *f, const FramesReport *r);
 void frames_report_json(FILE *f, const FramesReport *r);
 
+/* s as a JSON string (quotes, backslashes and control characters escaped): a name from a
+ * compositor or an X server, which the report and the probes print. */
+void frames_json_string(FILE *f, const char *s);
+
 /* The plot of a section (frames_plot_svg() and, for a window of the frame log, a panel of its
  * desktop latencies below). 0, or -EIO when writing to f failed. */
 int frames_plot_svg_section(FILE *f, const FramesSection *sec);

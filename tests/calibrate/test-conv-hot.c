@@ -128,10 +128,10 @@ static void test_same_answers(void) {
                         rr = conv_record_convert(&rec, value, &rv, &ru);
                         if (near) {
                                 tried_near++;
-                                if (hr < 0)
+                                if (hr != 0)
                                         near_refused++;
                         }
-                        if (hr == -ESTALE)
+                        if (hr == CONV_RECORD_MISS)
                                 continue;
                         taken++;
                         if (hr != 0 || rr != 0 || hv != rv || hu != ru) {

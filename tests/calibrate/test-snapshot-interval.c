@@ -219,8 +219,8 @@ static int reference_hop(const Pair *p, SnapshotMode mode, int64_t slack_ns, int
         int r;
 
         r = snapshot_interval_map(p, 0, k, mode, *ns, slack_ns, &out, &bound);
-        if (r < 0)
-                return r == -ESTALE ? -ERANGE : r;
+        if (r != 0)
+                return r == CONV_RECORD_MISS ? -ERANGE : r;
         *ns = out;
         *unc += bound;
         return 0;

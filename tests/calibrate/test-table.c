@@ -2,7 +2,7 @@
 
 /* The shared table's layout and its single-threaded behaviour: validation with named errors,
  * publishing and generations, conversions that equal the graph's (fast path and general path),
- * -ESTALE where only the daemon can answer, copies that make no sense, retirement. */
+ * CONV_RECORD_MISS where only the daemon can answer, copies that make no sense, retirement. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -135,7 +135,7 @@ static void test_validate(const Fixture *f) {
 }
 
 /* Every pair, values around the calibration: the table answers as the graph does, except before
- * a node's open segment, where it says -ESTALE and the graph uses the history. */
+ * a node's open segment, where it misses (CONV_RECORD_MISS) and the graph uses the history. */
 static void test_convert(const Fixture *f) {
         size_t size, index = 99;
         void *mem = table_new(CAPACITY, &size);
@@ -166,7 +166,7 @@ static void test_convert(const Fixture *f) {
                                         continue;
                                 r_g = graph_convert(g, from, to, value, hint, &v_g, &unc_g);
                                 r_t = shared_table_convert(mem, size, from, to, value, hint, &v_t, &unc_t);
-                                if (r_t == -ESTALE) {
+                                if (r_t == CONV_RECORD_MISS) {
                                         stale++;
                                         if (from != f->step && to != f->step)
                                                 stale_wrong++;
@@ -177,7 +177,7 @@ static void test_convert(const Fixture *f) {
                         }
         is_int(differ, 0, "the table's answers equal the graph's, for every pair");
         ok(answered > 1000, "%d conversions answered", answered);
-        ok(stale > 0 && stale_wrong == 0, "-ESTALE only before the stepped clock's open segment (%d)", stale);
+        ok(stale > 0 && stale_wrong == 0, "a miss only before the stepped clock's open segment (%d)", stale);
 
         differ = 0;
         for (size_t to = 0; to < g->n_nodes; to++)
@@ -186,7 +186,8 @@ static void test_convert(const Fixture *f) {
                         int r_g = graph_convert(g, g->hub, to, r, r, &v_g, &unc_g);
                         int r_t = shared_table_from_hub(mem, size, to, r, &v_t, &unc_t);
 
-                        if (r_t == -ESTALE ? to != f->step : (r_t != r_g || (r_g == 0 && (v_t != v_g || unc_t != unc_g))))
+                        if (r_t == CONV_RECORD_MISS ? to != f->step :
+                                                      (r_t != r_g || (r_g == 0 && (v_t != v_g || unc_t != unc_g))))
                                 differ++;
                 }
         is_int(differ, 0, "from_hub equals the graph's hub -> node");
@@ -243,13 +244,14 @@ static void test_publish(Fixture *f) {
 
         renamed = f->g;
         strcpy(renamed.nodes[f->boot].name, "boottime2");
-        is_int(shared_table_publish(mem, size, &renamed), -ESTALE, "a renamed node: -ESTALE");
+        is_int(shared_table_publish(mem, size, &renamed), SHARED_TABLE_REPLACE, "a renamed node: a new table");
         renamed = f->g;
         renamed.nodes[f->x11].unit = UNIT_US_X11;
-        is_int(shared_table_publish(mem, size, &renamed), -ESTALE, "a node with another unit: -ESTALE");
+        is_int(shared_table_publish(mem, size, &renamed), SHARED_TABLE_REPLACE,
+               "a node with another unit: a new table");
         renamed = f->g;
         renamed.n_nodes--;
-        is_int(shared_table_publish(mem, size, &renamed), -ESTALE, "fewer nodes: -ESTALE");
+        is_int(shared_table_publish(mem, size, &renamed), SHARED_TABLE_REPLACE, "fewer nodes: a new table");
         ok(shared_table_generation(mem) == 3 && shared_table_count(mem, size) == f->g.n_nodes,
            "a refused publish changed nothing");
         is_int(shared_table_publish(small, small_size, &f->g), -ENOSPC, "beyond the capacity: -ENOSPC");

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "app-clocks.h"
 #include "cleanup.h"
 #include "core.h"
 #include "fake.h"
@@ -78,7 +79,7 @@ static bool run_until(sd_event *e, bool (*cond)(const void *userdata), const voi
         return cond(userdata);
 }
 
-static void test_arguments(Core *c, sd_bus *bus, const Client *cl) {
+static void test_arguments(Core *c, AppClocks *apps, sd_bus *bus, const Client *cl) {
         const BusClockReading snapshot[] = { { CORE_HUB, R0_NS }, { "early", 1 } };
         _cleanup_(app_clocks_freep) AppClocks *unattached = NULL;
         BusPushFailure f = { SIZE_MAX, NULL };
@@ -88,8 +89,8 @@ static void test_arguments(Core *c, sd_bus *bus, const Client *cl) {
         ok(a == sentinel, "  ret untouched");
         ok(app_clocks_free(NULL) == NULL, "app_clocks_free(NULL)");
         is_int(app_clocks_count(NULL), 0, "no application clocks in NULL");
-        ok(app_clocks_owner(NULL, 1) == NULL && app_clocks_owner(c->apps, CORE_DOMAINS_MAX) == NULL &&
-           app_clocks_owner(c->apps, 0) == NULL, "no owner of the hub or of an index out of range");
+        ok(app_clocks_owner(NULL, 1) == NULL && app_clocks_owner(apps, CORE_DOMAINS_MAX) == NULL &&
+           app_clocks_owner(apps, 0) == NULL, "no owner of the hub or of an index out of range");
 
         is_int(app_clocks_new(c, &unattached), 0, "app_clocks_new");
         is_int(app_clocks_push(unattached, cl->name, snapshot, 2, &f), -EOPNOTSUPP, "a push before attach");
@@ -352,6 +353,21 @@ static void test_quotas(const Harness *h, Core *c, AppClocks *a, Client *fillers
 static const AppClocks *wait_apps;
 static size_t wait_count;
 
+/* The driver, as the daemon's: what the module reports goes to publish.h (no bus: no signals). */
+typedef struct Driver {
+        Core *core;
+        DaemonChange last;
+} Driver;
+
+static void driver_changed(void *userdata, const DaemonChange *ch) {
+        Driver *d = userdata;
+
+        d->last = *ch;
+        (void) daemon_publish(d->core, NULL, &test_log, ch);
+}
+
+static Driver driver;
+
 static bool count_reached(const void *userdata) {
         return app_clocks_count(wait_apps) == wait_count;
 }
@@ -371,7 +387,9 @@ static void test_leave(sd_event *e, Core *c, AppClocks *a, Client *owner, const 
         int table_fd;
 
         client_close(owner);
+        driver.last = (DaemonChange) {};
         ok(wait_for_count(e, a, live - 1), "the owner of 'mic' leaves the bus: its domain goes");
+        ok(driver.last.removed && !driver.last.added, "  the module reports a removal");
         ok(core_find(c, "mic", &index) == -ENOENT && core_domain_gone(c, mic) && !core_domain_available(c, mic) &&
            app_clocks_owner(a, mic) == NULL, "  'mic' is no domain any more, its node a tombstone");
 
@@ -387,6 +405,7 @@ static void test_leave(sd_event *e, Core *c, AppClocks *a, Client *owner, const 
         table_fd = table_publisher_fd(c->table);
         check_push(a, greedy->name, (const BusClockReading[]) { { CORE_HUB, R0_NS }, { "late", 1 } }, 2, 0, 0, NULL,
                    "another client makes a domain of a new name");
+        ok(driver.last.added && driver.last.models, "  the module reports an addition");
         ok(core_find(c, "late", &index) == 0 && core_count(c) == n_nodes && !core_domain_gone(c, index) &&
            app_clocks_owner(a, index) && strcmp(app_clocks_owner(a, index), greedy->name) == 0,
            "  on a departed node: no node is added");
@@ -402,6 +421,7 @@ int main(void) {
         FakeConfig fc = { .deviation_min_ns = 100, .deviation_max_ns = 300, .r_start_ns = R0_NS - NSEC_PER_SEC,
                           .interval_ns = 100000, .seed = 3 };
         size_t f_index, mic = SIZE_MAX;
+        AppClocks *apps = NULL;
         Core *c = NULL;
         int r;
 
@@ -422,7 +442,7 @@ int main(void) {
         if (core_new(&test_log, &c) < 0 ||
             core_add_domain(c, &domain_fake_ops, &(DomainInfo) { .name = "f", .unit = UNIT_NS }, &fc) < 0 ||
             core_add_domain(c, &domain_fake_ops, &(DomainInfo) { .name = "u", .unit = UNIT_NS }, &fc) < 0 ||
-            core_find(c, "f", &f_index) < 0)
+            core_find(c, "f", &f_index) < 0 || app_clocks_new(c, &apps) < 0)
                 abort();
         for (int i = 0; i < 10; i++)
                 if (core_calibrate(c, f_index, &(CoreBurst) {}) < 0)
@@ -437,15 +457,18 @@ int main(void) {
                         abort();
         }
 
-        test_arguments(c, bus, &owner);
-        is_int(app_clocks_attach(c->apps, bus, NULL), 0, "app_clocks_attach");
-        test_malformed(c, c->apps, &owner);
-        test_ownership(c, c->apps, &owner, &other, &mic);
-        test_spoof(e, bus, c, c->apps, &victim, &other);
-        test_rate(c, c->apps, &fast, &other);
-        test_quotas(h, c, c->apps, fillers, ELEMENTSOF(fillers));
-        test_leave(e, c, c->apps, &owner, &other, &fillers[0], &fillers[1], mic);
+        test_arguments(c, apps, bus, &owner);
+        driver.core = c;
+        is_int(app_clocks_attach(apps, bus, &(const AppClocksDriver) { driver_changed, &driver }), 0,
+               "app_clocks_attach");
+        test_malformed(c, apps, &owner);
+        test_ownership(c, apps, &owner, &other, &mic);
+        test_spoof(e, bus, c, apps, &victim, &other);
+        test_rate(c, apps, &fast, &other);
+        test_quotas(h, c, apps, fillers, ELEMENTSOF(fillers));
+        test_leave(e, c, apps, &owner, &other, &fillers[0], &fillers[1], mic);
 
+        app_clocks_free(apps);
         core_free(c);
         client_close(&other);
         client_close(&fast);

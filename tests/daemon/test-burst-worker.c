@@ -103,7 +103,7 @@ static int gate_status(Domain *d, DomainStatus *ret) {
         *ret = (DomainStatus) {
                 .verdict = d->verdict,
                 .n_extras = 1,
-                .extras = { { .key = "phase", .value = d->extra_value } },
+                .extras = { DOMAIN_EXTRA_S("phase", d->extra_value) },
                 .unavailable_reason = d->reason,
         };
         return 0;
@@ -270,8 +270,8 @@ static void test_burst(Test *t) {
            !in_domain(t, status.unavailable_reason),
            "  its unavailable reason too: %s", status.unavailable_reason ?: "(null)");
         ok(status.n_extras == 1 && strcmp(status.extras[0].key, "phase") == 0 &&
-           strcmp(status.extras[0].value, EXTRA_BEFORE) == 0 && !in_domain(t, status.extras[0].value),
-           "  and its extras: %s", status.n_extras == 1 ? status.extras[0].value : "(none)");
+           strcmp(status.extras[0].s, EXTRA_BEFORE) == 0 && !in_domain(t, status.extras[0].s),
+           "  and its extras: %s", status.n_extras == 1 ? status.extras[0].s : "(none)");
         is_int(t->done, 0, "  no done callback yet");
 
         is_int(write(t->gate[1], "g", 1), 1, "the source's server answers");

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "core-bus.h"
 #include "fake.h"
 #include "harness-tap.h"
 #include "tap.h"

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "core-bus.h"
 #include "fake.h"
 #include "shared-table.h"
 #include "snapshots.h"
@@ -274,7 +275,7 @@ int main(void) {
                                 checked++;
                                 rr[0] = graph_convert(&c->graph, i, j, value, r_ns, &v[0], &unc[0]);
                                 rr[1] = shared_table_convert(mem, size, i, j, value, r_ns, &v[1], &unc[1]);
-                                if (rr[1] == -ESTALE)   /* the table sends these to the daemon */
+                                if (rr[1] == CONV_RECORD_MISS)  /* the table sends these to the daemon */
                                         rr[1] = graph_convert(&c->graph, i, j, value, r_ns, &v[1], &unc[1]);
                                 rr[2] = timeconv_snapshots_convert(snaps, TIMECONV_MODE_NEAREST, c->graph.nodes[i].name,
                                                                    c->graph.nodes[j].name, value, &v[2], &unc[2]);

@@ -23,6 +23,7 @@
 
 #include "cleanup.h"
 #include "core.h"
+#include "core-bus.h"
 #include "fake.h"
 #include "scheduler.h"
 #include "tap.h"

@@ -45,7 +45,6 @@ static void graph_fixture(ClockGraph *g, History *h, const char *name) {
         g->nodes[1].current_r_begin_ns = INT64_MIN;
         g->nodes[1].current_x_begin_ns = INT64_MIN;
         g->nodes[1].calibrated = true;
-        g->nodes[1].fast = true;
         graph_rebuild(g);
 }
 

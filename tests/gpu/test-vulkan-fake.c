@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "domain-extra.h"
 #include "domain.h"
 #include "fake-vulkan.h"
 #include "tap.h"
@@ -29,10 +30,7 @@ static fake_vulkan_set_offset_fn fake_set_offset;
 static fake_vulkan_state_fn fake_state;
 
 static const char *extra(const DomainStatus *s, const char *key) {
-        for (size_t i = 0; i < s->n_extras; i++)
-                if (strcmp(s->extras[i].key, key) == 0)
-                        return s->extras[i].value;
-        return NULL;
+        return domain_extra_text(s, key);
 }
 
 static bool extra_is(const DomainStatus *s, const char *key, const char *want) {

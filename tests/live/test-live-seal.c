@@ -65,7 +65,6 @@ static int table_memfd(Mode mode, int *ret_fd) {
         g.nodes[1].current_r_begin_ns = INT64_MIN;
         g.nodes[1].current_x_begin_ns = INT64_MIN;
         g.nodes[1].calibrated = true;
-        g.nodes[1].fast = true;
         graph_rebuild(&g);
 
         fd = memfd_create(TABLE_NAME, MFD_CLOEXEC | (mode == MODE_UNSEALED ? 0 : MFD_ALLOW_SEALING));

@@ -9,15 +9,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "domain-extra.h"
 #include "present.h"
 #include "time-util.h"
 
 /* The value of one extra of a status, "" when it has none. */
 static inline const char *present_extra(const DomainStatus *s, const char *key) {
-        for (size_t i = 0; i < s->n_extras; i++)
-                if (strcmp(s->extras[i].key, key) == 0)
-                        return s->extras[i].value;
-        return "";
+        const char *v = domain_extra_text(s, key);
+
+        return v ? v : "";
 }
 
 /* As the daemon does between bursts: dispatch whatever comes on the fd until until_ns. */

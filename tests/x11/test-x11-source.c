@@ -14,6 +14,7 @@
 #include <time.h>
 #include <xcb/xcb.h>
 
+#include "domain-extra.h"
 #include "clock-client.h"
 #include "domain.h"
 #include "estimator.h"
@@ -26,10 +27,7 @@
 #define BURST 8
 
 static const char *extra(const DomainStatus *s, const char *key) {
-        for (size_t i = 0; i < s->n_extras; i++)
-                if (strcmp(s->extras[i].key, key) == 0)
-                        return s->extras[i].value;
-        return NULL;
+        return domain_extra_text(s, key);
 }
 
 /* Threads of this process, from /proc/self/status; -1 if unreadable. */

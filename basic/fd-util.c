@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "fd-util.h"
+
+int read_fd_whole(int fd, size_t max_bytes, void **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, allocated = 0;
+
+        for (;;) {
+                ssize_t n;
+
+                if (size == allocated) {
+                        char *p;
+
+                        if (allocated >= max_bytes)
+                                return -EFBIG;
+                        /* Doubling: a pipe of unknown length costs log2(size) copies. */
+                        allocated = allocated ? 2 * allocated : 64 * 1024;
+                        p = realloc(buf, allocated);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                }
+                n = read(fd, buf + size, allocated - size);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                size += (size_t) n;
+        }
+        *ret = TAKE_PTR(buf);
+        *ret_size = size;
+        return 0;
+}
+
+int write_fd_whole(int fd, const void *buf, size_t size) {
+        const char *p = buf;
+
+        while (size > 0) {
+                ssize_t n = write(fd, p, size);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        return -EIO;
+                p += n;
+                size -= (size_t) n;
+        }
+        return 0;
+}
