@@ -38,7 +38,7 @@
 #define LOAD_SMALL 1000         /* snapshots loaded, as Perfetto's insert was measured */
 #define LOAD_LARGE 100000
 /* Perfetto's ClockTracker insert cannot run here (no Perfetto on the machine): its cost per
- * snapshot, finalize included, as measured beside ours in one process (issue 24: ours was 1.9-2.1x
+ * snapshot, finalize included, as measured beside ours in one process (there, ours was 1.9-2.1x
  * of it at 1k snapshots, 1.2-1.9x at 100k), applied to what this benchmark measured of ours then
  * on this machine (60 ns at 1k, 134-174 ns at 100k), the least of each range. */
 #define LOAD_1K_TARGET_NS 28

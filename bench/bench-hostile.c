@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* bench-hostile: what a hostile client costs the others (issue 15). timeconvd on a private bus
+/* bench-hostile: what a hostile client costs the others. timeconvd on a private bus
  * with a desktop session bus's limits, with a real Xvfb (x11, x11_us, msc). A victim thread calls
  * Convert(monotonic -> boottime) all the time and checks every answer against a bracket of the
  * two clocks; the main thread runs each attack in turn:
@@ -14,7 +14,7 @@
  *      for all), read one after the other;
  *   7. a flood of unread calls: as many ConvertMany calls of one value, none read, as 25 M values
  *      at the limit would take (what attack 2 was before the limit came down to 512);
- *   8. 20,000 ListDomains calls sent at once, none read (issue 22);
+ *   8. 20,000 ListDomains calls sent at once, none read;
  *   9. the same, the answers read as they come;
  *  10. 20,000 Introspect calls (answered by sd-bus itself), none read.
  * For each: the victim's p99 against its p99 with no attack (measured first, in the same run), and
@@ -26,8 +26,9 @@
  * does nothing (bus_floor_*): what the same traffic costs the victim through dbus-daemon alone,
  * against that service's own p99 just before.
  * dbus-daemon reads a connection 2 KiB at a time, so every large message costs the others in
- * its loop whatever the service does. The targets are issue 15's, over its attacks 1-5, and
- * issue 22's floods (8-10) are held to the same; attacks 6 and 7 are reported beside them
+ * its loop whatever the service does. The targets (the victim's p99 within 2x its unloaded
+ * one, the daemon's RSS within 1 MiB, no wrong answer, no exit) hold over attacks 1-5 and the
+ * floods (8-10); attacks 6 and 7 are reported beside them
  * (beyond_targets): 7 stalls the do-nothing service as much, which is dbus-daemon's to fix.
  * One JSON object.
  * usage: bench-hostile TIMECONVD [ATTACK...]   (the attacks to run, 1-10; all by default) */

@@ -7,10 +7,10 @@
  * PresentNotifyMSC then reports that vblank's UST. Prints one JSON object: the floor (an
  * immediate PresentNotifyMSC round trip), the bound, the prediction errors against the reported
  * UST and against the fake CRTC's grid (msc * 16666 us, the vblank's true time), the bound over
- * the worst error seen (issue 25: at most 3), how many of either fell outside the bound, the
- * USTs' offsets from the grid, the fitted refresh rate. A report is when Xvfb's timer fired, up
- * to half a frame from the vblank under load: the bound holds the vblank, and the reports as
- * long as their spread stays what the model has seen. */
+ * the worst error seen (the target: at most 3, a bound not needlessly wide), how many of either
+ * fell outside the bound, the USTs' offsets from the grid, the fitted refresh rate. A report is
+ * when Xvfb's timer fired, up to half a frame from the vblank under load: the bound holds the
+ * vblank, and the reports as long as their spread stays what the model has seen. */
 
 #define _GNU_SOURCE
 

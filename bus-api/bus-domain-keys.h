@@ -3,8 +3,8 @@
 
 /* The keys of ListDomains' per-domain a{sv}: each key's D-Bus signature and meaning, once.
  * Compiled into the small bus_api_errors library with the error map, so that the daemon writes
- * and the client library reads through the same table; tests/test-bus-domain-keys.c holds it to
- * the list in org.timeconv.Clock1.xml. A key never changes its type. */
+ * and the client library reads through the same table; tests/bus-api/test-bus-domain-keys.c
+ * holds it to the list in org.timeconv.Clock1.xml. A key never changes its type. */
 
 #include <stdbool.h>
 #include <stddef.h>

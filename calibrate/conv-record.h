@@ -276,8 +276,8 @@ static inline __attribute__((always_inline)) void conv_hot_apply(const ConvHot *
 #if defined(__x86_64__) && !defined(CONV_HOT_PORTABLE)
         /* The same arithmetic as below in x86-64's own words: one multiply into rdx:rax, the
          * add with its carry, one double shift. gcc makes of the __int128 form twice the
-         * instructions and five saved registers, a third of a library call by id (issue 14's
-         * 5 ns); tests/test-conv-hot-portable runs the C form. */
+         * instructions and five saved registers, a third of a library call by id (whose
+         * target is 5 ns); tests/calibrate/test-conv-hot-portable runs the C form. */
         uint64_t lo = (uint64_t) d, hi, blo = ad, bhi;
 
         __asm__("imulq %[m]\n\t"

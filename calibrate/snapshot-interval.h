@@ -9,7 +9,7 @@
  *
  * snapshot_nearest_fast() is NEAREST's record applied without building it, for the values where
  * conv_record_map() reduces to 64-bit integer operations; it gives that record's answer and
- * bound to the bit (the proof is beside it, tests/test-snapshot-interval.c checks it) and
+ * bound to the bit (the proof is beside it, tests/calibrate/test-snapshot-interval.c checks it) and
  * declines every other value, which the record itself then answers: still one engine. */
 
 #include <stdbool.h>

@@ -3,7 +3,7 @@
 
 /* struct timeconv_domain, which callers see only through the getters of timeconv.h. Every string
  * is malloc'ed and never NULL; timeconv_domains_free() frees them all, so that a test may build a
- * domain of its own with this layout (tests/live/test-cli-table.c does). */
+ * domain of its own with this layout (tests/cli/test-cli-table.c does). */
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,7 +5,7 @@
 /* libtimeconv's EWMH frame synchronisation: a product of the same library (libtimeconv.so, the
  * same pkg-config Cflags) kept in a header of its own, as libevdev keeps libevdev-uinput.h, so
  * that a program that only converts does not pull in <stdio.h> or the frame structs. C89-clean
- * like timeconv.h (tests/test-client-header.sh compiles both). */
+ * like timeconv.h (tests/client-lib/test-client-header.sh compiles both). */
 
 #include <stddef.h>
 #include <stdint.h>

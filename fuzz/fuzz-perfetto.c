@@ -4,7 +4,7 @@
  * a trace loads or is refused with a message that names a byte; what loads places every packet
  * in both modes, on the trace clock and on the trace's first clock, keeping the promises of
  * timeconv.h (an answer has a bound >= 0, a failure a reason). The seeds (corpus/perfetto/) are
- * traces of tests/perfetto/trace.proto, plain, compressed both ways, with a RemoteClockSync. */
+ * traces of tests/client-lib/perfetto/trace.proto, plain, compressed both ways, with a RemoteClockSync. */
 
 #include <errno.h>
 

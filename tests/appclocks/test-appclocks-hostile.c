@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* Forged bus-driver signals (issue 15, item 1). dbus-daemon delivers a unicast signal whatever
+/* Forged bus-driver signals. dbus-daemon delivers a unicast signal whatever
  * the receiver's match rules say, and sd-bus matches a well-known sender ('org.freedesktop.DBus')
  * against any unique name: a client could tell timeconvd that another client left, and tell
  * libtimeconv that the daemon went away. Here client B forges NameOwnerChanged to the daemon

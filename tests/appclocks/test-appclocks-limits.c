@@ -16,7 +16,6 @@
 #include "clock-client.h"
 #include "harness.h"
 #include "harness-tap.h"
-#include "appclocks-tap.h"
 #include "tap.h"
 #include "timeconv.h"
 

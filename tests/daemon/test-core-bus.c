@@ -17,6 +17,7 @@
 #include "core.h"
 #include "core-bus.h"
 #include "fake.h"
+#include "harness-tap.h"
 #include "tap.h"
 
 #define PUMP_IDLE_ROUNDS_MAX 64
@@ -260,16 +261,6 @@ static int call_now(Bus *b, const char *domain, sd_bus_error *ret_error) {
         return call(b, m, ret_error);
 }
 
-/* The call failed with error name and a message that is exactly message. */
-static void check_error(const char *what, int r, sd_bus_error *e, const char *name, const char *message) {
-        bool good = r < 0 && sd_bus_error_has_name(e, name) && e->message && strcmp(e->message, message) == 0;
-
-        ok(good, "%s: %s \"%s\"", what, name, message);
-        if (!good)
-                diag("got r=%d %s \"%s\"", r, e->name ? e->name : "(no error)", e->message ? e->message : "");
-        sd_bus_error_free(e);
-}
-
 static void test_bus_errors(Bus *b) {
         static const struct {
                 const char *from, *to;
@@ -298,7 +289,7 @@ static void test_bus_errors(Bus *b) {
                 snprintf(what, sizeof(what), "Convert(%s, %s, %" PRId64 ")", cases[i].from, cases[i].to,
                          cases[i].value);
                 r = call_convert(b, cases[i].from, cases[i].to, cases[i].value, &e);
-                check_error(what, r, &e, cases[i].name, cases[i].message);
+                check_error_message(what, r, &e, cases[i].name, cases[i].message);
         }
 
         is_int(call_convert(b, "monotonic", "fast", INT64_C(2000000000), &e), 0, "Convert(monotonic, fast) answers");
@@ -306,23 +297,25 @@ static void test_bus_errors(Bus *b) {
 
         /* ConvertMany: an unknown name is the name's fault, not that of values[0]. */
         r = call_convert_many(b, "monotonic", "nope", values, 2, &e);
-        check_error("ConvertMany to an unknown domain", r, &e, BUS_ERROR_UNKNOWN_DOMAIN, "unknown domain 'nope'");
+        check_error_message("ConvertMany to an unknown domain", r, &e, BUS_ERROR_UNKNOWN_DOMAIN,
+                            "unknown domain 'nope'");
         r = call_convert_many(b, "nope", "nada", values, 2, &e);
-        check_error("ConvertMany between two unknown domains", r, &e, BUS_ERROR_UNKNOWN_DOMAIN,
-                    "unknown domain 'nope'");
+        check_error_message("ConvertMany between two unknown domains", r, &e, BUS_ERROR_UNKNOWN_DOMAIN,
+                            "unknown domain 'nope'");
         r = call_convert_many(b, "monotonic", "fast", values, 4, &e);
-        check_error("ConvertMany with values[2] out of range", r, &e, BUS_ERROR_OUT_OF_RANGE,
-                    "values[2]: value 9223372036854775807 of 'monotonic' is out of range for 'fast'");
+        check_error_message("ConvertMany with values[2] out of range", r, &e, BUS_ERROR_OUT_OF_RANGE,
+                            "values[2]: value 9223372036854775807 of 'monotonic' is out of range for 'fast'");
         r = call_convert_many(b, "fast", "dead", values, 2, &e);
-        check_error("ConvertMany to an unavailable domain", r, &e, BUS_ERROR_UNAVAILABLE,
-                    "values[0]: domain 'dead' is unavailable");
+        check_error_message("ConvertMany to an unavailable domain", r, &e, BUS_ERROR_UNAVAILABLE,
+                            "values[0]: domain 'dead' is unavailable");
         is_int(call_convert_many(b, "monotonic", "fast", values, 2, &e), 0, "ConvertMany of two good values answers");
         sd_bus_error_free(&e);
 
         r = call_now(b, "nope", &e);
-        check_error("Now of an unknown domain", r, &e, BUS_ERROR_UNKNOWN_DOMAIN, "unknown domain 'nope'");
+        check_error_message("Now of an unknown domain", r, &e, BUS_ERROR_UNKNOWN_DOMAIN, "unknown domain 'nope'");
         r = call_now(b, "dead", &e);
-        check_error("Now of an unavailable domain", r, &e, BUS_ERROR_UNAVAILABLE, "domain 'dead' is unavailable");
+        check_error_message("Now of an unavailable domain", r, &e, BUS_ERROR_UNAVAILABLE,
+                            "domain 'dead' is unavailable");
         is_int(call_now(b, "fast", &e), 0, "Now(fast) answers");
         sd_bus_error_free(&e);
 }

@@ -8,7 +8,7 @@
  * its bound again, and a value from before the loss converts with the model of its time. gpu0's
  * stable name (gpu-..., a view of gpu0) is announced with it. While it is lost, a reconnection
  * held in vkCreateInstance (the layer's hold file) holds nobody: the daemon creates instances off
- * its event loop (issue 25 item 6), and answers meanwhile.
+ * its event loop (a driver can block there for seconds), and answers meanwhile.
  * usage: test-daemon-gpu-loss TIMECONVD LAVAPIPE_ICD_JSON LAYER_DIR */
 
 #include <errno.h>

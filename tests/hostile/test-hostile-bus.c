@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* Clients that never read their replies, or ask for a lot (issue 15, items 2-4), against the real
+/* Clients that never read their replies, or ask for a lot, against the real
  * timeconvd on a private bus with a desktop session bus's limits:
  *   - 3,000 GetSharedTable calls whose replies are not read: each pending reply holds an fd in
  *     the bus daemon, which at its fd limit would drop timeconvd. At most BUS_CLIENT_TABLES_BURST
@@ -217,7 +217,7 @@ static void test_unread_many(Harness *h, sd_bus *victim, pid_t daemon_pid, const
 
 /* ConvertMany of 1 and up to the limit: as many answers as values, each one's offset (boottime -
  * monotonic, which only a suspend changes) the one Convert gives, within the two bounds. One
- * value more, or 10,000 (issue 14's benchmark), is refused with InvalidArgs, saying the limit
+ * value more, or 10,000 (a batch a benchmark once sent), is refused with InvalidArgs, saying the limit
  * and what to use instead. */
 static void test_answers(sd_bus *client, const int64_t *values) {
         static const size_t sizes[] = { 1, MANY_VALUES - 1, MANY_VALUES, MANY_VALUES + 1, 10000 };

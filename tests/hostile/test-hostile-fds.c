@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* File descriptors a client attaches to its calls (issue 22, item 2), against the real timeconvd
+/* File descriptors a client attaches to its calls, against the real timeconvd
  * on a private bus, held at a low limit of open files (RLIMIT_NOFILE: its own fds and 64 more).
  * Many connections each send calls carrying 16 fds: ConvertManyMemfd (its memfd and 15 its
  * signature does not name) and ConvertMany and ListDomains (16 that no signature names). sd-bus

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* Floods of calls with answers of a few KiB (issue 22, item 1), against the real timeconvd on a
+/* Floods of calls with answers of a few KiB, against the real timeconvd on a
  * private bus with a desktop session bus's limits: 20,000 ListDomains, then 20,000 Introspect
  * (answered by sd-bus itself, not by a handler of ours), sent without reading a reply. Before,
  * the daemon queued every answer on its bus connection, ahead of everyone's: +156 MB, and the

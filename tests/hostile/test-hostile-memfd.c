@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* ConvertManyMemfd against the real timeconvd on a private bus (issue 15): a large batch in a
+/* ConvertManyMemfd against the real timeconvd on a private bus: a large batch in a
  * memfd of the caller's, which the daemon maps and answers into.
  *   - the answers are whole, in order, and agree with Convert; an empty batch is answered;
  *   - every memfd the daemon must not map is refused with InvalidArgs saying why: not a

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* The TAP side of the harness: the opening the tests of the real daemon share, said once.
- * tap.h keeps its counters per program, so this is a header too. */
+/* The TAP side of the harness: the opening the tests of the real daemon share, and the check of
+ * a call that must fail, said once. */
+
+#include <systemd/sd-bus.h>
 
 #include "harness.h"
 #include "tap.h"
@@ -11,18 +13,13 @@
  * as harness_start_timeconvd() runs it; one TAP line) and, when ret_bus is not NULL, a client
  * connection. Returns 0 or the first error; *ret_h and *ret_bus are set as far as it got, so
  * that the caller's cleanup ends what started. */
-static inline int harness_tap_start(const char *daemon_path, const char *const *args, Harness **ret_h,
-                                    sd_bus **ret_bus) {
-        int r;
+int harness_tap_start(const char *daemon_path, const char *const *args, Harness **ret_h, sd_bus **ret_bus);
 
-        r = harness_new(NULL, ret_h);
-        is_int(r, 0, "a private dbus-daemon starts");
-        if (r < 0)
-                return r;
-        r = args ? harness_start_daemon(*ret_h, daemon_path, args, HARNESS_READY_TIMEOUT_MS) :
-                   harness_start_timeconvd(*ret_h, daemon_path, NULL);
-        is_int(r, 0, "timeconvd starts and says READY=1");
-        if (r >= 0 && ret_bus)
-                r = harness_connect(*ret_h, ret_bus);
-        return r;
-}
+/* One TAP line: the call failed with r == -errno_want and the error name, its message holding
+ * substr (NULL: any message); what came otherwise as a diagnostic. Frees e, so that the next
+ * call may reuse it. */
+void check_error(const char *what, int r, sd_bus_error *e, const char *name, int errno_want, const char *substr);
+
+/* The same for a call that failed (any r < 0) with the error name and exactly message: where
+ * the message's whole wording is what is tested (which argument it blames, say). */
+void check_error_message(const char *what, int r, sd_bus_error *e, const char *name, const char *message);

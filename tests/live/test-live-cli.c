@@ -549,7 +549,8 @@ static void check_push(void) {
         ok(out && !*out && err && strstr(err, "push: DOMAIN '': empty domain name") && count_lines(err) == 1,
            "said once, before any line");
 
-        /* Issue 26, item 3: names checked before a line is read, each said once. */
+        /* Names checked before a line is read (a typo found at once, not after stdin ends), each
+         * said once. */
         snprintf(script, sizeof(script), "'%s' push dac0 --against nope < /dev/null", tc_path);
         is_int(run_sh(script), 65, "push --against an unknown domain: exit 65");
         ok(err && strstr(err, "unknown domain 'nope'; timeconvd has: ") && strstr(err, "monotonic") &&

@@ -214,7 +214,7 @@ int main(int argc, char *argv[]) {
         ok(second && mark && mark < second, "the event line comes before the second table");
         if (out && (!second || !strstr(second, "! discontinuity +")))
                 diag_lines("stdout", out);
-        /* Issue 26, item 25: the reason names the domain; the CLI does not say it twice. */
+        /* The reason names the domain; the CLI does not say it twice. */
         sd_bus_flush_close_unref(fake.bus);
         fake = (Fake) {};
         r = harness_stand_in(h, fake_vtable, &fake, &fake.bus);

@@ -2,7 +2,7 @@
 
 /* The hostile client: malformed and oversized calls in a loop, each of which must be answered,
  * in time, with the right error (or, for a ConvertMany at the limit, right answers), while the
- * other clients go on. tests/test-daemon-robust.c covers the variety alone; here it is the
+ * other clients go on. tests/integration/test-daemon-robust.c covers the variety alone; here it is the
  * pressure on a daemon that is busy. */
 
 #define _GNU_SOURCE

@@ -4,7 +4,7 @@
  * rate is Xvfb's fake CRTC (1000000 / 60 = 16666 us a frame: 60.0024 Hz, present_fake.c) within
  * the bound, Convert("msc", "monotonic", msc_now + 10) holds the UST that our own
  * PresentNotifyMSC reports for that vblank, and --no-x11 leaves msc out. Xvfb's Present is a
- * timer (issue 25): the verdict says "emulated" and why, and over several bursts its jitter is
+ * timer, not a display's vblank: the verdict says "emulated" and why, and over several bursts its jitter is
  * never announced as a discontinuity and no answer goes backwards for a later msc.
  * usage: test-present-daemon TIMECONVD */
 

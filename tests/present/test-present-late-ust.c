@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 
-/* The msc domain's bound against what Present reports (issue 15 item 6): a simulated fake CRTC
+/* The msc domain's bound against what Present reports, late or early on a loaded server: a simulated fake CRTC
  * (present_fake.c's arithmetic: msc rounded from the UST) on a loaded server, whose timer fires
  * up to 3 ms early, mostly on time, and now and then late by up to 1.5 intervals, and which
  * answers a request it handles late at once, up to half an interval before the vblank. Its
  * events go through the source's box (domains/present-box.c) into a History; vblanks ten frames
  * ahead are converted as the daemon converts them (the graph; msc is an event counter, so the
- * bound is the model's alone, issue 25). The model's bound holds the vblank's true time, and so
+ * bound is the model's alone). The model's bound holds the vblank's true time, and so
  * does Convert's, every time; no event is taken for a step. A report is the fake timer's firing,
  * anywhere within half a frame of the vblank: how many fall outside the bound is a diag, the
  * jitter the `emulated` verdict names. */

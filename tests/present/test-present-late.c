@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 
-/* timeconvd started on an X display that has no server yet (issue 15, item 7): x11 and msc are
- * listed, unavailable; once an Xvfb takes the display, both become available without a restart
- * of the daemon, and msc converts.
+/* timeconvd started on an X display that has no server yet (a session's daemon can start before
+ * its display): x11 and msc are listed, unavailable; once an Xvfb takes the display, both become
+ * available without a restart of the daemon, and msc converts.
  * usage: test-present-late TIMECONVD */
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* One vblank domain per monitor (issue 25 item 3), on Xorg with Debian's dummy driver: a config
+/* One vblank domain per monitor (each has its own refresh rate), on Xorg with Debian's dummy driver: a config
  * of our own in a private directory (modelines at 60 and 144 Hz), three outputs lit with xrandr
  * (DUMMY0 and DUMMY2 at 59.94 Hz, DUMMY1 at 143.88 Hz), timeconvd --display on it. ListDomains
  * has msc (DUMMY0's, at the origin) and msc-dummy0..2 with RandR's rates, each `emulated` (the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-/* The vblank domains on a GNOME Wayland session's Xwayland (issue 25): mutter 43 headless with
+/* The vblank domains on a GNOME Wayland session's Xwayland: mutter 43 headless with
  * two virtual monitors (800x600 at 60 Hz and at 144 Hz), its Xwayland, timeconvd --display on
  * it. ListDomains has msc, msc-xwayland0 and msc-xwayland1 with RandR's rates (59.86 and
  * 143.8 Hz), each `emulated` because the server is Xwayland (whose Present is one ~60 Hz timer

@@ -142,7 +142,7 @@ static void test_restart(Harness *h, sd_bus *bus, Xvfb *x) {
                 _cleanup_free_ char *log = NULL;
                 char line[512];
 
-                /* Issue 26, item 24: the log and ListDomains tell one story. */
+                /* A user reads the log or ListDomains: both give x11's reason in the same words. */
                 ok(x11_bus_domain(bus, "x11", &d) == 0 && d.reason[0], "ListDomains gives x11's reason: %s", d.reason);
                 snprintf(line, sizeof(line), "domain 'x11' is unavailable: %s", d.reason);
                 ok(harness_daemon_log(h, &log) >= 0 && strstr(log, line),

@@ -236,7 +236,7 @@ static void test_between(sd_bus *bus, const struct timeconv_snapshots *s, const 
         }
 }
 
-/* ---- The loop a user makes (issue 24): a producer's trace stamped in x11_us and x11 by
+/* ---- The loop a user makes: a producer's trace stamped in x11_us and x11 by
  * timeconv's clock ids, cat'ed with `timeconv export --format perfetto`, read back ---- */
 
 #define N_STAMPS 6

@@ -2,7 +2,7 @@
 
 /* libtimeconv's offline path through the public API only: the snapshot file loader on good
  * and malformed files (each refusal names the element and its line and column), and Perfetto's
- * documented examples. argv[1] is tests/data. */
+ * documented examples. argv[1] is tests/client-lib/data. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -67,7 +67,7 @@ static void check_cases(const char *what, const struct timeconv_snapshots *s, co
         }
 }
 
-/* perfetto.dev/docs/concepts/clock-sync, the tables of tests/test-snapshot-graph.c. */
+/* perfetto.dev/docs/concepts/clock-sync, the tables of tests/calibrate/test-snapshot-graph.c. */
 static void test_perfetto_examples(void) {
         static const char one[] = "{\"snapshots\":["
                 "{\"clocks\":[{\"domain\":\"monotonic\",\"ts\":1000},{\"domain\":\"boottime\",\"ts\":2000}]},"
@@ -112,7 +112,7 @@ static void test_perfetto_examples(void) {
         timeconv_snapshots_free(s);
 }
 
-/* Declared units, the built-in X time units, custom names, and the file in tests/data. */
+/* Declared units, the built-in X time units, custom names, and the file in tests/client-lib/data. */
 static void test_good_files(const char *data_dir) {
         static const char units[] =
                 "{ \"domains\": [ { \"name\": \"frames_ms\", \"unit\": \"ms\" },\n"
@@ -151,7 +151,7 @@ static void test_good_files(const char *data_dir) {
         s = NULL;
         snprintf(path, sizeof(path), "%s/client-snapshots.json", data_dir);
         r = timeconv_snapshots_load(path, &s, &e);
-        is_int(r, 0, "tests/data/client-snapshots.json loads");
+        is_int(r, 0, "tests/client-lib/data/client-snapshots.json loads");
         is_int(e.line, 99, "and the error is not written on success");
         r = timeconv_snapshots_convert(s, NEAREST, "custom", "boottime", 3503, &v, NULL);
         ok(r == 0 && v == 7703, "its custom 3503 is boottime 7703 (%d, %" PRId64 ")", r, v);

@@ -231,7 +231,7 @@ static size_t widest(const char *text) {
         return max;
 }
 
-/* What a desktop shows (issue 26: 110 columns, wrapped at 80): within 80 columns by default, the
+/* What a desktop shows (a terminal is often 80 columns, the table was 110, wrapped): within 80 columns by default, the
  * whole table when asked; what each column is against and what "-" means, said under it. */
 static void check_fit(void) {
         const unsigned avail = TIMECONV_DOMAIN_AVAILABLE | TIMECONV_DOMAIN_MONOTONIC;

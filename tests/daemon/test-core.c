@@ -175,8 +175,8 @@ int main(void) {
         ok(typed_extra(&bi, "probes") && typed_extra(&bi, "probes")->type == 't' && typed_extra(&bi, "probes")->t == 8,
            "the source's extras are listed, typed as it gave them");
         /* Identity with a probe residual: ListDomains' uncertainty is what a conversion to the
-         * reference carries, the residual in it (issue 14: it said 12-22 ns where answers
-         * carried 7-9 µs). */
+         * reference carries, the residual in it (without it, it said 12-22 ns where
+         * answers carried 7-9 µs). */
         is_int(graph_set_same_as_uncertainty(&c->graph, xms, 7000), 0, "a residual of 7 µs");
         bi = (BusDomainInfo) {};
         {

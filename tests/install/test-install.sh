@@ -16,7 +16,7 @@ servicesdir=$6
 interfacesdir=$7
 xml_source=$8
 
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/../tap.sh"
 
 # A directory option may be relative to the prefix, like meson's own.
 absolute() {

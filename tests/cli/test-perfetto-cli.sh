@@ -1,12 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# timeconv trace and convert --snapshots on Perfetto traces written by protoc (tests/perfetto):
+# timeconv trace and convert --snapshots on Perfetto traces written by protoc (tests/client-lib/perfetto):
 # two files concatenated with cat, text and JSON Lines, a malformed trace refused with its offset.
 # Usage: test-perfetto-cli.sh TIMECONV PROTO_DIR
 set -u
 tc=$1
 dir=$2
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/../tap.sh"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 if ! command -v protoc >/dev/null || ! command -v jq >/dev/null; then

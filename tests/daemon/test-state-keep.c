@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 
-/* What a run keeps of the state file it found (issue 15, item 8), with fake clocks: the
- * temporary files of a save that was killed are removed at start, and nothing else is; a run
- * too short to learn (none, or a few bursts) leaves what the file knew; a domain absent from
- * this run (an X server, a GPU not there now) keeps its remembered rate; a domain learned
- * better this run is replaced. */
+/* What a run keeps of the state file it found, with fake clocks: the temporary files of a save
+ * that was killed are removed at start, and nothing else is; a run too short to learn (none, or
+ * a few bursts) leaves what the file knew; a domain absent from this run (an X server, a GPU not
+ * there now) keeps its remembered rate; a domain learned better this run is replaced. */
 
 #define _GNU_SOURCE
 

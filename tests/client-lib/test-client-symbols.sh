@@ -10,7 +10,7 @@ map=$2
 srcdir=$3
 version=$4
 node="TIMECONV_$version"
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/../tap.sh"
 
 syms=$(nm -D --defined-only "$lib") || { echo "not ok 1 - nm $lib"; echo "1..1"; exit 1; }
 tmp=$(mktemp -d)

@@ -16,7 +16,7 @@ build_tree_unit=$3
 build_tree_services=$4
 daemon=$5
 
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/../tap.sh"
 diag() {
         sed 's/^/# /'
 }

@@ -15,20 +15,10 @@
 #include <unistd.h>
 
 #include "bus-api.h"
+#include "harness-tap.h"
 #include "tap.h"
 #include "test-bus-api-client.h"
 #include "test-bus-api-server.h"
-
-static void check_error(const char *what, int r, const sd_bus_error *e, const char *name, int errno_want,
-                        const char *substr) {
-        bool pass = r == -errno_want && sd_bus_error_has_name(e, name) &&
-                    (!substr || (e->message && strstr(e->message, substr)));
-
-        ok(pass, "%s: %s (%s)", what, name, substr ? substr : "-");
-        if (!pass)
-                diag("got r=%d name=%s message=%s", r, e->name ? e->name : "(none)",
-                     e->message ? e->message : "(none)");
-}
 
 /* Calls GetSharedTable; on success *ret_fd is a dup of the fd it carried (the caller closes it). */
 static int get_shared_table(sd_bus *c, sd_bus_error *e, int *ret_fd) {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The timeconv CLI end to end, offline, on the snapshot files of tests/data.
+# The timeconv CLI end to end, offline, on the snapshot files of tests/client-lib/data.
 # Usage: test-client-cli.sh TIMECONV DATA_DIR
 set -u
 tc=$1
@@ -90,7 +90,7 @@ else
         failed=1
 fi
 
-# Issue 26, item 5: bytes that are not UTF-8 are echoed as U+FFFD, so that every line is JSON.
+# Bytes that are not UTF-8 are echoed as U+FFFD, so that every line is JSON.
 run_in 'a\377b\300\200\355\240\200\342\202\254\n' $conv --json
 want '{"in":"a\\ufffdb\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\342\202\254","error":"not an integer"}\n'
 check "--json: a byte that is not UTF-8 is \\ufffd (a lone byte, overlong, surrogate), UTF-8 stays" 65 "$tmp/want"
@@ -150,8 +150,8 @@ printf '{"snapshots": []}\n' > "$tmp/empty.json"
 run convert --from monotonic --to boottime --snapshots "$tmp/empty.json" 1
 check_err "a file without snapshots says so (exit 65)" 65 'empty.json: the file has no snapshots$'
 
-# Issue 26, items 18 and 19: an old export (wrap_bits 0, "ticks") and a new one (64, "tick")
-# read the same.
+# An old export (wrap_bits 0, "ticks") and a new one (64, "tick") read the same: files made
+# by an earlier release still load.
 for form in '0 ticks frames' '64 tick frame'; do
         set -- $form
         printf '{"domains": [{"name": "a", "unit": "ns", "wrap_bits": %s},\n' "$1" > "$tmp/units.json"
@@ -224,7 +224,7 @@ check_err "no --to: usage error (64)" 64 'needs --from and --to'
 run convert --from custom --to boottime --snapshots "$good" --mode fast 1
 check_err "a bad --mode: usage error (64)" 64 "unknown mode 'fast'"
 
-# Issue 26, item 25: --window on an Android dump does not speak of a frame log it is not.
+# --window on an Android dump does not speak of a frame log it is not.
 printf '16666667\n100 200 300\n16666767 16666867 16666967\n33333434 33333534 33333634\n' > "$tmp/sf.txt"
 run frames --window 0x10 "$tmp/sf.txt"
 check_err "frames --window on a SurfaceFlinger dump: exit 1, and says the dump has no windows" 1 \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
 /* The Perfetto trace reader (client-lib/perfetto-read.c, perfetto-load.c) on traces written by
- * Debian's protoc from tests/perfetto/trace.proto: trace_processor's placements computed by hand
+ * Debian's protoc from tests/client-lib/perfetto/trace.proto: trace_processor's placements computed by hand
  * (scoping, multipliers, incremental clocks, defaults, both kinds of compression, concatenation),
  * RemoteClockSync brackets against a known truth, and malformed input refused with its offset. */
 
