@@ -111,6 +111,10 @@ int harness_name_wait(HarnessNameWatch *w, bool owned, int timeout_ms);
 
 void harness_name_unwatch(HarnessNameWatch *w);
 
+/* Processes bus until *replies (which its reply callbacks count) reaches want; -ETIMEDOUT after
+ * timeout_ns. */
+int harness_pump(sd_bus *bus, const unsigned *replies, unsigned want, int64_t timeout_ns);
+
 /* Takes on a daemon the bus activated (by its pid), so that harness_stop_daemon() and
  * harness_free() can end it. */
 int harness_adopt_daemon(Harness *h, pid_t pid);
