@@ -59,14 +59,6 @@ static bool is_unavailable_because(const X11BusDomain *d, void *userdata) {
         return d->listed && !d->available && strstr(d->reason, (const char *) userdata);
 }
 
-static size_t count_in(const char *text, const char *what) {
-        size_t n = 0;
-
-        for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-                n++;
-        return n;
-}
-
 /* The daemon's log (stderr of the services the bus activated) from offset on. */
 static int read_log(const char *path, size_t offset, char **ret) {
         _cleanup_free_ char *text = NULL;
@@ -168,7 +160,7 @@ static void test_forged_display(Harness *h, sd_bus *bus, const char *display) {
         ok(r >= 0 && strstr(text, LOG_CUE), "they only make it ask the user manager again (%s)",
            r < 0 ? strerror(-r) : "logged");
         ok(!strstr(text, switched), "it takes no display from them");
-        reads = count_in(text, LOG_READ);
+        reads = proc_count_in(text, LOG_READ);
         ok(reads <= (size_t) (3 + elapsed_ns / READ_SPACING_NS),
            "  and asks at most once every %" PRIi64 " ms, however many came: %zu reads in %" PRIi64 " ms",
            READ_SPACING_NS / 1000000, reads, elapsed_ns / 1000000);

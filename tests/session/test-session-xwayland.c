@@ -118,51 +118,6 @@ static bool wait_connection(Listener *l, int timeout_ms) {
                poll(&(struct pollfd) { .fd = l->counted_fd, .events = POLLIN }, 1, timeout_ms) > 0;
 }
 
-static size_t count_in(const char *text, const char *what) {
-        size_t n = 0;
-
-        for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-                n++;
-        return n;
-}
-
-/* Waits until the daemon's log, from offset on, holds what n times; its size then. */
-static int wait_log(const char *path, size_t offset, const char *what, size_t n, size_t *ret_size) {
-        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
-        int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK), r;
-        char events[4096];
-
-        if (fd < 0 || inotify_add_watch(fd, path, IN_MODIFY) < 0) {
-                r = -errno;
-                if (fd >= 0)
-                        close(fd);
-                return r;
-        }
-        for (;;) {
-                char *text = NULL;
-                size_t size = 0;
-
-                r = proc_read_file(path, &text, &size);
-                if (r >= 0 && count_in(text + (offset <= size ? offset : size), what) >= n) {
-                        *ret_size = size;
-                        free(text);
-                        break;
-                }
-                free(text);
-                if (r < 0)
-                        break;
-                r = poll(&(struct pollfd) { .fd = fd, .events = POLLIN }, 1, proc_ms_left(deadline_ns));
-                if (r == 0) {
-                        r = -ETIMEDOUT;
-                        break;
-                }
-                while (read(fd, events, sizeof(events)) > 0)
-                        ;
-        }
-        close(fd);
-        return r < 0 ? r : 0;
-}
-
 static bool is_unavailable_because(const X11BusDomain *d, void *userdata) {
         return d->listed && !d->available && strstr(d->reason, (const char *) userdata);
 }
@@ -231,7 +186,7 @@ int main(int argc, char *argv[]) {
         ok(r >= 0, "x11 unavailable: \"%s\"", d.reason);
         r = x11_bus_wait_for(bus, "msc", is_unavailable_because, why, WAIT_MS, &d);
         ok(r >= 0, "msc unavailable: \"%s\"", d.reason);
-        r = wait_log(log, 0, LOG_STILL, ATTEMPTS, &offset);
+        r = proc_wait_log(log, 0, LOG_STILL, ATTEMPTS, WAIT_MS, &offset, NULL);
         ok(r >= 0, "the daemon looked for Xwayland at %d of its X sources' attempts", ATTEMPTS);
         is_int(atomic_load(&l.connections), 0, "no connection to the X socket while no Xwayland runs");
 
@@ -260,12 +215,12 @@ int main(int argc, char *argv[]) {
                 proc_wait(xwayland_pidfd, xwayland_pid, true, WAIT_MS, NULL);
                 close(xwayland_pidfd);
         }
-        r = wait_log(log, offset, exited, 1, &offset);
+        r = proc_wait_log(log, offset, exited, 1, WAIT_MS, &offset, NULL);
         ok(r >= 0, "the daemon saw Xwayland exit");
         r = x11_bus_wait_for(bus, "x11", is_unavailable_because, why, WAIT_MS, &d);
         ok(r >= 0, "x11 unavailable again: \"%s\"", d.reason);
         before = atomic_load(&l.connections);
-        r = wait_log(log, offset, LOG_STILL, ATTEMPTS, &offset);
+        r = proc_wait_log(log, offset, LOG_STILL, ATTEMPTS, WAIT_MS, &offset, NULL);
         ok(r >= 0, "the daemon looked for Xwayland at %d more attempts", ATTEMPTS);
         is_int(atomic_load(&l.connections), before, "no connection once Xwayland is gone");
 
