@@ -271,18 +271,9 @@ int main(int argc, char *argv[]) {
 
         /* The stand-in user manager, with a session's environment but no DISPLAY yet. */
         {
-                _cleanup_free_ char *bus_env = NULL;
                 const char *manager_argv[] = { argv[2], "XDG_SESSION_TYPE=x11", "LANG=C.UTF-8", NULL };
-                const char *env[2] = {};
 
-                r = asprintf(&bus_env, "DBUS_SESSION_BUS_ADDRESS=%s", h->bus_address) < 0 ? -ENOMEM : 0;
-                env[0] = bus_env;
-                if (r >= 0)
-                        r = proc_spawn(&(ProcSpawn) { .argv = manager_argv, .env_set = env, .stdout_fd = -1,
-                                                      .stderr_fd = STDERR_FILENO, .fd3 = -1 },
-                                       &manager_pid, &manager_pidfd);
-                if (r >= 0)
-                        r = harness_name_wait(&manager_watch, true, WAIT_MS);
+                r = harness_spawn_owner(h, manager_argv, &manager_watch, WAIT_MS, &manager_pid, &manager_pidfd);
                 ok(r >= 0, "fake-systemd1 owns %s on the bus", MANAGER);
                 if (r < 0)
                         goto finish;
