@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness-proc.h"
@@ -154,4 +155,23 @@ void *probe_read_log(const char *path, size_t row_size, void (*fill)(json_t *o, 
         fclose(f);
         *ret_n = n;
         return rows;
+}
+
+int probe_run_v(const Harness *h, const char *program, const char *const *env, int timeout_ms, char **out,
+                char **err, int *status, const char *first, va_list ap) {
+        const char *argv[32] = { program, first };
+        size_t n = 2;
+        int r;
+
+        while (n < 31 && (argv[n] = va_arg(ap, const char *)))
+                n++;
+        argv[n] = NULL;
+        free(*out);
+        free(*err);
+        *out = *err = NULL;
+        r = harness_run(h, argv, env, timeout_ms, out, err, status);
+        if (r < 0)
+                return r;
+        *status = WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
+        return *status;
 }

@@ -53,24 +53,13 @@ static void diag_text(const char *text) {
 
 /* Runs timeconv with args (NULL-terminated) on the private bus; status, out and err. */
 static int run(const char *first, ...) {
-        const char *argv[32] = { timeconv, first };
-        size_t n = 2;
         va_list ap;
         int r;
 
         va_start(ap, first);
-        while (n < 31 && (argv[n] = va_arg(ap, const char *)))
-                n++;
+        r = probe_run_v(h, timeconv, NULL, RUN_MS, &out, &err, &status, first, ap);
         va_end(ap);
-        argv[n] = NULL;
-        free(out);
-        free(err);
-        out = err = NULL;
-        r = harness_run(h, argv, NULL, RUN_MS, &out, &err, &status);
-        if (r < 0)
-                return r;
-        status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        return status;
+        return r;
 }
 
 static void test_no_display(void) {

@@ -51,24 +51,15 @@ static int status;
 /* timeconv with args (NULL-terminated) on the private bus, a client of compositor c (may be
  * NULL); status, out and err. */
 static int run(const Compositor *c, const char *first, ...) {
-        const char *argv[32] = { timeconv, first };
         const char *env[] = { c ? c->env_runtime : "WAYLAND_DISPLAY=", c ? c->env_display : NULL, NULL };
-        size_t n = 2;
         va_list ap;
         int r;
 
         va_start(ap, first);
-        while (n < 31 && (argv[n] = va_arg(ap, const char *)))
-                n++;
+        r = probe_run_v(h, timeconv, env, RUN_MS, &out, &err, &status, first, ap);
         va_end(ap);
-        argv[n] = NULL;
-        free(out);
-        free(err);
-        out = err = NULL;
-        r = harness_run(h, argv, env, RUN_MS, &out, &err, &status);
         if (r < 0)
                 return r;
-        status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         if (status != 0)
                 diag("timeconv %s ...: exit %d: %s", first, status, err ? err : "");
         return status;
