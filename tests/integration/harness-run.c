@@ -199,3 +199,11 @@ int harness_spawn_owner(const Harness *h, const char *const *argv, HarnessNameWa
         *ret_pidfd = pidfd;
         return 0;
 }
+
+void harness_stop_owner(pid_t pid, int pidfd, int timeout_ms) {
+        if (pidfd < 0)
+                return;
+        (void) proc_signal(pidfd, SIGTERM);
+        (void) proc_wait(pidfd, pid, true, timeout_ms, NULL);
+        close(pidfd);
+}

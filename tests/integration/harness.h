@@ -117,6 +117,10 @@ void harness_name_unwatch(HarnessNameWatch *w);
 int harness_spawn_owner(const Harness *h, const char *const *argv, HarnessNameWatch *w, int timeout_ms,
                         pid_t *ret_pid, int *ret_pidfd);
 
+/* Ends what harness_spawn_owner() started: SIGTERM, waits up to timeout_ms, closes pidfd.
+ * Nothing when pidfd < 0 (never started). */
+void harness_stop_owner(pid_t pid, int pidfd, int timeout_ms);
+
 /* Processes bus until *replies (which its reply callbacks count) reaches want; -ETIMEDOUT after
  * timeout_ns. */
 int harness_pump(sd_bus *bus, const unsigned *replies, unsigned want, int64_t timeout_ns);

@@ -339,11 +339,7 @@ finish:
         harness_name_unwatch(&manager_watch);
         if (x.pid > 0)
                 (void) xvfb_stop(&x);
-        if (manager_pidfd >= 0) {
-                (void) proc_signal(manager_pidfd, SIGTERM);
-                (void) proc_wait(manager_pidfd, manager_pid, true, HARNESS_STOP_TIMEOUT_MS, NULL);
-                close(manager_pidfd);
-        }
+        harness_stop_owner(manager_pid, manager_pidfd, HARNESS_STOP_TIMEOUT_MS);
         bus = sd_bus_flush_close_unref(bus);
         h = harness_free(h);
         if (services)

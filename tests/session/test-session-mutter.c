@@ -231,11 +231,7 @@ int main(int argc, char *argv[]) {
         ok(xwayland == 0, "no Xwayland again: timeconvd did not restart it (pid %d)", (int) xwayland);
 
         harness_name_unwatch(&manager_watch);
-        if (manager_pid > 0) {
-                proc_signal(manager_pidfd, SIGTERM);
-                proc_wait(manager_pidfd, manager_pid, true, WAIT_MS, NULL);
-                close(manager_pidfd);
-        }
+        harness_stop_owner(manager_pid, manager_pidfd, WAIT_MS);
         h = harness_free(h);
         compositor_stop(&c, tap_failed_ > 0);
         /* Anything mutter left in the unit (an Xwayland) goes with it. */

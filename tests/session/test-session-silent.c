@@ -165,11 +165,7 @@ int main(int argc, char *argv[]) {
 finish:
         x11_bus_unwatch(&watch);
         harness_name_unwatch(&manager_watch);
-        if (manager_pidfd >= 0) {
-                (void) proc_signal(manager_pidfd, SIGTERM);
-                (void) proc_wait(manager_pidfd, manager_pid, true, HARNESS_STOP_TIMEOUT_MS, NULL);
-                close(manager_pidfd);
-        }
+        harness_stop_owner(manager_pid, manager_pidfd, HARNESS_STOP_TIMEOUT_MS);
         bus = sd_bus_flush_close_unref(bus);
         h = harness_free(h);
         if (live.pid > 0)

@@ -215,11 +215,7 @@ int main(int argc, char *argv[]) {
         is_int(atomic_load(&l.connections), before, "no connection once Xwayland is gone");
 
         harness_name_unwatch(&manager_watch);
-        if (manager_pid > 0) {
-                proc_signal(manager_pidfd, SIGTERM);
-                proc_wait(manager_pidfd, manager_pid, true, WAIT_MS, NULL);
-                close(manager_pidfd);
-        }
+        harness_stop_owner(manager_pid, manager_pidfd, WAIT_MS);
         h = harness_free(h);
         listener_stop(&l);
         unlink(lock);
