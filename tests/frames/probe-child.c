@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness-proc.h"
@@ -121,4 +122,56 @@ void probe_child_done(ProbeChild *c) {
                 close(c->err_fd);
         free(c->err);
         *c = (ProbeChild) { .pidfd = -1, .err_fd = -1 };
+}
+
+int64_t probe_json_int(json_t *o, const char *key) {
+        return json_integer_value(json_object_get(o, key));
+}
+
+void *probe_read_log(const char *path, size_t row_size, void (*fill)(json_t *o, void *row), size_t *ret_n) {
+        FILE *f = fopen(path, "re");
+        char *rows = NULL;
+        size_t n = 0;
+        char line[4096];
+
+        if (!f)
+                return NULL;
+        while (fgets(line, sizeof(line), f)) {
+                json_t *o = json_loads(line, 0, NULL);
+                char *more = reallocarray(rows, n + 1, row_size);
+
+                if (!o || !more) {
+                        json_decref(o);
+                        free(more ? more : rows);
+                        fclose(f);
+                        return NULL;
+                }
+                rows = more;
+                memset(rows + n * row_size, 0, row_size);
+                fill(o, rows + n * row_size);
+                n++;
+                json_decref(o);
+        }
+        fclose(f);
+        *ret_n = n;
+        return rows;
+}
+
+int probe_run_v(const Harness *h, const char *program, const char *const *env, int timeout_ms, char **out,
+                char **err, int *status, const char *first, va_list ap) {
+        const char *argv[32] = { program, first };
+        size_t n = 2;
+        int r;
+
+        while (n < 31 && (argv[n] = va_arg(ap, const char *)))
+                n++;
+        argv[n] = NULL;
+        free(*out);
+        free(*err);
+        *out = *err = NULL;
+        r = harness_run(h, argv, env, timeout_ms, out, err, status);
+        if (r < 0)
+                return r;
+        *status = WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
+        return *status;
 }

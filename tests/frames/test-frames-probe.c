@@ -53,24 +53,13 @@ static void diag_text(const char *text) {
 
 /* Runs timeconv with args (NULL-terminated) on the private bus; status, out and err. */
 static int run(const char *first, ...) {
-        const char *argv[32] = { timeconv, first };
-        size_t n = 2;
         va_list ap;
         int r;
 
         va_start(ap, first);
-        while (n < 31 && (argv[n] = va_arg(ap, const char *)))
-                n++;
+        r = probe_run_v(h, timeconv, NULL, RUN_MS, &out, &err, &status, first, ap);
         va_end(ap);
-        argv[n] = NULL;
-        free(out);
-        free(err);
-        out = err = NULL;
-        r = harness_run(h, argv, NULL, RUN_MS, &out, &err, &status);
-        if (r < 0)
-                return r;
-        status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        return status;
+        return r;
 }
 
 static void test_no_display(void) {
@@ -109,43 +98,22 @@ typedef struct Row {
         bool drawn;
 } Row;
 
-static int64_t field(json_t *o, const char *key) {
-        return json_integer_value(json_object_get(o, key));
+static void fill_row(json_t *o, void *row) {
+        Row *r = row;
+
+        *r = (Row) {
+                .begin_ns = probe_json_int(o, "begin_ns"),
+                .end_ns = probe_json_int(o, "end_ns"),
+                .drawn = json_is_integer(json_object_get(o, "drawn_ns")),
+                .drawn_ns = probe_json_int(o, "drawn_ns"),
+                .drawn_unc_ns = probe_json_int(o, "drawn_uncertainty_ns"),
+                .drawn_received_ns = probe_json_int(o, "drawn_received_ns"),
+        };
 }
 
 /* The probe's frame log, read with jansson (not the reader under test). */
 static Row *read_log(const char *path, size_t *ret_n) {
-        FILE *f = fopen(path, "re");
-        Row *rows = NULL;
-        size_t n = 0;
-        char line[2048];
-
-        if (!f)
-                return NULL;
-        while (fgets(line, sizeof(line), f)) {
-                json_t *o = json_loads(line, 0, NULL);
-                Row *more = reallocarray(rows, n + 1, sizeof(*rows));
-
-                if (!o || !more) {
-                        json_decref(o);
-                        free(more ? more : rows);
-                        fclose(f);
-                        return NULL;
-                }
-                rows = more;
-                rows[n++] = (Row) {
-                        .begin_ns = field(o, "begin_ns"),
-                        .end_ns = field(o, "end_ns"),
-                        .drawn = json_is_integer(json_object_get(o, "drawn_ns")),
-                        .drawn_ns = field(o, "drawn_ns"),
-                        .drawn_unc_ns = field(o, "drawn_uncertainty_ns"),
-                        .drawn_received_ns = field(o, "drawn_received_ns"),
-                };
-                json_decref(o);
-        }
-        fclose(f);
-        *ret_n = n;
-        return rows;
+        return probe_read_log(path, sizeof(Row), fill_row, ret_n);
 }
 
 static int compare_int64(const void *a, const void *b) {

@@ -51,24 +51,15 @@ static int status;
 /* timeconv with args (NULL-terminated) on the private bus, a client of compositor c (may be
  * NULL); status, out and err. */
 static int run(const Compositor *c, const char *first, ...) {
-        const char *argv[32] = { timeconv, first };
         const char *env[] = { c ? c->env_runtime : "WAYLAND_DISPLAY=", c ? c->env_display : NULL, NULL };
-        size_t n = 2;
         va_list ap;
         int r;
 
         va_start(ap, first);
-        while (n < 31 && (argv[n] = va_arg(ap, const char *)))
-                n++;
+        r = probe_run_v(h, timeconv, env, RUN_MS, &out, &err, &status, first, ap);
         va_end(ap);
-        argv[n] = NULL;
-        free(out);
-        free(err);
-        out = err = NULL;
-        r = harness_run(h, argv, env, RUN_MS, &out, &err, &status);
         if (r < 0)
                 return r;
-        status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         if (status != 0)
                 diag("timeconv %s ...: exit %d: %s", first, status, err ? err : "");
         return status;
@@ -80,49 +71,26 @@ typedef struct Row {
         bool presented, discarded;
 } Row;
 
-static int64_t field(json_t *o, const char *key) {
-        return json_integer_value(json_object_get(o, key));
+static void fill_row(json_t *o, void *row) {
+        Row *r = row;
+
+        *r = (Row) {
+                .commit_ns = probe_json_int(o, "commit_ns"),
+                .raw_ns = probe_json_int(o, "presented_raw_ns"),
+                .presented_ns = probe_json_int(o, "presented_ns"),
+                .unc_ns = probe_json_int(o, "presented_uncertainty_ns"),
+                .refresh_ns = probe_json_int(o, "refresh_interval_ns"),
+                .seq = probe_json_int(o, "seq"),
+                .flags = probe_json_int(o, "presentation_flags"),
+                .presented = json_is_integer(json_object_get(o, "presented_ns")),
+                .discarded = json_is_true(json_object_get(o, "discarded")),
+        };
+        snprintf(r->output, sizeof(r->output), "%s", json_string_value(json_object_get(o, "output")) ?: "");
 }
 
 /* The probe's log, read with jansson (not the reader under test). */
 static Row *read_log(const char *path, size_t *ret_n) {
-        FILE *f = fopen(path, "re");
-        Row *rows = NULL;
-        size_t n = 0;
-        char line[4096];
-
-        if (!f)
-                return NULL;
-        while (fgets(line, sizeof(line), f)) {
-                json_t *o = json_loads(line, 0, NULL);
-                Row *more = reallocarray(rows, n + 1, sizeof(*rows));
-
-                if (!o || !more) {
-                        json_decref(o);
-                        free(more ? more : rows);
-                        fclose(f);
-                        return NULL;
-                }
-                rows = more;
-                rows[n] = (Row) {
-                        .commit_ns = field(o, "commit_ns"),
-                        .raw_ns = field(o, "presented_raw_ns"),
-                        .presented_ns = field(o, "presented_ns"),
-                        .unc_ns = field(o, "presented_uncertainty_ns"),
-                        .refresh_ns = field(o, "refresh_interval_ns"),
-                        .seq = field(o, "seq"),
-                        .flags = field(o, "presentation_flags"),
-                        .presented = json_is_integer(json_object_get(o, "presented_ns")),
-                        .discarded = json_is_true(json_object_get(o, "discarded")),
-                };
-                snprintf(rows[n].output, sizeof(rows[n].output), "%s",
-                         json_string_value(json_object_get(o, "output")) ?: "");
-                n++;
-                json_decref(o);
-        }
-        fclose(f);
-        *ret_n = n;
-        return rows;
+        return probe_read_log(path, sizeof(Row), fill_row, ret_n);
 }
 
 /* CLOCK_MONOTONIC - CLOCK_MONOTONIC_RAW, bracketed: the truth lies in [*lo, *hi]. */

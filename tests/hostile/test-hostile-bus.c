@@ -65,25 +65,6 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         return 0;
 }
 
-/* Runs bus until want replies were counted in t, or timeout. */
-static int pump(sd_bus *bus, const Tally *t, unsigned want, int64_t timeout_ns) {
-        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + timeout_ns;
-
-        while (t->replies < want) {
-                int64_t left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
-                int r;
-
-                if (left_ns <= 0)
-                        return -ETIMEDOUT;
-                r = sd_bus_process(bus, NULL);
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        (void) sd_bus_wait(bus, (uint64_t) left_ns / 1000);
-        }
-        return 0;
-}
-
 static int call_async(sd_bus *bus, const char *member, Tally *t, sd_bus_message **ret_call) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
@@ -143,7 +124,7 @@ static void test_tables(Harness *h, sd_bus *victim) {
         ok(victim_convert(victim) >= 0, "meanwhile another client's Convert is answered");
         ok(harness_daemon_alive(h), "the daemon is still running");
 
-        r = pump(hostile, &t, TABLE_CALLS, 60 * NSEC_PER_SEC);
+        r = harness_pump(hostile, &t.replies, TABLE_CALLS, 60 * NSEC_PER_SEC);
         ok(r >= 0, "the hostile client's %u replies all arrive in the end (%s)", t.replies, strerror(-r));
         /* The burst, and one a second while the daemon read the calls (it read them all before
          * the last reply came). */
@@ -188,7 +169,7 @@ static void test_unread_many(Harness *h, sd_bus *victim, pid_t daemon_pid, const
            victim_calls);
         ok(harness_daemon_alive(h), "the daemon is still running");
 
-        r = pump(hostile, &t, UNREAD_CALLS, 240 * NSEC_PER_SEC);
+        r = harness_pump(hostile, &t.replies, UNREAD_CALLS, 240 * NSEC_PER_SEC);
         ok(r >= 0, "the hostile client's replies all arrive in the end (%u)", t.replies);
         /* What the limits let through by the time the last reply came (the daemon had taken or
          * refused every call by then): the client's bucket's burst and what it refilled (each
@@ -313,13 +294,7 @@ int main(int argc, char **argv) {
 
         tap_args(argc, argv, 1, "TIMECONVD");
 
-        r = harness_new(NULL, &h);
-        if (r < 0)
-                bail_out("a private bus: %s", strerror(-r));
-        r = harness_start_timeconvd(h, argv[1], NULL);
-        if (r < 0)
-                bail_out("timeconvd: %s", strerror(-r));
-        r = harness_connect(h, &victim);
+        r = harness_new_started(argv[1], NULL, &h, &victim);
         if (r >= 0)
                 r = harness_name_pid(victim, BUS_API_SERVICE, &daemon_pid);
         if (r < 0)

@@ -427,13 +427,7 @@ int main(int argc, char **argv) {
 
         tap_args(argc, argv, 1, "TIMECONVD");
 
-        r = harness_new(NULL, &h);
-        if (r < 0)
-                bail_out("a private bus: %s", strerror(-r));
-        r = harness_start_timeconvd(h, argv[1], NULL);
-        if (r < 0)
-                bail_out("timeconvd: %s", strerror(-r));
-        r = harness_connect(h, &victim);
+        r = harness_new_started(argv[1], NULL, &h, &victim);
         if (r >= 0)
                 r = harness_name_pid(victim, BUS_API_SERVICE, &pid);
         if (r < 0)

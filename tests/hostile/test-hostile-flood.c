@@ -52,24 +52,6 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         return 0;
 }
 
-static int pump(sd_bus *bus, const Tally *t, unsigned want, int64_t timeout_ns) {
-        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + timeout_ns;
-
-        while (t->replies < want) {
-                int64_t left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
-                int r;
-
-                if (left_ns <= 0)
-                        return -ETIMEDOUT;
-                r = sd_bus_process(bus, NULL);
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        (void) sd_bus_wait(bus, (uint64_t) left_ns / 1000);
-        }
-        return 0;
-}
-
 static int victim_convert(sd_bus *victim) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -139,7 +121,7 @@ static void flood(Harness *h, sd_bus *victim, pid_t pid, const char *interface, 
            victim_ok, victim_calls);
         ok(harness_daemon_alive(h), "%s: the daemon is still running", member);
 
-        r = pump(hostile, &t, FLOOD_CALLS, 240 * NSEC_PER_SEC);
+        r = harness_pump(hostile, &t.replies, FLOOD_CALLS, 240 * NSEC_PER_SEC);
         diag("%s: %u answered, %u QuotaExceeded, %u other errors; daemon RSS at most %" PRId64 " KiB, held %" PRId64
              " KiB before", member, t.ok, t.quota, t.other, peak_kib, held0_kib);
         ok(r >= 0 && t.replies == FLOOD_CALLS, "%s: every call has an answer (%u)", member, t.replies);
@@ -168,13 +150,7 @@ int main(int argc, char **argv) {
 
         tap_args(argc, argv, 1, "TIMECONVD");
 
-        r = harness_new(NULL, &h);
-        if (r < 0)
-                bail_out("a private bus: %s", strerror(-r));
-        r = harness_start_timeconvd(h, argv[1], NULL);
-        if (r < 0)
-                bail_out("timeconvd: %s", strerror(-r));
-        r = harness_connect(h, &victim);
+        r = harness_new_started(argv[1], NULL, &h, &victim);
         if (r >= 0)
                 r = harness_name_pid(victim, BUS_API_SERVICE, &pid);
         if (r < 0)

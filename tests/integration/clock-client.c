@@ -263,3 +263,22 @@ int clock_domain_property(sd_bus *bus, const char *name, const char *key, char t
                 return r;
         return p.found ? 0 : -ENOENT;
 }
+
+int clock_export_snapshots(sd_bus *bus, char **ret_json) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *json;
+        char *copy;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ExportSnapshots", NULL,
+                               &reply, "");
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "s", &json);
+        if (r < 0)
+                return r;
+        copy = strdup(json);
+        if (!copy)
+                return -ENOMEM;
+        *ret_json = copy;
+        return 0;
+}

@@ -61,6 +61,9 @@ int clock_domain_properties(sd_bus *bus, const char *name, ClockPropertyReader r
  * untouched). */
 int clock_domain_property(sd_bus *bus, const char *name, const char *key, char type, void *ret);
 
+/* ExportSnapshots' JSON, malloc'ed. */
+int clock_export_snapshots(sd_bus *bus, char **ret_json);
+
 /* The domain names ListDomains gives, as a NULL-terminated malloc'ed array of malloc'ed
  * strings (free with clock_strv_free()). */
 int clock_list_domains(sd_bus *bus, char ***ret_names);

@@ -189,3 +189,21 @@ int harness_name_wait(HarnessNameWatch *w, bool owned, int timeout_ms) {
 void harness_name_unwatch(HarnessNameWatch *w) {
         w->slot = sd_bus_slot_unref(w->slot);
 }
+
+int harness_pump(sd_bus *bus, const unsigned *replies, unsigned want, int64_t timeout_ns) {
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + timeout_ns;
+
+        while (*replies < want) {
+                int64_t left_ns = deadline_ns - clock_now_ns(CLOCK_MONOTONIC);
+                int r;
+
+                if (left_ns <= 0)
+                        return -ETIMEDOUT;
+                r = sd_bus_process(bus, NULL);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        (void) sd_bus_wait(bus, (uint64_t) left_ns / 1000);
+        }
+        return 0;
+}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -255,4 +256,52 @@ int proc_usage(pid_t pid, ProcUsage *ret) {
                 return u.n_fds;
         *ret = u;
         return 0;
+}
+
+size_t proc_count_in(const char *text, const char *what) {
+        size_t n = 0;
+
+        for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+                n++;
+        return n;
+}
+
+int proc_wait_log(const char *path, size_t offset, const char *what, size_t n, int timeout_ms, size_t *ret_size,
+                  char **ret_text) {
+        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) timeout_ms * 1000000;
+        int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK), r;
+        char events[4096];
+
+        if (fd < 0 || inotify_add_watch(fd, path, IN_MODIFY) < 0) {
+                r = -errno;
+                if (fd >= 0)
+                        close(fd);
+                return r;
+        }
+        for (;;) {
+                char *text = NULL;
+                size_t size = 0;
+
+                r = proc_read_file(path, &text, &size);
+                if (r >= 0 && proc_count_in(text + (offset <= size ? offset : size), what) >= n) {
+                        *ret_size = size;
+                        if (ret_text)
+                                *ret_text = text;
+                        else
+                                free(text);
+                        break;
+                }
+                free(text);
+                if (r < 0)
+                        break;
+                r = poll(&(struct pollfd) { .fd = fd, .events = POLLIN }, 1, proc_ms_left(deadline_ns));
+                if (r == 0) {
+                        r = -ETIMEDOUT;
+                        break;
+                }
+                while (read(fd, events, sizeof(events)) > 0)
+                        ;
+        }
+        close(fd);
+        return r < 0 ? r : 0;
 }

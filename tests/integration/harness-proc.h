@@ -36,6 +36,14 @@ int proc_ms_left(int64_t deadline_ns);
 /* The whole of a file (or of fd to its end), NUL-terminated, malloc'ed. */
 int proc_read_file(const char *path, char **ret, size_t *ret_size);
 
+/* How often what stands in text. */
+size_t proc_count_in(const char *text, const char *what);
+
+/* Waits up to timeout_ms (on inotify, never sleeping) until the file at path, from offset on,
+ * holds what n times: 0 with *ret_size its size then and *ret_text (may be NULL) its text. */
+int proc_wait_log(const char *path, size_t offset, const char *what, size_t n, int timeout_ms, size_t *ret_size,
+                  char **ret_text);
+
 /* The resident set of process pid, in KiB (VmRSS); -EBADMSG when /proc says nothing of it. */
 int proc_rss_kib(pid_t pid, int64_t *ret);
 

@@ -172,3 +172,38 @@ int harness_new_started(const char *daemon_path, const char *const *args, Harnes
                 *ret_bus = bus;
         return 0;
 }
+
+int harness_spawn_owner(const Harness *h, const char *const *argv, HarnessNameWatch *w, int timeout_ms,
+                        pid_t *ret_pid, int *ret_pidfd) {
+        _cleanup_free_ char *bus_env = NULL;
+        const char *env[2] = {};
+        pid_t pid;
+        int pidfd, r;
+
+        if (asprintf(&bus_env, "DBUS_SESSION_BUS_ADDRESS=%s", h->bus_address) < 0)
+                return -ENOMEM;
+        env[0] = bus_env;
+        r = proc_spawn(&(ProcSpawn) { .argv = argv, .env_set = env, .stdout_fd = -1, .stderr_fd = STDERR_FILENO,
+                                      .fd3 = -1 },
+                       &pid, &pidfd);
+        if (r < 0)
+                return r;
+        r = harness_name_wait(w, true, timeout_ms);
+        if (r < 0) {
+                (void) proc_signal(pidfd, SIGKILL);
+                (void) proc_wait(pidfd, pid, true, -1, NULL);
+                close(pidfd);
+                return r;
+        }
+        *ret_pid = pid;
+        *ret_pidfd = pidfd;
+        return 0;
+}
+
+void harness_stop_owner(pid_t pid, int pidfd, int timeout_ms) {
+        if (pidfd < 0)
+                return;
+        (void) proc_signal(pidfd, SIGTERM);
+        (void) proc_wait(pidfd, pid, true, timeout_ms, NULL);
+        close(pidfd);
+}

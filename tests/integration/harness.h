@@ -111,6 +111,20 @@ int harness_name_wait(HarnessNameWatch *w, bool owned, int timeout_ms);
 
 void harness_name_unwatch(HarnessNameWatch *w);
 
+/* Runs argv (argv[0] looked up in PATH; a stand-in for a session service such as fake-systemd1)
+ * with DBUS_SESSION_BUS_ADDRESS set to the private bus and its stderr on ours, and waits up to
+ * timeout_ms for w's name to be owned. On failure the child is killed and reaped. */
+int harness_spawn_owner(const Harness *h, const char *const *argv, HarnessNameWatch *w, int timeout_ms,
+                        pid_t *ret_pid, int *ret_pidfd);
+
+/* Ends what harness_spawn_owner() started: SIGTERM, waits up to timeout_ms, closes pidfd.
+ * Nothing when pidfd < 0 (never started). */
+void harness_stop_owner(pid_t pid, int pidfd, int timeout_ms);
+
+/* Processes bus until *replies (which its reply callbacks count) reaches want; -ETIMEDOUT after
+ * timeout_ns. */
+int harness_pump(sd_bus *bus, const unsigned *replies, unsigned want, int64_t timeout_ns);
+
 /* Takes on a daemon the bus activated (by its pid), so that harness_stop_daemon() and
  * harness_free() can end it. */
 int harness_adopt_daemon(Harness *h, pid_t pid);

@@ -23,21 +23,6 @@
  * between monotonic and boottime (or realtime) moves only on suspend or a clock set. */
 #define OFFSET_TOLERANCE_NS INT64_C(1000000)
 
-static int export_snapshots(sd_bus *bus, char **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const char *json;
-        int r;
-
-        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ExportSnapshots", NULL,
-                               &reply, "");
-        if (r >= 0)
-                r = sd_bus_message_read(reply, "s", &json);
-        if (r < 0)
-                return r;
-        *ret = strdup(json);
-        return *ret ? 0 : -ENOMEM;
-}
-
 static bool clock_ts(json_t *clocks, const char *domain, int64_t *ret) {
         size_t i;
         json_t *c;
@@ -191,7 +176,7 @@ int main(int argc, char *argv[]) {
         if (r >= 0)
                 r = clock_list_domains(bus, &domains);
         if (r >= 0)
-                r = export_snapshots(bus, &first);
+                r = clock_export_snapshots(bus, &first);
         is_int(r, 0, "ExportSnapshots answers");
         if (r < 0)
                 return done_testing();
@@ -202,7 +187,7 @@ int main(int argc, char *argv[]) {
         r = clock_convert(bus, "monotonic", "boottime", clock_now_ns(CLOCK_MONOTONIC), NULL,
                           &(int64_t) { 0 }, &(uint64_t) { 0 });
         if (r >= 0)
-                r = export_snapshots(bus, &second);
+                r = clock_export_snapshots(bus, &second);
         {
                 json_t *a = json_loads(first, 0, NULL), *b = r >= 0 ? json_loads(second, 0, NULL) : NULL;
                 size_t n_a = json_array_size(json_object_get(a, "snapshots"));

@@ -22,6 +22,7 @@
 #include "harness-proc.h"
 #include "harness-tap.h"
 #include "tap.h"
+#include "x11-bus.h"
 #include "xvfb.h"
 
 #define WAIT_NS INT64_C(60000000000)
@@ -56,45 +57,13 @@ static const char xorg_conf[] =
         "  EndSubSection\n"
         "EndSection\n";
 
-typedef struct Entry {
-        bool found, available;
-        double mode_refresh_hz;
-        char verdict[16], verdict_reason[160], crtc[48], reason[160];
-} Entry;
+/* name's ListDomains entry; all zero (listed false) when there is none. */
+static X11BusDomain entry(sd_bus *bus, const char *name) {
+        X11BusDomain d;
 
-static int read_entry(sd_bus_message *m, const char *key, const char *contents, void *userdata) {
-        Entry *e = userdata;
-        const char *s;
-        int b, r;
-
-        if (strcmp(key, "available") == 0 && strcmp(contents, "b") == 0) {
-                r = sd_bus_message_read(m, "v", "b", &b);
-                e->available = b;
-        } else if (strcmp(key, "mode_refresh_hz") == 0 && strcmp(contents, "d") == 0)
-                r = sd_bus_message_read(m, "v", "d", &e->mode_refresh_hz);
-        else if (strcmp(contents, "s") == 0) {
-                r = sd_bus_message_read(m, "v", "s", &s);
-                if (r < 0)
-                        return r;
-                if (strcmp(key, "verdict") == 0)
-                        snprintf(e->verdict, sizeof(e->verdict), "%s", s);
-                else if (strcmp(key, "verdict_reason") == 0)
-                        snprintf(e->verdict_reason, sizeof(e->verdict_reason), "%s", s);
-                else if (strcmp(key, "crtc") == 0)
-                        snprintf(e->crtc, sizeof(e->crtc), "%s", s);
-                else if (strcmp(key, "reason") == 0)
-                        snprintf(e->reason, sizeof(e->reason), "%s", s);
-        } else
-                r = sd_bus_message_skip(m, "v");
-        return r;
-}
-
-static Entry entry(sd_bus *bus, const char *name) {
-        Entry e = { .found = true };
-
-        if (clock_domain_properties(bus, name, read_entry, &e, NULL, 0) < 0)
-                e = (Entry) {};
-        return e;
+        if (x11_bus_domain(bus, name, &d) < 0)
+                d = (X11BusDomain) {};
+        return d;
 }
 
 /* The names DomainsChanged said changed (or were added) since the last look. */
@@ -130,8 +99,8 @@ static bool changes_take(Changes *c, const char *name) {
 }
 
 /* Waits on the bus (signals, 100 ms at most between looks) until name's entry passes want. */
-static bool wait_entry(sd_bus *bus, const char *name, bool (*want)(const Entry *e, const void *arg), const void *arg,
-                       Entry *ret) {
+static bool wait_entry(sd_bus *bus, const char *name, bool (*want)(const X11BusDomain *e, const void *arg),
+                       const void *arg, X11BusDomain *ret) {
         int64_t until_ns = clock_now_ns(CLOCK_MONOTONIC) + WAIT_NS;
 
         while (clock_now_ns(CLOCK_MONOTONIC) < until_ns) {
@@ -159,12 +128,12 @@ static bool wait_changed(sd_bus *bus, Changes *c, const char *name) {
         return false;
 }
 
-static bool available_at(const Entry *e, const void *arg) {
-        return e->found && e->available && e->verdict[0] && fabs(e->mode_refresh_hz - *(const double *) arg) < 0.01;
+static bool available_at(const X11BusDomain *e, const void *arg) {
+        return e->listed && e->available && e->verdict[0] && fabs(e->mode_refresh_hz - *(const double *) arg) < 0.01;
 }
 
-static bool unavailable(const Entry *e, const void *arg) {
-        return e->found && !e->available && strstr(e->reason, (const char *) arg);
+static bool unavailable(const X11BusDomain *e, const void *arg) {
+        return e->listed && !e->available && strstr(e->reason, (const char *) arg);
 }
 
 static int xrandr(const char *display, const char *const *args) {
@@ -191,7 +160,7 @@ static void test_outputs(sd_bus *bus) {
                 const char *name;
                 double hz;
         } want[] = { { "msc", HZ_60 }, { "msc-dummy0", HZ_60 }, { "msc-dummy1", HZ_144 }, { "msc-dummy2", HZ_60 } };
-        Entry e, first;
+        X11BusDomain e, first;
 
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
                 bool listed = wait_entry(bus, want[i].name, available_at, &want[i].hz, &e);
@@ -206,7 +175,7 @@ static void test_outputs(sd_bus *bus) {
                         ok(strcmp(first.crtc, e.crtc) == 0 && strstr(e.crtc, "DUMMY0"),
                            "msc counts the CRTC at the origin: DUMMY0's (%s, %s)", first.crtc, e.crtc);
         }
-        ok(!entry(bus, "msc-dummy3").found, "no domain for an output that shows nothing (DUMMY3)");
+        ok(!entry(bus, "msc-dummy3").listed, "no domain for an output that shows nothing (DUMMY3)");
 }
 
 static void test_live(sd_bus *bus, const char *display) {
@@ -214,7 +183,7 @@ static void test_live(sd_bus *bus, const char *display) {
         Changes changes = {};
         const double hz_144 = HZ_144, hz_60 = HZ_60;
         bool followed;
-        Entry e;
+        X11BusDomain e;
 
         ok(sd_bus_match_signal(bus, &slot, NULL, "/org/timeconv/Clock1", "org.timeconv.Clock1", "DomainsChanged",
                                on_domains_changed, &changes) >= 0, "watching DomainsChanged");

@@ -27,6 +27,7 @@
 #include "harness-proc.h"
 #include "harness-tap.h"
 #include "tap.h"
+#include "x11-bus.h"
 
 #define READY_TIMEOUT_NS (INT64_C(60) * 1000000000)
 #define WAIT_NS (INT64_C(60) * 1000000000)
@@ -138,51 +139,22 @@ static void mutter_stop(Mutter *m) {
         m->pid = 0;
 }
 
-typedef struct Entry {
-        bool found, available;
-        double mode_refresh_hz;
-        int64_t last_calibrated_ns;
-        char verdict[16], verdict_reason[160];
-} Entry;
+/* name's ListDomains entry; all zero (listed false) when there is none. */
+static X11BusDomain entry(sd_bus *bus, const char *name) {
+        X11BusDomain d;
 
-static int read_entry(sd_bus_message *msg, const char *key, const char *contents, void *userdata) {
-        Entry *e = userdata;
-        const char *s;
-        int b, r;
-
-        if (strcmp(key, "available") == 0 && strcmp(contents, "b") == 0) {
-                r = sd_bus_message_read(msg, "v", "b", &b);
-                e->available = b;
-        } else if (strcmp(key, "mode_refresh_hz") == 0 && strcmp(contents, "d") == 0)
-                r = sd_bus_message_read(msg, "v", "d", &e->mode_refresh_hz);
-        else if (strcmp(key, "last_calibrated_ns") == 0 && strcmp(contents, "x") == 0)
-                r = sd_bus_message_read(msg, "v", "x", &e->last_calibrated_ns);
-        else if (strcmp(contents, "s") == 0) {
-                r = sd_bus_message_read(msg, "v", "s", &s);
-                if (r >= 0 && strcmp(key, "verdict") == 0)
-                        snprintf(e->verdict, sizeof(e->verdict), "%s", s);
-                else if (r >= 0 && strcmp(key, "verdict_reason") == 0)
-                        snprintf(e->verdict_reason, sizeof(e->verdict_reason), "%s", s);
-        } else
-                r = sd_bus_message_skip(msg, "v");
-        return r;
-}
-
-static Entry entry(sd_bus *bus, const char *name) {
-        Entry e = { .found = true };
-
-        if (clock_domain_properties(bus, name, read_entry, &e, NULL, 0) < 0)
-                e = (Entry) {};
-        return e;
+        if (x11_bus_domain(bus, name, &d) < 0)
+                d = (X11BusDomain) {};
+        return d;
 }
 
 /* Waits on the bus (100 ms at most between looks) until name is calibrated with a verdict. */
-static bool wait_calibrated(sd_bus *bus, Mutter *m, const char *name, Entry *ret) {
+static bool wait_calibrated(sd_bus *bus, Mutter *m, const char *name, X11BusDomain *ret) {
         int64_t until_ns = clock_now_ns(CLOCK_MONOTONIC) + WAIT_NS;
 
         while (clock_now_ns(CLOCK_MONOTONIC) < until_ns) {
                 *ret = entry(bus, name);
-                if (ret->found && ret->available && ret->last_calibrated_ns > 0 && ret->verdict[0])
+                if (ret->listed && ret->available && ret->last_calibrated_ns > 0 && ret->verdict[0])
                         return true;
                 mutter_drain(m);
                 while (sd_bus_process(bus, NULL) > 0)
@@ -208,7 +180,7 @@ static void test_domains(sd_bus *bus, Mutter *m) {
                 const char *name;
                 double hz;
         } want[] = { { "msc", 59.86 }, { "msc-xwayland0", 59.86 }, { "msc-xwayland1", 143.86 } };
-        Entry e;
+        X11BusDomain e;
 
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
                 bool calibrated = wait_calibrated(bus, m, want[i].name, &e);
@@ -229,7 +201,7 @@ static void test_jitter(sd_bus *bus, Mutter *m) {
         ok(sd_bus_match_signal(bus, &slot, NULL, "/org/timeconv/Clock1", "org.timeconv.Clock1", "Discontinuity",
                                on_discontinuity, &n_discontinuities) >= 0, "watching Discontinuity");
         while (n_bursts < 8 && clock_now_ns(CLOCK_MONOTONIC) < until_ns) {
-                Entry e;
+                X11BusDomain e;
                 int64_t msc_now, v;
                 uint64_t unc;
 

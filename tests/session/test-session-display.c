@@ -59,14 +59,6 @@ static bool is_unavailable_because(const X11BusDomain *d, void *userdata) {
         return d->listed && !d->available && strstr(d->reason, (const char *) userdata);
 }
 
-static size_t count_in(const char *text, const char *what) {
-        size_t n = 0;
-
-        for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-                n++;
-        return n;
-}
-
 /* The daemon's log (stderr of the services the bus activated) from offset on. */
 static int read_log(const char *path, size_t offset, char **ret) {
         _cleanup_free_ char *text = NULL;
@@ -168,7 +160,7 @@ static void test_forged_display(Harness *h, sd_bus *bus, const char *display) {
         ok(r >= 0 && strstr(text, LOG_CUE), "they only make it ask the user manager again (%s)",
            r < 0 ? strerror(-r) : "logged");
         ok(!strstr(text, switched), "it takes no display from them");
-        reads = count_in(text, LOG_READ);
+        reads = proc_count_in(text, LOG_READ);
         ok(reads <= (size_t) (3 + elapsed_ns / READ_SPACING_NS),
            "  and asks at most once every %" PRIi64 " ms, however many came: %zu reads in %" PRIi64 " ms",
            READ_SPACING_NS / 1000000, reads, elapsed_ns / 1000000);
@@ -279,18 +271,9 @@ int main(int argc, char *argv[]) {
 
         /* The stand-in user manager, with a session's environment but no DISPLAY yet. */
         {
-                _cleanup_free_ char *bus_env = NULL;
                 const char *manager_argv[] = { argv[2], "XDG_SESSION_TYPE=x11", "LANG=C.UTF-8", NULL };
-                const char *env[2] = {};
 
-                r = asprintf(&bus_env, "DBUS_SESSION_BUS_ADDRESS=%s", h->bus_address) < 0 ? -ENOMEM : 0;
-                env[0] = bus_env;
-                if (r >= 0)
-                        r = proc_spawn(&(ProcSpawn) { .argv = manager_argv, .env_set = env, .stdout_fd = -1,
-                                                      .stderr_fd = STDERR_FILENO, .fd3 = -1 },
-                                       &manager_pid, &manager_pidfd);
-                if (r >= 0)
-                        r = harness_name_wait(&manager_watch, true, WAIT_MS);
+                r = harness_spawn_owner(h, manager_argv, &manager_watch, WAIT_MS, &manager_pid, &manager_pidfd);
                 ok(r >= 0, "fake-systemd1 owns %s on the bus", MANAGER);
                 if (r < 0)
                         goto finish;
@@ -356,11 +339,7 @@ finish:
         harness_name_unwatch(&manager_watch);
         if (x.pid > 0)
                 (void) xvfb_stop(&x);
-        if (manager_pidfd >= 0) {
-                (void) proc_signal(manager_pidfd, SIGTERM);
-                (void) proc_wait(manager_pidfd, manager_pid, true, HARNESS_STOP_TIMEOUT_MS, NULL);
-                close(manager_pidfd);
-        }
+        harness_stop_owner(manager_pid, manager_pidfd, HARNESS_STOP_TIMEOUT_MS);
         bus = sd_bus_flush_close_unref(bus);
         h = harness_free(h);
         if (services)

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xcb/xcb.h>
@@ -35,55 +34,6 @@
 #define MANAGER "org.freedesktop.systemd1"
 #define WAIT_MS 60000
 #define ATTEMPTS 3
-
-static size_t count_in(const char *text, const char *what) {
-        size_t n = 0;
-
-        for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-                n++;
-        return n;
-}
-
-/* Waits until the log at path, from offset on, holds what n times: 0 with *ret_size its size
- * then and *ret_text (may be NULL) its text. */
-static int wait_log(const char *path, size_t offset, const char *what, size_t n, size_t *ret_size, char **ret_text) {
-        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
-        int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK), r;
-        char events[4096];
-
-        if (fd < 0 || inotify_add_watch(fd, path, IN_MODIFY) < 0) {
-                r = -errno;
-                if (fd >= 0)
-                        close(fd);
-                return r;
-        }
-        for (;;) {
-                char *text = NULL;
-                size_t size = 0;
-
-                r = proc_read_file(path, &text, &size);
-                if (r >= 0 && count_in(text + (offset <= size ? offset : size), what) >= n) {
-                        *ret_size = size;
-                        if (ret_text)
-                                *ret_text = text;
-                        else
-                                free(text);
-                        break;
-                }
-                free(text);
-                if (r < 0)
-                        break;
-                r = poll(&(struct pollfd) { .fd = fd, .events = POLLIN }, 1, proc_ms_left(deadline_ns));
-                if (r == 0) {
-                        r = -ETIMEDOUT;
-                        break;
-                }
-                while (read(fd, events, sizeof(events)) > 0)
-                        ;
-        }
-        close(fd);
-        return r < 0 ? r : 0;
-}
 
 /* The Xwayland serving :n, read from /proc here as the test's own check: its pid, 0 for none. */
 static pid_t xwayland_on(unsigned n) {
@@ -215,7 +165,7 @@ int main(int argc, char *argv[]) {
 
         r = compositor_start_mutter_xwayland(&c, h->bus_address, procs);
         ok(r >= 0, "mutter --wayland --headless runs in %s", cgroup);
-        r = r >= 0 ? wait_log(c.log, 0, "Using public X11 display :", 1, &size, &text) : r;
+        r = r >= 0 ? proc_wait_log(c.log, 0, "Using public X11 display :", 1, WAIT_MS, &size, &text) : r;
         at = text ? strstr(text, "Using public X11 display :") : NULL;
         if (r >= 0)
                 r = at && sscanf(at, "Using public X11 display :%u", &n) == 1 ? 0 : -EBADMSG;
@@ -235,20 +185,14 @@ int main(int argc, char *argv[]) {
                 setenv("XAUTHORITY", authority, 1);
 
         {
-                _cleanup_free_ char *bus_env = NULL, *wayland_env = NULL;
+                _cleanup_free_ char *wayland_env = NULL;
                 const char *manager_argv[] = { argv[2], "XDG_SESSION_TYPE=wayland", NULL, display_env, NULL };
-                const char *env[2] = {};
 
-                r = asprintf(&bus_env, "DBUS_SESSION_BUS_ADDRESS=%s", h->bus_address) < 0 ||
-                    asprintf(&wayland_env, "WAYLAND_DISPLAY=%s", c.socket) < 0 ? -ENOMEM : 0;
-                env[0] = bus_env;
+                r = asprintf(&wayland_env, "WAYLAND_DISPLAY=%s", c.socket) < 0 ? -ENOMEM : 0;
                 manager_argv[2] = wayland_env;
                 if (r >= 0)
-                        r = proc_spawn(&(ProcSpawn) { .argv = manager_argv, .env_set = env, .stdout_fd = -1,
-                                                      .stderr_fd = STDERR_FILENO, .fd3 = -1 },
-                                       &manager_pid, &manager_pidfd);
-                if (r >= 0)
-                        r = harness_name_wait(&manager_watch, true, WAIT_MS);
+                        r = harness_spawn_owner(h, manager_argv, &manager_watch, WAIT_MS, &manager_pid,
+                                                &manager_pidfd);
                 ok(r >= 0, "the user manager has the Wayland session's environment, %s among it", display_env);
         }
         r = harness_start_daemon(h, argv[1], daemon_args, HARNESS_READY_TIMEOUT_MS);
@@ -257,7 +201,7 @@ int main(int argc, char *argv[]) {
 
         r = x11_bus_wait_for(bus, "x11", is_unavailable_because, why, WAIT_MS, &d);
         ok(r >= 0, "x11 unavailable: \"%s\"", d.reason);
-        r = wait_log(log, 0, still, ATTEMPTS, &offset, NULL);
+        r = proc_wait_log(log, 0, still, ATTEMPTS, WAIT_MS, &offset, NULL);
         ok(r >= 0, "the daemon looked for Xwayland at %d of its X sources' attempts", ATTEMPTS);
         xwayland = xwayland_on(n);
         ok(xwayland == 0, "still no Xwayland: timeconvd did not start it (pid %d)", (int) xwayland);
@@ -267,7 +211,7 @@ int main(int argc, char *argv[]) {
         ok(!xcb_connection_has_error(client), "an X client of ours connects to %s", display);
         xwayland = xwayland_on(n);
         ok(xwayland > 0, "mutter started Xwayland for it (pid %d)", (int) xwayland);
-        r = wait_log(log, offset, served, 1, &offset, NULL);
+        r = proc_wait_log(log, offset, served, 1, WAIT_MS, &offset, NULL);
         ok(r >= 0, "the daemon takes %s once Xwayland serves it", display);
         r = x11_bus_wait_for(bus, "x11", is_available, NULL, WAIT_MS, &d);
         ok(r >= 0, "x11 available on Xwayland (verdict %s)", d.verdict);
@@ -276,22 +220,18 @@ int main(int argc, char *argv[]) {
         /* Xwayland goes: the daemon lets go and does not bring it back. */
         if (xwayland > 0)
                 kill(xwayland, SIGTERM);
-        r = wait_log(log, offset, exited, 1, &offset, NULL);
+        r = proc_wait_log(log, offset, exited, 1, WAIT_MS, &offset, NULL);
         ok(r >= 0, "the daemon saw Xwayland exit");
         r = x11_bus_wait_for(bus, "x11", is_unavailable_because, why, WAIT_MS, &d);
         ok(r >= 0, "x11 unavailable again: \"%s\"", d.reason);
-        r = wait_log(log, offset, still, ATTEMPTS, &offset, NULL);
+        r = proc_wait_log(log, offset, still, ATTEMPTS, WAIT_MS, &offset, NULL);
         ok(r >= 0, "the daemon looked for Xwayland at %d more attempts", ATTEMPTS);
         ok(poll(&(struct pollfd) { .fd = c.pidfd, .events = POLLIN }, 1, 0) == 0, "mutter still runs");
         xwayland = xwayland_on(n);
         ok(xwayland == 0, "no Xwayland again: timeconvd did not restart it (pid %d)", (int) xwayland);
 
         harness_name_unwatch(&manager_watch);
-        if (manager_pid > 0) {
-                proc_signal(manager_pidfd, SIGTERM);
-                proc_wait(manager_pidfd, manager_pid, true, WAIT_MS, NULL);
-                close(manager_pidfd);
-        }
+        harness_stop_owner(manager_pid, manager_pidfd, WAIT_MS);
         h = harness_free(h);
         compositor_stop(&c, tap_failed_ > 0);
         /* Anything mutter left in the unit (an Xwayland) goes with it. */

@@ -91,7 +91,7 @@ static void expect_live(sd_bus *bus, X11BusWatch *w, SilentX *sx, const Xvfb *li
 int main(int argc, char *argv[]) {
         _cleanup_(harness_freep) Harness *h = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_free_ char *bus_env = NULL, *display_env = NULL;
+        _cleanup_free_ char *display_env = NULL;
         const char *daemon_args[] = { "--no-gpu", "--cadence=0.05", "--idle-cadence=0.05", NULL };
         HarnessNameWatch manager_watch = {};
         X11BusWatch watch = {};
@@ -122,18 +122,12 @@ int main(int argc, char *argv[]) {
                 goto finish;
 
         /* The user manager, whose environment names the silent display. */
-        if (asprintf(&bus_env, "DBUS_SESSION_BUS_ADDRESS=%s", h->bus_address) < 0 ||
-            asprintf(&display_env, "DISPLAY=%s", sx.name) < 0)
+        if (asprintf(&display_env, "DISPLAY=%s", sx.name) < 0)
                 abort();
         {
                 const char *manager_argv[] = { argv[2], "XDG_SESSION_TYPE=x11", display_env, NULL };
-                const char *env[] = { bus_env, NULL };
 
-                r = proc_spawn(&(ProcSpawn) { .argv = manager_argv, .env_set = env, .stdout_fd = -1,
-                                              .stderr_fd = STDERR_FILENO, .fd3 = -1 },
-                               &manager_pid, &manager_pidfd);
-                if (r >= 0)
-                        r = harness_name_wait(&manager_watch, true, WAIT_MS);
+                r = harness_spawn_owner(h, manager_argv, &manager_watch, WAIT_MS, &manager_pid, &manager_pidfd);
                 ok(r >= 0, "fake-systemd1 owns %s, with %s", MANAGER, display_env);
                 if (r < 0)
                         goto finish;
@@ -171,11 +165,7 @@ int main(int argc, char *argv[]) {
 finish:
         x11_bus_unwatch(&watch);
         harness_name_unwatch(&manager_watch);
-        if (manager_pidfd >= 0) {
-                (void) proc_signal(manager_pidfd, SIGTERM);
-                (void) proc_wait(manager_pidfd, manager_pid, true, HARNESS_STOP_TIMEOUT_MS, NULL);
-                close(manager_pidfd);
-        }
+        harness_stop_owner(manager_pid, manager_pidfd, HARNESS_STOP_TIMEOUT_MS);
         bus = sd_bus_flush_close_unref(bus);
         h = harness_free(h);
         if (live.pid > 0)

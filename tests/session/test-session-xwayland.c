@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -118,51 +117,6 @@ static bool wait_connection(Listener *l, int timeout_ms) {
                poll(&(struct pollfd) { .fd = l->counted_fd, .events = POLLIN }, 1, timeout_ms) > 0;
 }
 
-static size_t count_in(const char *text, const char *what) {
-        size_t n = 0;
-
-        for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-                n++;
-        return n;
-}
-
-/* Waits until the daemon's log, from offset on, holds what n times; its size then. */
-static int wait_log(const char *path, size_t offset, const char *what, size_t n, size_t *ret_size) {
-        int64_t deadline_ns = clock_now_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
-        int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK), r;
-        char events[4096];
-
-        if (fd < 0 || inotify_add_watch(fd, path, IN_MODIFY) < 0) {
-                r = -errno;
-                if (fd >= 0)
-                        close(fd);
-                return r;
-        }
-        for (;;) {
-                char *text = NULL;
-                size_t size = 0;
-
-                r = proc_read_file(path, &text, &size);
-                if (r >= 0 && count_in(text + (offset <= size ? offset : size), what) >= n) {
-                        *ret_size = size;
-                        free(text);
-                        break;
-                }
-                free(text);
-                if (r < 0)
-                        break;
-                r = poll(&(struct pollfd) { .fd = fd, .events = POLLIN }, 1, proc_ms_left(deadline_ns));
-                if (r == 0) {
-                        r = -ETIMEDOUT;
-                        break;
-                }
-                while (read(fd, events, sizeof(events)) > 0)
-                        ;
-        }
-        close(fd);
-        return r < 0 ? r : 0;
-}
-
 static bool is_unavailable_because(const X11BusDomain *d, void *userdata) {
         return d->listed && !d->available && strstr(d->reason, (const char *) userdata);
 }
@@ -207,19 +161,10 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 bail_out("a private bus: %s", strerror(-r));
         {
-                _cleanup_free_ char *bus_env = NULL;
                 const char *manager_argv[] = { argv[2], "XDG_SESSION_TYPE=wayland", "WAYLAND_DISPLAY=wayland-0",
                                                display_env, NULL };
-                const char *env[2] = {};
 
-                r = asprintf(&bus_env, "DBUS_SESSION_BUS_ADDRESS=%s", h->bus_address) < 0 ? -ENOMEM : 0;
-                env[0] = bus_env;
-                if (r >= 0)
-                        r = proc_spawn(&(ProcSpawn) { .argv = manager_argv, .env_set = env, .stdout_fd = -1,
-                                                      .stderr_fd = STDERR_FILENO, .fd3 = -1 },
-                                       &manager_pid, &manager_pidfd);
-                if (r >= 0)
-                        r = harness_name_wait(&manager_watch, true, WAIT_MS);
+                r = harness_spawn_owner(h, manager_argv, &manager_watch, WAIT_MS, &manager_pid, &manager_pidfd);
                 ok(r >= 0, "the user manager has a Wayland session's environment, %s among it", display_env);
         }
         r = harness_start_daemon(h, argv[1], daemon_args, HARNESS_READY_TIMEOUT_MS);
@@ -231,7 +176,7 @@ int main(int argc, char *argv[]) {
         ok(r >= 0, "x11 unavailable: \"%s\"", d.reason);
         r = x11_bus_wait_for(bus, "msc", is_unavailable_because, why, WAIT_MS, &d);
         ok(r >= 0, "msc unavailable: \"%s\"", d.reason);
-        r = wait_log(log, 0, LOG_STILL, ATTEMPTS, &offset);
+        r = proc_wait_log(log, 0, LOG_STILL, ATTEMPTS, WAIT_MS, &offset, NULL);
         ok(r >= 0, "the daemon looked for Xwayland at %d of its X sources' attempts", ATTEMPTS);
         is_int(atomic_load(&l.connections), 0, "no connection to the X socket while no Xwayland runs");
 
@@ -260,21 +205,17 @@ int main(int argc, char *argv[]) {
                 proc_wait(xwayland_pidfd, xwayland_pid, true, WAIT_MS, NULL);
                 close(xwayland_pidfd);
         }
-        r = wait_log(log, offset, exited, 1, &offset);
+        r = proc_wait_log(log, offset, exited, 1, WAIT_MS, &offset, NULL);
         ok(r >= 0, "the daemon saw Xwayland exit");
         r = x11_bus_wait_for(bus, "x11", is_unavailable_because, why, WAIT_MS, &d);
         ok(r >= 0, "x11 unavailable again: \"%s\"", d.reason);
         before = atomic_load(&l.connections);
-        r = wait_log(log, offset, LOG_STILL, ATTEMPTS, &offset);
+        r = proc_wait_log(log, offset, LOG_STILL, ATTEMPTS, WAIT_MS, &offset, NULL);
         ok(r >= 0, "the daemon looked for Xwayland at %d more attempts", ATTEMPTS);
         is_int(atomic_load(&l.connections), before, "no connection once Xwayland is gone");
 
         harness_name_unwatch(&manager_watch);
-        if (manager_pid > 0) {
-                proc_signal(manager_pidfd, SIGTERM);
-                proc_wait(manager_pidfd, manager_pid, true, WAIT_MS, NULL);
-                close(manager_pidfd);
-        }
+        harness_stop_owner(manager_pid, manager_pidfd, WAIT_MS);
         h = harness_free(h);
         listener_stop(&l);
         unlink(lock);

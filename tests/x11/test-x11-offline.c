@@ -36,21 +36,6 @@ static bool is_calibrated(const X11BusDomain *d, void *userdata) {
         return d->available && d->last_calibrated_ns > 0;
 }
 
-static int export_json(sd_bus *bus, char **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const char *json;
-        int r;
-
-        r = sd_bus_call_method(bus, BUS_API_SERVICE, BUS_API_OBJECT, BUS_API_INTERFACE, "ExportSnapshots", NULL,
-                               &reply, "");
-        if (r >= 0)
-                r = sd_bus_message_read(reply, "s", &json);
-        if (r < 0)
-                return r;
-        *ret = strdup(json);
-        return *ret ? 0 : -ENOMEM;
-}
-
 static bool is_identity(const X11BusDomain *d, void *userdata) {
         return is_calibrated(d, userdata) && strcmp(d->verdict, "identity") == 0;
 }
@@ -71,7 +56,7 @@ static int export_with_x11(sd_bus *bus, char **ret) {
         char *first = NULL;
         size_t settled;
 
-        if (export_json(bus, &first) < 0)
+        if (clock_export_snapshots(bus, &first) < 0)
                 return -EIO;
         settled = count_x11(first);
         free(first);
@@ -79,7 +64,7 @@ static int export_with_x11(sd_bus *bus, char **ret) {
                 char *json = NULL;
                 size_t n = 0;
 
-                if (export_json(bus, &json) < 0)
+                if (clock_export_snapshots(bus, &json) < 0)
                         return -EIO;
                 n = count_x11(json);
                 if (n >= settled + 2) {
@@ -362,7 +347,7 @@ static int snapshot_after(sd_bus *bus, int64_t t_ns) {
                 const char *p;
                 int64_t last = 0;
 
-                if (export_json(bus, &json) < 0)
+                if (clock_export_snapshots(bus, &json) < 0)
                         return -EIO;
                 for (p = json; (p = strstr(p, "{\"domain\":\"monotonic\",\"ts\":")); p++)
                         last = strtoll(p + strlen("{\"domain\":\"monotonic\",\"ts\":"), NULL, 10);

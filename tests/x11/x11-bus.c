@@ -33,6 +33,8 @@ static int read_property(sd_bus_message *m, const char *key, const char *content
                 r = sd_bus_message_read(m, "v", "t", &d->uncertainty_ns);
         else if (strcmp(key, "last_calibrated_ns") == 0 && strcmp(contents, "x") == 0)
                 r = sd_bus_message_read(m, "v", "x", &d->last_calibrated_ns);
+        else if (strcmp(key, "mode_refresh_hz") == 0 && strcmp(contents, "d") == 0)
+                r = sd_bus_message_read(m, "v", "d", &d->mode_refresh_hz);
         else if (strcmp(key, "probes") == 0 && strcmp(contents, "t") == 0) {
                 uint64_t t;
 
@@ -57,6 +59,10 @@ static int read_property(sd_bus_message *m, const char *key, const char *content
                         copy_string(d->same_as, sizeof(d->same_as), s);
                 else if (r >= 0 && strcmp(key, "reason") == 0)
                         copy_string(d->reason, sizeof(d->reason), s);
+                else if (r >= 0 && strcmp(key, "verdict_reason") == 0)
+                        copy_string(d->verdict_reason, sizeof(d->verdict_reason), s);
+                else if (r >= 0 && strcmp(key, "crtc") == 0)
+                        copy_string(d->crtc, sizeof(d->crtc), s);
         } else
                 r = sd_bus_message_skip(m, "v");
         return r;

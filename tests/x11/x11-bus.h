@@ -20,6 +20,9 @@ typedef struct X11BusDomain {
         char rtt_min_ns[32];
         char probe_cpu_ns[32];
         char reason[256];               /* why it is unavailable; "" when absent */
+        char verdict_reason[160];
+        char crtc[48];                  /* an msc domain's CRTC */
+        double mode_refresh_hz;         /* an msc domain's RandR mode; 0 when absent */
 } X11BusDomain;
 
 /* -ENOENT when ListDomains has no entry called name. */
