@@ -57,8 +57,8 @@ int xvfb_start(int display, Xvfb *ret) {
         return xvfb_start_screen(display, "64x64x24", ret);
 }
 
-/* display -1: the first free one; auth NULL: no authority file (anyone may connect). */
-static int xvfb_spawn(int display, const char *screen, const char *auth, Xvfb *ret) {
+/* display -1: a free one; auth NULL: no authority file (anyone may connect). */
+static int xvfb_spawn_one(int display, const char *screen, const char *auth, Xvfb *ret) {
         char display_arg[16];
         const char *argv[16] = { "Xvfb" };
         int k = 1;
@@ -78,6 +78,35 @@ static int xvfb_spawn(int display, const char *screen, const char *auth, Xvfb *r
                 argv[k++] = auth;
         }
         return xvfb_start_argv(argv, ret);
+}
+
+/* Several tests restart Xvfb on the display number it had, to be the same DISPLAY again. Were
+ * "a free one" the lowest free number (Xvfb's own -displayfd choice), the number just freed
+ * would be the very one another test starting at that moment takes. So each start picks among
+ * :100-:999 from a per-process sequence, skipping numbers whose socket or lock exists, and
+ * tries the next when Xvfb exits at once (the number was taken in between). */
+static int xvfb_spawn(int display, const char *screen, const char *auth, Xvfb *ret) {
+        static const unsigned first = 100, count = 900;
+        unsigned seed = (unsigned) getpid() * 2654435761u ^ (unsigned) clock_now_ns(CLOCK_MONOTONIC);
+        int r = -EADDRINUSE;
+
+        if (display >= 0)
+                return xvfb_spawn_one(display, screen, auth, ret);
+        for (unsigned attempt = 0; attempt < 64; attempt++) {
+                unsigned n = first + (seed + attempt * 7919u) % count;
+                char path[64];
+
+                snprintf(path, sizeof(path), "/tmp/.X11-unix/X%u", n);
+                if (access(path, F_OK) == 0)
+                        continue;
+                snprintf(path, sizeof(path), "/tmp/.X%u-lock", n);
+                if (access(path, F_OK) == 0)
+                        continue;
+                r = xvfb_spawn_one((int) n, screen, auth, ret);
+                if (r != -ECHILD)
+                        return r;
+        }
+        return r;
 }
 
 int xvfb_start_argv(const char *const *argv, Xvfb *ret) {

@@ -18,7 +18,8 @@ typedef struct Xvfb {
 
 bool xvfb_available(void);
 
-/* Starts Xvfb on display (-1: the first free one, else exactly :display) and waits for it to be
+/* Starts Xvfb on display (-1: a free one among :100-:999, never the lowest free, which another
+ * test may have just freed to restart on it; else exactly :display) and waits for it to be
  * ready. -ETIMEDOUT, -ECHILD when it exits first (e.g. the display is taken). */
 int xvfb_start(int display, Xvfb *ret);
 
