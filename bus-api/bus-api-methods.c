@@ -40,32 +40,92 @@ static int append_extra(sd_bus_message *reply, const BusDomainExtra *e) {
         }
 }
 
+/* One entry of a key of the table (bus-domain-keys.h), named and typed by the table: value points
+ * to the type the table gives (int for 'b'), and a handler passing another type is refused rather
+ * than sent against the contract. */
+static int append_key(sd_bus_message *reply, BusDomainKeyId id, char signature, const void *value) {
+        const BusDomainKey *k = &bus_domain_keys[id];
+        const char contents[2] = { k->signature, 0 };
+        int r;
+
+        if (k->signature != signature)
+                return -EINVAL;
+        r = sd_bus_message_open_container(reply, 'e', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append_basic(reply, 's', k->name);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'v', contents);
+        if (r >= 0)
+                r = sd_bus_message_append_basic(reply, k->signature, value);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
+static int append_bool(sd_bus_message *reply, BusDomainKeyId id, bool value) {
+        int b = value;
+
+        return append_key(reply, id, 'b', &b);
+}
+
+static int append_string(sd_bus_message *reply, BusDomainKeyId id, const char *value) {
+        return append_key(reply, id, 's', value);
+}
+
+static int append_u32(sd_bus_message *reply, BusDomainKeyId id, uint32_t value) {
+        return append_key(reply, id, 'u', &value);
+}
+
+static int append_u64(sd_bus_message *reply, BusDomainKeyId id, uint64_t value) {
+        return append_key(reply, id, 't', &value);
+}
+
+static int append_i64(sd_bus_message *reply, BusDomainKeyId id, int64_t value) {
+        return append_key(reply, id, 'x', &value);
+}
+
+static int append_double(sd_bus_message *reply, BusDomainKeyId id, double value) {
+        return append_key(reply, id, 'd', &value);
+}
+
 static int append_entries(sd_bus_message *reply, const BusDomainInfo *d) {
         int r;
 
-        r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
-                                  "available", "b", (int) d->available,
-                                  "reference", "s", d->reference ? d->reference : "",
-                                  "resolution_ns", "t", d->resolution_ns,
-                                  "wrap_bits", "u", d->wrap_bits,
-                                  "monotonic", "b", (int) d->monotonic,
-                                  "rate_ppb", "x", d->rate_ppb,
-                                  "uncertainty_ns", "t", d->uncertainty_ns,
-                                  "rate_uncertainty_ppb", "t", d->rate_uncertainty_ppb,
-                                  "last_calibrated_ns", "x", d->last_calibrated_ns,
-                                  "perfetto_id", "u", d->perfetto_id);
+        /* The ten of every entry, in the table's order (the reply's order is part of the wire format
+         * clients may have come to rely on). */
+        r = append_bool(reply, BUS_DOMAIN_KEY_AVAILABLE, d->available);
+        if (r >= 0)
+                r = append_string(reply, BUS_DOMAIN_KEY_REFERENCE, d->reference ? d->reference : "");
+        if (r >= 0)
+                r = append_u64(reply, BUS_DOMAIN_KEY_RESOLUTION_NS, d->resolution_ns);
+        if (r >= 0)
+                r = append_u32(reply, BUS_DOMAIN_KEY_WRAP_BITS, d->wrap_bits);
+        if (r >= 0)
+                r = append_bool(reply, BUS_DOMAIN_KEY_MONOTONIC, d->monotonic);
+        if (r >= 0)
+                r = append_i64(reply, BUS_DOMAIN_KEY_RATE_PPB, d->rate_ppb);
+        if (r >= 0)
+                r = append_u64(reply, BUS_DOMAIN_KEY_UNCERTAINTY_NS, d->uncertainty_ns);
+        if (r >= 0)
+                r = append_u64(reply, BUS_DOMAIN_KEY_RATE_UNCERTAINTY_PPB, d->rate_uncertainty_ppb);
+        if (r >= 0)
+                r = append_i64(reply, BUS_DOMAIN_KEY_LAST_CALIBRATED_NS, d->last_calibrated_ns);
+        if (r >= 0)
+                r = append_u32(reply, BUS_DOMAIN_KEY_PERFETTO_ID, d->perfetto_id);
         if (r >= 0 && d->verdict)
-                r = sd_bus_message_append(reply, "{sv}", "verdict", "s", d->verdict);
+                r = append_string(reply, BUS_DOMAIN_KEY_VERDICT, d->verdict);
         if (r >= 0 && d->reason && !d->available)
-                r = sd_bus_message_append(reply, "{sv}", "reason", "s", d->reason);
+                r = append_string(reply, BUS_DOMAIN_KEY_REASON, d->reason);
         if (r >= 0 && d->device_name)
-                r = sd_bus_message_append(reply, "{sv}", "device_name", "s", d->device_name);
+                r = append_string(reply, BUS_DOMAIN_KEY_DEVICE_NAME, d->device_name);
         if (r >= 0 && d->driver)
-                r = sd_bus_message_append(reply, "{sv}", "driver", "s", d->driver);
+                r = append_string(reply, BUS_DOMAIN_KEY_DRIVER, d->driver);
         if (r >= 0 && d->period_ns > 0)
-                r = sd_bus_message_append(reply, "{sv}", "period_ns", "d", d->period_ns);
+                r = append_double(reply, BUS_DOMAIN_KEY_PERIOD_NS, d->period_ns);
         if (r >= 0 && d->has_offset_ns)
-                r = sd_bus_message_append(reply, "{sv}", "offset_ns", "x", d->offset_ns);
+                r = append_i64(reply, BUS_DOMAIN_KEY_OFFSET_NS, d->offset_ns);
         for (size_t i = 0; r >= 0 && i < d->n_extras && i < BUS_DOMAIN_EXTRAS_MAX; i++)
                 r = append_extra(reply, &d->extras[i]);
         return r;

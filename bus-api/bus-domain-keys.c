@@ -4,24 +4,26 @@
 
 #include "bus-domain-keys.h"
 
-/* In the XML's order: always present, present when they apply, source-specific. */
+/* In the XML's order: always present, present when they apply, source-specific. The first ones
+ * sit at their BusDomainKeyId; the source-specific ones follow them. */
 const BusDomainKey bus_domain_keys[] = {
-        { "available", 'b', "the domain can be read now" },
-        { "reference", 's', "the domain this one is calibrated against" },
-        { "resolution_ns", 't', "the smallest step of the clock" },
-        { "wrap_bits", 'u', "width of the raw value; 64 when it does not wrap" },
-        { "monotonic", 'b', "never goes backwards" },
-        { "rate_ppb", 'x', "estimated rate against the reference, minus nominal" },
-        { "uncertainty_ns", 't', "current bound of a conversion to the reference" },
-        { "rate_uncertainty_ppb", 't', "bound of rate_ppb" },
-        { "last_calibrated_ns", 'x', "CLOCK_MONOTONIC time of the last burst; 0 for never" },
-        { "perfetto_id", 'u', "Perfetto clock id" },
-        { "verdict", 's', "X server time: identity or tracked; msc: emulated or vblank" },
-        { "reason", 's', "while not available, why" },
-        { "device_name", 's', "GPUs: the device's name" },
-        { "driver", 's', "GPUs: the driver's name" },
-        { "period_ns", 'd', "GPUs: ns per tick" },
-        { "offset_ns", 'x', "offset against CLOCK_MONOTONIC" },
+        [BUS_DOMAIN_KEY_AVAILABLE] = { "available", 'b', "the domain can be read now" },
+        [BUS_DOMAIN_KEY_REFERENCE] = { "reference", 's', "the domain this one is calibrated against" },
+        [BUS_DOMAIN_KEY_RESOLUTION_NS] = { "resolution_ns", 't', "the smallest step of the clock" },
+        [BUS_DOMAIN_KEY_WRAP_BITS] = { "wrap_bits", 'u', "width of the raw value; 64 when it does not wrap" },
+        [BUS_DOMAIN_KEY_MONOTONIC] = { "monotonic", 'b', "never goes backwards" },
+        [BUS_DOMAIN_KEY_RATE_PPB] = { "rate_ppb", 'x', "estimated rate against the reference, minus nominal" },
+        [BUS_DOMAIN_KEY_UNCERTAINTY_NS] = { "uncertainty_ns", 't', "current bound of a conversion to the reference" },
+        [BUS_DOMAIN_KEY_RATE_UNCERTAINTY_PPB] = { "rate_uncertainty_ppb", 't', "bound of rate_ppb" },
+        [BUS_DOMAIN_KEY_LAST_CALIBRATED_NS] = { "last_calibrated_ns", 'x',
+                  "CLOCK_MONOTONIC time of the last burst; 0 for never" },
+        [BUS_DOMAIN_KEY_PERFETTO_ID] = { "perfetto_id", 'u', "Perfetto clock id" },
+        [BUS_DOMAIN_KEY_VERDICT] = { "verdict", 's', "X server time: identity or tracked; msc: emulated or vblank" },
+        [BUS_DOMAIN_KEY_REASON] = { "reason", 's', "while not available, why" },
+        [BUS_DOMAIN_KEY_DEVICE_NAME] = { "device_name", 's', "GPUs: the device's name" },
+        [BUS_DOMAIN_KEY_DRIVER] = { "driver", 's', "GPUs: the driver's name" },
+        [BUS_DOMAIN_KEY_PERIOD_NS] = { "period_ns", 'd', "GPUs: ns per tick" },
+        [BUS_DOMAIN_KEY_OFFSET_NS] = { "offset_ns", 'x', "offset against CLOCK_MONOTONIC" },
         { "owner", 's', "application domains: the owner's unique bus name" },
         { "same_as", 's', "the domain this one equals right now" },
         { "view_of", 's', "the domain this one is another encoding of" },

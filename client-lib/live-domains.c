@@ -78,48 +78,66 @@ static int take_property(struct timeconv_domain *d, const char *key, char type, 
         return 0;
 }
 
-/* Stores key's value into *d when it has a getter; any other key becomes a property. A key of the
- * contract's table (bus-domain-keys.h) with another type than the table's: -EPROTO. */
+/* Stores key's value into *d when it has a getter, found by its index in the contract's table
+ * (bus-domain-keys.h); any other key becomes a property. A key of the table with another type
+ * than the table's: -EPROTO. */
 static int take_entry(struct timeconv_domain *d, const char *key, char type, const Variant *v) {
         const BusDomainKey *known = bus_domain_key_find(key);
 
         if (known && known->signature != type)
                 return -EPROTO;
+        if (!known || bus_domain_key_index(known) >= _BUS_DOMAIN_KEY_COMMON_MAX)
+                return take_property(d, key, type, v);
 
-        if (strcmp(key, "available") == 0)
+        switch ((BusDomainKeyId) bus_domain_key_index(known)) {
+        case BUS_DOMAIN_KEY_AVAILABLE:
                 d->flags |= v->b ? TIMECONV_DOMAIN_AVAILABLE : 0;
-        else if (strcmp(key, "monotonic") == 0)
+                break;
+        case BUS_DOMAIN_KEY_MONOTONIC:
                 d->flags |= v->b ? TIMECONV_DOMAIN_MONOTONIC : 0;
-        else if (strcmp(key, "reference") == 0)
+                break;
+        case BUS_DOMAIN_KEY_REFERENCE:
                 return set_string(&d->reference, v->s);
-        else if (strcmp(key, "verdict") == 0)
+        case BUS_DOMAIN_KEY_VERDICT:
                 return set_string(&d->verdict, v->s);
-        else if (strcmp(key, "device_name") == 0)
+        case BUS_DOMAIN_KEY_DEVICE_NAME:
                 return set_string(&d->device_name, v->s);
-        else if (strcmp(key, "driver") == 0)
+        case BUS_DOMAIN_KEY_DRIVER:
                 return set_string(&d->driver, v->s);
-        else if (strcmp(key, "resolution_ns") == 0)
+        case BUS_DOMAIN_KEY_RESOLUTION_NS:
                 d->resolution_ns = v->t;
-        else if (strcmp(key, "wrap_bits") == 0)
+                break;
+        case BUS_DOMAIN_KEY_WRAP_BITS:
                 d->wrap_bits = v->u;
-        else if (strcmp(key, "perfetto_id") == 0)
+                break;
+        case BUS_DOMAIN_KEY_PERFETTO_ID:
                 d->perfetto_id = v->u;
-        else if (strcmp(key, "rate_ppb") == 0)
+                break;
+        case BUS_DOMAIN_KEY_RATE_PPB:
                 d->rate_ppb = v->x;
-        else if (strcmp(key, "rate_uncertainty_ppb") == 0) {
+                break;
+        case BUS_DOMAIN_KEY_RATE_UNCERTAINTY_PPB:
                 d->rate_uncertainty_ppb = v->t;
                 d->flags |= TIMECONV_DOMAIN_HAS_RATE_UNCERTAINTY;
-        } else if (strcmp(key, "uncertainty_ns") == 0)
+                break;
+        case BUS_DOMAIN_KEY_UNCERTAINTY_NS:
                 d->uncertainty_ns = v->t;
-        else if (strcmp(key, "last_calibrated_ns") == 0)
+                break;
+        case BUS_DOMAIN_KEY_LAST_CALIBRATED_NS:
                 d->last_calibrated_ns = v->x;
-        else if (strcmp(key, "offset_ns") == 0) {
+                break;
+        case BUS_DOMAIN_KEY_OFFSET_NS:
                 d->offset_ns = v->x;
                 d->flags |= TIMECONV_DOMAIN_HAS_OFFSET;
-        } else if (strcmp(key, "period_ns") == 0)
+                break;
+        case BUS_DOMAIN_KEY_PERIOD_NS:
                 d->period_ns = v->d;
-        else
+                break;
+        case BUS_DOMAIN_KEY_REASON:
+        case _BUS_DOMAIN_KEY_COMMON_MAX:
+                /* reason has no getter of its own: a property, as before */
                 return take_property(d, key, type, v);
+        }
         return 0;
 }
 

@@ -90,6 +90,13 @@ static void test_table(void) {
         ok(typed, "every key a D-Bus basic signature of bstuxd");
         ok(meant, "every key says what it means");
 
+        ok(strcmp(bus_domain_keys[BUS_DOMAIN_KEY_AVAILABLE].name, "available") == 0 &&
+           strcmp(bus_domain_keys[BUS_DOMAIN_KEY_PERFETTO_ID].name, "perfetto_id") == 0 &&
+           strcmp(bus_domain_keys[BUS_DOMAIN_KEY_VERDICT].name, "verdict") == 0 &&
+           strcmp(bus_domain_keys[BUS_DOMAIN_KEY_OFFSET_NS].name, "offset_ns") == 0,
+           "the BusDomainKeyId indexes name their keys");
+        ok(_BUS_DOMAIN_KEY_ALWAYS_MAX == 10 && bus_domain_key_index(bus_domain_key_find("reason")) ==
+           BUS_DOMAIN_KEY_REASON, "ten keys always present; an index found by name is the enum's");
         ok(bus_domain_key_find("probes") && bus_domain_key_find("probes")->signature == 't', "probes is t");
         ok(bus_domain_key_find("nonesuch") == NULL && bus_domain_key_find(NULL) == NULL, "no such key, no NULL key");
         ok(bus_domain_key_allows("connected", 'b'), "connected may be sent as b");
@@ -127,6 +134,17 @@ static void test_against_xml(const char *path) {
                         all_listed = false;
                 }
         ok(all_listed, "every key of the table is in the XML");
+
+        /* The daemon writes and the library reads the common keys by BusDomainKeyId: the XML's first
+         * sixteen, in its order, must sit at those indexes. */
+        bool in_order = n >= _BUS_DOMAIN_KEY_COMMON_MAX;
+        for (int i = 0; in_order && i < _BUS_DOMAIN_KEY_COMMON_MAX; i++)
+                if (strcmp(keys[i].name, bus_domain_keys[i].name) != 0) {
+                        diag("XML key %d is \"%s\", table's is \"%s\"", i, keys[i].name, bus_domain_keys[i].name);
+                        in_order = false;
+                }
+        ok(in_order, "the XML's first %d keys are the table's, in the BusDomainKeyId order",
+           _BUS_DOMAIN_KEY_COMMON_MAX);
 
         /* The check can fail: a key retyped in the XML is caught. */
         {
