@@ -79,7 +79,7 @@ void bus_api_release_arm(BusApi *a) {
 static int on_call(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         BusApi *a = userdata;
         const char *sender = sd_bus_message_get_sender(m);
-        uint64_t bytes;
+        uint64_t bytes, queued;
         BusClient *cl;
         int r;
 
@@ -87,9 +87,10 @@ static int on_call(sd_bus_message *m, void *userdata, sd_bus_error *error) {
          * call (replies to our own calls, signals) pass. */
         if (!sender || strcmp(sender, BUS_DRIVER_NAME) == 0 || !sd_bus_message_is_method_call(m, NULL, NULL))
                 return 0;
-        if (queued_write(a) >= BUS_API_RELEASE_AFTER_QUEUED)
+        queued = queued_write(a);
+        if (queued >= BUS_API_RELEASE_AFTER_QUEUED)
                 bus_api_release_arm(a);
-        else if (a->release_pending && queued_write(a) == 0) {
+        else if (a->release_pending && queued == 0) {
                 /* The next call after a client left, with nothing waiting: at once, rather than
                  * when the timer comes. */
                 a->release_pending = false;

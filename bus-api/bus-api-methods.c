@@ -349,11 +349,11 @@ int bus_api_method_get_shared_table(sd_bus_message *m, void *userdata, sd_bus_er
         /* sd-bus sends a dup of fd: ours stays open. At the daemon's limit of open files the dup
          * fails: the call is refused like any other beyond a limit, and the daemon goes on. */
         r = sd_bus_reply_method_return(m, "h", fd);
-        if (r == -EMFILE || r == -ENFILE)
+        if (r == -EMFILE || r == -ENFILE) {
                 bus_api_out_of_fds(a, -r);
-        if (r == -EMFILE || r == -ENFILE)
                 return bus_timeconv_error_setf(error, -EDQUOT, "the daemon cannot open another file now (%s): "
                                                "ask for the shared table again later", strerror(-r));
+        }
         return r;
 }
 
