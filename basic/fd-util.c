@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 
 #include <errno.h>
-#include <stdlib.h>
 #include <unistd.h>
 
+#include "alloc-util.h"
 #include "cleanup.h"
 #include "fd-util.h"
 
@@ -15,16 +15,14 @@ int read_fd_whole(int fd, size_t max_bytes, void **ret, size_t *ret_size) {
                 ssize_t n;
 
                 if (size == allocated) {
-                        char *p;
+                        int r;
 
                         if (allocated >= max_bytes)
                                 return -EFBIG;
                         /* Doubling: a pipe of unknown length costs log2(size) copies. */
-                        allocated = allocated ? 2 * allocated : 64 * 1024;
-                        p = realloc(buf, allocated);
-                        if (!p)
-                                return -ENOMEM;
-                        buf = p;
+                        r = GREEDY_REALLOC(buf, allocated, size + 1, 64 * 1024);
+                        if (r < 0)
+                                return r;
                 }
                 n = read(fd, buf + size, allocated - size);
                 if (n < 0 && errno == EINTR)

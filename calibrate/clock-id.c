@@ -84,12 +84,13 @@ static bool known_matches(uint32_t base, const char *name, unsigned gpu, bool is
 }
 
 const char *clock_id_known_name(uint32_t id, char *buf, size_t size) {
+        const char *builtin = clock_id_builtin_name(id);
         uint32_t base;
 
         if (!buf || size == 0)
                 return NULL;
-        if (clock_id_builtin_name(id)) {
-                snprintf(buf, size, "%s", clock_id_builtin_name(id));
+        if (builtin) {
+                snprintf(buf, size, "%s", builtin);
                 return buf;
         }
         if (!(id & UINT32_C(0x80000000)))
@@ -109,4 +110,3 @@ const char *clock_id_known_name(uint32_t id, char *buf, size_t size) {
         }
         return NULL;
 }
-

@@ -31,4 +31,3 @@ const char *clock_id_builtin_name(uint32_t id);
  * (tai, x11, x11_us, msc, gpu0..gpu15, each also + ".ns") whose hashed id it is; written to buf
  * (size bytes). NULL for an id of no name we know. */
 const char *clock_id_known_name(uint32_t id, char *buf, size_t size);
-

@@ -59,7 +59,6 @@ void snapshot_nearest_steps(const Pair *p, size_t side, NearestStep *ret) {
         }
 }
 
-/* floor(a / b) and ceil(a / b), b > 0 */
 /* floor(a / b) and ceil(a / b), b > 0: in 64 bits where a fits (a division by a constant is then
  * a multiplication), else in 128 (a call to libgcc). */
 static inline __int128 div_floor(__int128 a, int64_t b) {

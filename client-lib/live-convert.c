@@ -67,6 +67,30 @@ static inline const LivePair *pair_kept(const struct timeconv *tc, unsigned from
         return p;
 }
 
+/* The table's answer for one value, as id_slow() takes it: the kept record, else the table read
+ * afresh and the pair kept. 0, or CONV_RECORD_MISS or -errno where the table does not answer. */
+static inline __attribute__((always_inline)) int id_table(struct timeconv *tc, bool now, unsigned from, unsigned to,
+                                                         int64_t value, int64_t *ret_value,
+                                                         int64_t *ret_uncertainty_ns) {
+        const LivePair *p;
+        int r;
+
+        if (__builtin_expect(--tc->checks_left == 0, 0))
+                live_check_bus(tc);
+        /* A kept pair without a hot form (a target that truncates, as x11 or msc), or a value its
+         * hot form leaves to the record. */
+        p = pair_kept(tc, from, to);
+        if (p && pair_convert(p, now ? clock_now_ns(CLOCK_MONOTONIC_RAW) : value, ret_value, ret_uncertainty_ns) == 0)
+                return 0;
+        r = now ? live_table_now(tc, to, ret_value, ret_uncertainty_ns) :
+                  live_table_convert(tc, from, to, value, ret_value, ret_uncertainty_ns);
+        if (r == 0 && now)
+                pair_remember(tc, from, to, tc->table.hub_index, tc->ids[to].table_index);
+        else if (r == 0 && !tc->ids[from].needs_hint)
+                pair_remember(tc, from, to, tc->ids[from].table_index, tc->ids[to].table_index);
+        return r;
+}
+
 /* Everything but a repeated pair: the table read afresh, D-Bus for what it cannot answer. now:
  * value is ignored, the answer is now in to (the hub's record applied to a reading of the hub's
  * clock), and from is LIVE_IDS_MAX, the pair cache's name for the hub. */
@@ -78,27 +102,12 @@ static inline __attribute__((always_inline)) int id_slow(struct timeconv *tc, bo
         if (__builtin_expect(!tc || (!now && from >= tc->n_ids) || to >= tc->n_ids || !ret_value, 0))
                 return -EINVAL;
         if (tc->paths & TIMECONV_PATH_TABLE) {
-                const LivePair *p;
-
-                if (__builtin_expect(--tc->checks_left == 0, 0))
-                        live_check_bus(tc);
-                /* A kept pair without a hot form (a target that truncates, as x11 or msc), or a
-                 * value its hot form leaves to the record. */
-                p = pair_kept(tc, from, to);
-                if (p && pair_convert(p, now ? clock_now_ns(CLOCK_MONOTONIC_RAW) : value, &v, &u) == 0) {
-                        tc->last_path = TIMECONV_PATH_TABLE;
-                        goto done;
-                }
-                r = now ? live_table_now(tc, to, &v, &u) : live_table_convert(tc, from, to, value, &v, &u);
-                /* CONV_RECORD_MISS, or an error: the daemon may answer what the table does not. */
+                r = id_table(tc, now, from, to, value, &v, &u);
                 if (__builtin_expect(r == 0, 1)) {
                         tc->last_path = TIMECONV_PATH_TABLE;
-                        if (now)
-                                pair_remember(tc, from, to, tc->table.hub_index, tc->ids[to].table_index);
-                        else if (!tc->ids[from].needs_hint)
-                                pair_remember(tc, from, to, tc->ids[from].table_index, tc->ids[to].table_index);
                         goto done;
                 }
+                /* CONV_RECORD_MISS, or an error: the daemon may answer what the table does not. */
                 if (table_final(tc, r))
                         return table_only_error(r);
         }
@@ -248,22 +257,10 @@ TIMECONV_EXPORT int timeconv_convert(struct timeconv *tc, const char *from, cons
         return convert_slow(tc, i, j, value, ret_value, ret_uncertainty_ns);
 }
 
-/* One value of a batch through the table, as convert_id() would answer it (the kept record, else
- * the table read afresh and the pair kept): 0, or CONV_RECORD_MISS or -errno where the table does not answer. */
+/* One value of a batch through the table, as convert_id() would answer it. */
 static __attribute__((noinline)) int many_one(struct timeconv *tc, unsigned from, unsigned to, int64_t value,
                                               int64_t *ret_value, int64_t *ret_uncertainty_ns) {
-        const LivePair *p;
-        int r;
-
-        if (__builtin_expect(--tc->checks_left == 0, 0))
-                live_check_bus(tc);
-        p = pair_kept(tc, from, to);
-        if (p && pair_convert(p, value, ret_value, ret_uncertainty_ns) == 0)
-                return 0;
-        r = live_table_convert(tc, from, to, value, ret_value, ret_uncertainty_ns);
-        if (r == 0 && !tc->ids[from].needs_hint)
-                pair_remember(tc, from, to, tc->ids[from].table_index, tc->ids[to].table_index);
-        return r;
+        return id_table(tc, false, from, to, value, ret_value, ret_uncertainty_ns);
 }
 
 /* The table for as many values as it answers, in order; returns how many, or -errno when the
