@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
 #include <errno.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "alloc-util.h"
@@ -12,19 +13,21 @@ int read_fd_whole(int fd, size_t max_bytes, void **ret, size_t *ret_size) {
         size_t size = 0, allocated = 0;
 
         for (;;) {
+                /* One byte past the limit at most: enough to tell "more" from "exactly max_bytes". */
+                size_t room = max_bytes - size, want;
                 ssize_t n;
 
                 if (size == allocated) {
-                        int r;
-
-                        if (allocated >= max_bytes)
-                                return -EFBIG;
                         /* Doubling: a pipe of unknown length costs log2(size) copies. */
-                        r = GREEDY_REALLOC(buf, allocated, size + 1, 64 * 1024);
+                        int r = GREEDY_REALLOC(buf, allocated, size + 1, 64 * 1024);
+
                         if (r < 0)
                                 return r;
                 }
-                n = read(fd, buf + size, allocated - size);
+                want = allocated - size;
+                if (room < SIZE_MAX && want > room + 1)
+                        want = room + 1;
+                n = read(fd, buf + size, want);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
@@ -32,6 +35,8 @@ int read_fd_whole(int fd, size_t max_bytes, void **ret, size_t *ret_size) {
                 if (n == 0)
                         break;
                 size += (size_t) n;
+                if (size > max_bytes)
+                        return -EFBIG;
         }
         *ret = TAKE_PTR(buf);
         *ret_size = size;
