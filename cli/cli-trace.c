@@ -153,6 +153,7 @@ int cli_cmd_trace(int argc, char **argv) {
                 { "mode", required_argument, NULL, 'm' },
                 { "json", no_argument, NULL, 'j' },
                 CLI_COMMON_OPTIONS,
+                {}
         };
         _cleanup_(timeconv_trace_freep) struct timeconv_trace *trace = NULL;
         struct timeconv_error error;
