@@ -171,12 +171,9 @@ int cli_cmd_trace(int argc, char **argv) {
                         to = optarg;
                         break;
                 case 'm':
-                        if (strcmp(optarg, "nearest") == 0)
-                                mode = TIMECONV_MODE_NEAREST;
-                        else if (strcmp(optarg, "drift") == 0)
-                                mode = TIMECONV_MODE_DRIFT;
-                        else
-                                return cli_usage_error("unknown mode '%s' (nearest or drift)", optarg);
+                        r = cli_parse_mode(optarg, &mode);
+                        if (r != 0)
+                                return r;
                         break;
                 case 'j':
                         t->json = true;
