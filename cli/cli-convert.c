@@ -431,12 +431,9 @@ int cli_cmd_convert(int argc, char **argv) {
                 }
                 case 'm':
                         mode_set = true;
-                        if (strcmp(optarg, "nearest") == 0)
-                                c->mode = TIMECONV_MODE_NEAREST;
-                        else if (strcmp(optarg, "drift") == 0)
-                                c->mode = TIMECONV_MODE_DRIFT;
-                        else
-                                return cli_usage_error("unknown mode '%s' (nearest or drift)", optarg);
+                        r = cli_parse_mode(optarg, &c->mode);
+                        if (r != 0)
+                                return r;
                         break;
                 case 'j':
                         c->json = true;

@@ -45,21 +45,21 @@ void cli_out_char(CliOut *o, char c) {
         o->buf[o->n++] = c;
 }
 
-void cli_out_int(CliOut *o, int64_t v) {
+void cli_out_uint(CliOut *o, uint64_t v) {
         char digits[24], *p = digits + sizeof(digits);
-        /* In unsigned arithmetic, so that INT64_MIN negates. */
-        uint64_t u = v < 0 ? 0 - (uint64_t) v : (uint64_t) v;
 
         do {
-                *--p = (char) ('0' + u % 10);
-                u /= 10;
-        } while (u > 0);
+                *--p = (char) ('0' + v % 10);
+                v /= 10;
+        } while (v > 0);
+        cli_out_write(o, p, (size_t) (digits + sizeof(digits) - p));
+}
+
+void cli_out_int(CliOut *o, int64_t v) {
         if (v < 0)
-                *--p = '-';
-        if (sizeof(o->buf) - o->n < sizeof(digits))
-                cli_out_flush(o);
-        memcpy(o->buf + o->n, p, (size_t) (digits + sizeof(digits) - p));
-        o->n += (size_t) (digits + sizeof(digits) - p);
+                cli_out_char(o, '-');
+        /* In unsigned arithmetic, so that INT64_MIN negates. */
+        cli_out_uint(o, v < 0 ? 0 - (uint64_t) v : (uint64_t) v);
 }
 
 size_t cli_utf8_char(const char *s, size_t n) {

@@ -25,6 +25,7 @@ void cli_out_write(CliOut *o, const char *s, size_t n);
 void cli_out_str(CliOut *o, const char *s);
 void cli_out_char(CliOut *o, char c);
 void cli_out_int(CliOut *o, int64_t v);
+void cli_out_uint(CliOut *o, uint64_t v);
 /* The length of the UTF-8 character at s (of n bytes), or 0 when s does not start with one. */
 size_t cli_utf8_char(const char *s, size_t n);
 /* s as a JSON string, quotes included; a byte that is not UTF-8 becomes \ufffd. */

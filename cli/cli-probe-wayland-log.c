@@ -105,14 +105,18 @@ typedef struct Header {
         const char *domain;
 } Header;
 
+static size_t count_frames(const WaylandProbeRun *run, WaylandFrameState state) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < run->n_frames; i++)
+                n += run->frames[i].state == state;
+        return n;
+}
+
 static void header_text(const Header *h, double cpu_percent) {
         const WaylandProbeRun *run = h->run;
-        size_t discarded = 0, pending = 0;
-
-        for (size_t i = 0; i < run->n_frames; i++) {
-                discarded += run->frames[i].state == WAYLAND_FRAME_DISCARDED;
-                pending += run->frames[i].state == WAYLAND_FRAME_PENDING;
-        }
+        size_t discarded = count_frames(run, WAYLAND_FRAME_DISCARDED);
+        size_t pending = count_frames(run, WAYLAND_FRAME_PENDING);
         printf("compositor      Wayland '%s' (wp_presentation, clock %s)\n", run->display, h->domain);
         printf("outputs        ");
         for (size_t i = 0; i < run->n_outputs; i++)
@@ -130,12 +134,8 @@ static void header_text(const Header *h, double cpu_percent) {
 
 static void header_json(const Header *h, double cpu_percent) {
         const WaylandProbeRun *run = h->run;
-        size_t discarded = 0, pending = 0;
-
-        for (size_t i = 0; i < run->n_frames; i++) {
-                discarded += run->frames[i].state == WAYLAND_FRAME_DISCARDED;
-                pending += run->frames[i].state == WAYLAND_FRAME_PENDING;
-        }
+        size_t discarded = count_frames(run, WAYLAND_FRAME_DISCARDED);
+        size_t pending = count_frames(run, WAYLAND_FRAME_PENDING);
         fputs("{\"probe\":{\"protocol\":\"wayland\",\"compositor\":", stdout);
         frames_json_string(stdout, run->display);
         printf(",\"clock_id\":%d,\"clock\":\"%s\",\"outputs\":[", (int) run->clock_id, h->domain);

@@ -43,16 +43,6 @@ static void count_reason(Trace *t, const char *reason) {
         t->reasons[i].count++;
 }
 
-static void out_uint(CliOut *o, uint64_t v) {
-        char buf[24];
-        size_t n = 0;
-
-        do
-                buf[sizeof(buf) - ++n] = (char) ('0' + v % 10);
-        while ((v /= 10) > 0);
-        cli_out_write(o, buf + sizeof(buf) - n, n);
-}
-
 static int on_packet(const struct timeconv_trace_packet *p, void *userdata) {
         Trace *t = userdata;
         CliOut *o = &t->out;
@@ -63,13 +53,13 @@ static int on_packet(const struct timeconv_trace_packet *p, void *userdata) {
                 t->placed++;
         if (t->json) {
                 cli_out_str(o, "{\"packet\":");
-                out_uint(o, p->index);
+                cli_out_uint(o, p->index);
                 cli_out_str(o, ",\"offset\":");
-                out_uint(o, p->offset);
+                cli_out_uint(o, p->offset);
                 cli_out_str(o, ",\"sequence\":");
-                out_uint(o, p->sequence);
+                cli_out_uint(o, p->sequence);
                 cli_out_str(o, ",\"machine\":");
-                out_uint(o, p->machine);
+                cli_out_uint(o, p->machine);
                 cli_out_str(o, ",\"clock\":");
                 cli_out_json_string(o, p->clock, strlen(p->clock));
                 cli_out_str(o, ",\"ts\":");
@@ -86,9 +76,9 @@ static int on_packet(const struct timeconv_trace_packet *p, void *userdata) {
                 cli_out_str(o, "}\n");
         } else {
                 cli_out_char(o, '#');
-                out_uint(o, p->index);
+                cli_out_uint(o, p->index);
                 cli_out_str(o, " seq ");
-                out_uint(o, p->sequence);
+                cli_out_uint(o, p->sequence);
                 cli_out_char(o, ' ');
                 cli_out_str(o, p->clock);
                 cli_out_char(o, ' ');
@@ -163,6 +153,7 @@ int cli_cmd_trace(int argc, char **argv) {
                 { "mode", required_argument, NULL, 'm' },
                 { "json", no_argument, NULL, 'j' },
                 CLI_COMMON_OPTIONS,
+                {}
         };
         _cleanup_(timeconv_trace_freep) struct timeconv_trace *trace = NULL;
         struct timeconv_error error;
@@ -180,12 +171,9 @@ int cli_cmd_trace(int argc, char **argv) {
                         to = optarg;
                         break;
                 case 'm':
-                        if (strcmp(optarg, "nearest") == 0)
-                                mode = TIMECONV_MODE_NEAREST;
-                        else if (strcmp(optarg, "drift") == 0)
-                                mode = TIMECONV_MODE_DRIFT;
-                        else
-                                return cli_usage_error("unknown mode '%s' (nearest or drift)", optarg);
+                        r = cli_parse_mode(optarg, &mode);
+                        if (r != 0)
+                                return r;
                         break;
                 case 'j':
                         t->json = true;

@@ -43,6 +43,9 @@ enum {
 /* Prints "timeconv: " fmt (with arg) and a hint; returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, const char *arg);
 
+/* --mode's argument, nearest or drift, as a TIMECONV_MODE_*: 0, or a usage error (EXIT_USAGE). */
+int cli_parse_mode(const char *s, int *ret_mode);
+
 /* Whether r says the daemon or the bus cannot be reached (exit status 69). */
 bool cli_unavailable(int r);
 

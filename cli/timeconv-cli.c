@@ -189,6 +189,16 @@ const char *cli_name_problem(const char *name) {
         return NULL;
 }
 
+int cli_parse_mode(const char *s, int *ret_mode) {
+        if (strcmp(s, "nearest") == 0)
+                *ret_mode = TIMECONV_MODE_NEAREST;
+        else if (strcmp(s, "drift") == 0)
+                *ret_mode = TIMECONV_MODE_DRIFT;
+        else
+                return cli_usage_error("unknown mode '%s' (nearest or drift)", s);
+        return 0;
+}
+
 int cli_common_option(int opt, const char *command) {
         switch (opt) {
         case 'h':

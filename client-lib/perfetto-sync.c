@@ -245,13 +245,12 @@ int pf_remote_clock_sync(PfReader *r, const Field *remote, uint32_t machine) {
                 while ((k = pf_next_field(r, &q, f.data + f.size, &g)) > 0) {
                         if (g.number != PF_SYNCED_CLIENT_CLOCKS && g.number != PF_SYNCED_HOST_CLOCKS)
                                 continue;
+                        bool client = g.number == PF_SYNCED_CLIENT_CLOCKS;
+
                         k = pf_expect_wire(r, &g, PF_WIRE_LEN);
                         if (k >= 0)
-                                k = g.number == PF_SYNCED_CLIENT_CLOCKS ?
-                                        parse_snapshot(r, g.data, g.data + g.size, e->client, PF_SYNC_SIDE_MAX,
-                                                       &e->n_client, NULL) :
-                                        parse_snapshot(r, g.data, g.data + g.size, e->host, PF_SYNC_SIDE_MAX,
-                                                       &e->n_host, NULL);
+                                k = parse_snapshot(r, g.data, g.data + g.size, client ? e->client : e->host,
+                                                   PF_SYNC_SIDE_MAX, client ? &e->n_client : &e->n_host, NULL);
                         if (k < 0)
                                 return k;
                 }

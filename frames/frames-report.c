@@ -103,10 +103,14 @@ static void text_timed_by(FILE *f, const FramesSection *sec) {
         fputc('\n', f);
 }
 
-static void text_wayland(FILE *f, const FramesDesktopStats *d) {
+static void text_client_rate(FILE *f, const FramesDesktopStats *d) {
         fputs("client rate    ", f);
         text_ms(f, " ", d->client_fps);
         fprintf(f, " FPS (the frames' begin times, %zu frames)\n", d->n_client);
+}
+
+static void text_wayland(FILE *f, const FramesDesktopStats *d) {
+        text_client_rate(f, d);
         text_spread(f, "commit->presented ", &d->drawn_to_presented, d->n_drawn_to_presented,
                     "no presentation times");
         fprintf(f, "presentation    of %zu presented: vsync %zu, hw clock %zu, hw completion %zu, zero copy %zu\n",
@@ -122,9 +126,7 @@ static void text_desktop(FILE *f, const FramesDesktopStats *d) {
         /* Why a figure is missing: with no frame drawn, that, whatever else the rows hold. */
         const char *none = d->n_drawn == 0 ? "no frame was drawn" : NULL;
 
-        fputs("client rate    ", f);
-        text_ms(f, " ", d->client_fps);
-        fprintf(f, " FPS (the frames' begin times, %zu frames)\n", d->n_client);
+        text_client_rate(f, d);
         text_spread(f, "end->drawn      ", &d->end_to_drawn, d->n_end_to_drawn, none ?: "no frame end times");
         text_spread(f, "drawn->presented ", &d->drawn_to_presented, d->n_drawn_to_presented,
                     none ?: "no presentation times");
