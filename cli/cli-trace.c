@@ -165,7 +165,7 @@ int cli_cmd_trace(int argc, char **argv) {
         if (!t)
                 return EXIT_FAILURE;
         optind = 1;
-        while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1)
+        while ((opt = getopt_long(argc, argv, "t:m:jh", options, NULL)) >= 0)
                 switch (opt) {
                 case 't':
                         to = optarg;

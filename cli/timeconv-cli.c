@@ -79,7 +79,8 @@ static const struct {
           "        (a global id); 64@2 (id 64 of sequence 2); m1:boottime (machine 1).\n"
           "        --json: one JSON object per packet: packet, offset, sequence, machine,\n"
           "        clock, ts, and trace_ts with uncertainty_ns, or error. Exit status 1 when\n"
-          "        a packet could not be placed.\n" },
+          "        a packet could not be placed.\n"
+          "        Short options: -t CLOCK, -m MODE, -j.\n" },
         { "frames", "frames [--json] [--plot FILE.svg] [--refresh-hz HZ] [--window ID] [FILE...]",
           "        Frame rate, intervals, latency and janks from dumpsys SurfaceFlinger\n"
           "        --latency, dumpsys gfxinfo framestats or a libtimeconv frame log (- or\n"
