@@ -353,15 +353,23 @@ static int job_queue(BusApi *a, BusClient *cl, BusJob *j) {
  * are in its caller's). A memfd job holds its call (with every fd the caller attached) and a
  * mapping until it ends: those are counted over all clients too, so that many clients cannot
  * run the daemon out of fds or maps. */
-static int jobs_admit(BusApi *a, BusClient *cl, size_t n, bool memfd, sd_bus_error *error) {
-        const char *method = memfd ? "ConvertManyMemfd" : "ConvertMany";
-        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
-
+int bus_api_jobs_room(const BusClient *cl, const char *refused, sd_bus_error *error) {
         if (cl && cl->jobs >= BUS_CLIENT_JOBS_MAX)
                 return bus_timeconv_error_setf(error, -EDQUOT, "%u calls of this client with large answers "
                                                "(ListDomains, ConvertMany, ConvertManyMemfd) are in flight "
-                                               "already, at most %d: %s refused", cl->jobs,
-                                               BUS_CLIENT_JOBS_MAX, method);
+                                               "already, at most %d: %s", cl->jobs, BUS_CLIENT_JOBS_MAX,
+                                               refused);
+        return 0;
+}
+
+static int jobs_admit(BusApi *a, BusClient *cl, size_t n, bool memfd, sd_bus_error *error) {
+        const char *method = memfd ? "ConvertManyMemfd" : "ConvertMany";
+        int64_t now_ns = clock_now_ns(CLOCK_MONOTONIC);
+        int r;
+
+        r = bus_api_jobs_room(cl, memfd ? "ConvertManyMemfd refused" : "ConvertMany refused", error);
+        if (r < 0)
+                return r;
         if (cl && memfd && a->memfd_jobs >= BUS_JOBS_MEMFD_MAX)
                 return bus_timeconv_error_setf(error, -EDQUOT, "the daemon has %zu ConvertManyMemfd calls in "
                                                "flight, at most %d: try again later, or use ConvertMany",
@@ -442,12 +450,11 @@ int bus_api_jobs_submit_memfd(BusApi *a, sd_bus_message *m, BusClient *cl, const
 int bus_api_jobs_submit_reply(BusApi *a, sd_bus_message *m, BusClient *cl, sd_bus_message *reply,
                               sd_bus_error *error) {
         BusJob *j;
+        int r;
 
-        if (cl && cl->jobs >= BUS_CLIENT_JOBS_MAX)
-                return bus_timeconv_error_setf(error, -EDQUOT, "%u calls of this client with large answers "
-                                               "(ListDomains, ConvertMany, ConvertManyMemfd) are in flight "
-                                               "already, at most %d: read your answers", cl->jobs,
-                                               BUS_CLIENT_JOBS_MAX);
+        r = bus_api_jobs_room(cl, "read your answers", error);
+        if (r < 0)
+                return r;
         j = calloc(1, sizeof(*j));
         if (!j)
                 return -ENOMEM;

@@ -79,6 +79,10 @@ int bus_api_jobs_submit(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPa
 int bus_api_jobs_submit_memfd(BusApi *a, sd_bus_message *m, BusClient *cl, const BusPair *pair,
                               void *map, size_t map_size, size_t n, sd_bus_error *error);
 
+/* 0 when cl may have one more call with a large answer in flight; else QuotaExceeded, error set,
+ * its message ending in refused. ListDomains asks before it builds its answer. */
+int bus_api_jobs_room(const BusClient *cl, const char *refused, sd_bus_error *error);
+
 /* ListDomains: reply (made already) is queued to be sent in turn with the other clients' large
  * answers, when the daemon's send queue is empty, so that it never waits ahead of a small answer
  * to someone else. 1: queued (or sent); < 0: refused (QuotaExceeded: calls in flight), error set.

@@ -143,6 +143,10 @@ int bus_api_method_list_domains(sd_bus_message *m, void *userdata, sd_bus_error 
         r = bus_api_client(a, m, &cl, error);
         if (r < 0)
                 return r;
+        /* Refused before the answer is built, not after. */
+        r = bus_api_jobs_room(cl, "read your answers", error);
+        if (r < 0)
+                return r;
         r = sd_bus_message_new_method_return(m, &reply);
         if (r < 0)
                 return r;
