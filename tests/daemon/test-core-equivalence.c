@@ -72,8 +72,9 @@ static int truth(Core *c, Domain *const *fakes, size_t index, int64_t r_ns, int6
         return 0;
 }
 
-/* Whether an answer (in to's unit) holds the truth within its bound (+ one count of the unit:
- * the truth is a real number, the answer a count). */
+/* Whether an answer (in to's unit) holds the truth within its bound. Both sides are counts of a
+ * real instant (the answer's, the truth's floor or nearest), each up to a count off it: hence
+ * two counts of slack, and 1 ns for the unit's ns rounding. */
 static bool holds(const DomainUnit *u, int64_t answer, int64_t bound_ns, int64_t truth_count, double truth_ns) {
         int64_t a_ns, t_ns;
 
