@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <systemd/sd-event.h>
@@ -273,6 +274,20 @@ int server_start_with(Server *srv, int fd, const BusCoreOps *ops) {
                 close(srv->core.table_fd);
                 return -EAGAIN;
         }
+        return 0;
+}
+
+int server_start_pair(Server *srv, const BusCoreOps *ops, int *ret_client_fd) {
+        int pair[2], r;
+
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+                return -errno;
+        r = server_start_with(srv, pair[0], ops);
+        if (r < 0) {
+                close(pair[1]);
+                return r;
+        }
+        *ret_client_fd = pair[1];
         return 0;
 }
 

@@ -51,5 +51,9 @@ int server_start(Server *srv, int fd);
 /* The same with other callbacks (ops must outlive the server). */
 int server_start_with(Server *srv, int fd, const BusCoreOps *ops);
 
+/* server_start_with() on one end of a new socketpair; the other end, for client_new(), in
+ * *ret_client_fd. Returns 0 or -errno (then nothing is left open). */
+int server_start_pair(Server *srv, const BusCoreOps *ops, int *ret_client_fd);
+
 /* Stops the thread and closes everything server_start() opened. */
 void server_stop(Server *srv);

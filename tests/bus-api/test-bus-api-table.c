@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,15 +85,13 @@ static void test_get_shared_table_missing(void) {
         sd_bus_error e = SD_BUS_ERROR_NULL;
         sd_bus *client = NULL;
         Server srv;
-        int pair[2], r, fd = -1;
+        int client_fd, r, fd = -1;
 
         ops = stub_ops;
         ops.shared_table_fd = NULL;
-        r = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0 ? -errno : 0;
-        if (r >= 0)
-                r = server_start_with(&srv, pair[0], &ops);
+        r = server_start_pair(&srv, &ops, &client_fd);
         if (r >= 0) {
-                r = client_new(pair[1], &client);
+                r = client_new(client_fd, &client);
                 if (r >= 0) {
                         r = get_shared_table(client, &e, &fd);
                         check_error("GetSharedTable of a core with no callback", r, &e, BUS_ERROR_UNAVAILABLE,
@@ -110,16 +107,14 @@ static void test_get_shared_table_missing(void) {
 int main(void) {
         sd_bus *client = NULL;
         Server srv;
-        int pair[2], r;
+        int client_fd, r;
 
         is_int(bus_timeconv_errors_register(), 0, "the client registers the error map");
-        r = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0 ? -errno : 0;
-        if (r >= 0)
-                r = server_start(&srv, pair[0]);
+        r = server_start_pair(&srv, &stub_ops, &client_fd);
         is_int(r, 0, "the server thread starts on a socketpair");
         if (r < 0)
                 return done_testing();
-        r = client_new(pair[1], &client);
+        r = client_new(client_fd, &client);
         is_int(r, 0, "client connects over the socketpair");
         if (r >= 0)
                 test_get_shared_table(client, &srv.core);

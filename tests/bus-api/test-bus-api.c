@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "bus-api.h"
@@ -580,20 +579,18 @@ finish:
 int main(int argc, char **argv) {
         Server srv;
         sd_bus *client = NULL;
-        int pair[2], r;
+        int client_fd, r;
 
         tap_args(argc, argv, 1, "CLOCK1_XML");
         test_new();
         is_int(bus_timeconv_errors_register(), 0, "the client registers the error map");
 
-        r = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0 ? -errno : 0;
-        if (r >= 0)
-                r = server_start(&srv, pair[0]);
+        r = server_start_pair(&srv, &stub_ops, &client_fd);
         is_int(r, 0, "the server thread starts on a socketpair");
         if (r < 0)
                 return done_testing();
 
-        r = client_new(pair[1], &client);
+        r = client_new(client_fd, &client);
         is_int(r, 0, "client connects over the socketpair");
         if (r >= 0) {
                 test_properties(client);

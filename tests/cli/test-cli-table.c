@@ -87,20 +87,23 @@ static void domains_release(struct timeconv_domain **domains) {
         }
 }
 
-/* What out wrote, run through fn. */
-static char *render(struct timeconv_domain **domains, bool json) {
+/* An output onto a fresh memfd, for render_end() to read back. */
+static CliOut *render_begin(void) {
         CliOut *out = malloc(sizeof(*out));
         int fd = memfd_create("table", 0);
-        char *text;
-        off_t size;
 
         if (!out || fd < 0)
                 abort();
         cli_out_init(out, fd);
-        if (json)
-                cli_table_json(out, domains, false);
-        else
-                cli_table_text(out, domains, NULL, 2000000000);
+        return out;
+}
+
+/* What out wrote, as a string; frees out. */
+static char *render_end(CliOut *out) {
+        int fd = out->fd;
+        char *text;
+        off_t size;
+
         if (cli_out_flush(out) < 0)
                 abort();
         size = lseek(fd, 0, SEEK_END);
@@ -110,6 +113,17 @@ static char *render(struct timeconv_domain **domains, bool json) {
         close(fd);
         free(out);
         return text;
+}
+
+/* The table as text or JSON. */
+static char *render(struct timeconv_domain **domains, bool json) {
+        CliOut *out = render_begin();
+
+        if (json)
+                cli_table_json(out, domains, false);
+        else
+                cli_table_text(out, domains, NULL, 2000000000);
+        return render_end(out);
 }
 
 /* The character (not byte) index of each column start of a line: where a run of two or more
@@ -199,24 +213,10 @@ static bool keys_documented(json_t *list, const char *man_path) {
 
 /* The table within width columns (0: no limit), with marks. */
 static char *render_fit(struct timeconv_domain **domains, const CliMarks *marks, size_t width) {
-        CliOut *out = malloc(sizeof(*out));
-        int fd = memfd_create("table", 0);
-        char *text;
-        off_t size;
+        CliOut *out = render_begin();
 
-        if (!out || fd < 0)
-                abort();
-        cli_out_init(out, fd);
         cli_table_text_fit(out, domains, marks, 2000000000, width);
-        if (cli_out_flush(out) < 0)
-                abort();
-        size = lseek(fd, 0, SEEK_END);
-        text = calloc(1, (size_t) size + 1);
-        if (!text || pread(fd, text, (size_t) size, 0) != size)
-                abort();
-        close(fd);
-        free(out);
-        return text;
+        return render_end(out);
 }
 
 /* The widest line of text, in characters. */

@@ -26,6 +26,26 @@
 #define VALUES 200
 
 static const DomainUnit UNIT_TICK = { .period_ns = 52.083, .wrap_bits = 0 };
+static const char *const names[N_FAKES] = { "drifty", "xms", "ticks" };
+static const DomainUnit *const units[N_FAKES] = { &UNIT_NS, &UNIT_MS_X11, &UNIT_TICK };
+
+/* Adds fake i (one per kind of unit: ns drifting, X ms, GPU ticks), sampled every interval_ns. */
+static int add_fake(Core *c, size_t i, int64_t interval_ns, uint64_t seed) {
+        FakeConfig fc = {
+                .unit = *units[i],
+                .offset_ns = INT64_C(1000000007) * (int64_t) (i + 3),
+                .rate_ppm = i == 0 ? 35.0 : i == 1 ? -12.0 : 120.0,
+                .deviation_min_ns = i == 1 ? 20000 : 40,
+                .deviation_max_ns = i == 1 ? 60000 : 400,
+                .r_start_ns = INT64_C(1000000000),
+                .interval_ns = interval_ns,
+                .seed = seed,
+        };
+        DomainInfo info = { .unit = *units[i], .resolution_ns = 1, .monotonic = true };
+
+        snprintf(info.name, sizeof(info.name), "%s", names[i]);
+        return core_add_domain(c, &domain_fake_ops, &info, &fc);
+}
 
 static uint64_t rng_next(uint64_t *s) {
         *s ^= *s << 13;
@@ -52,8 +72,9 @@ static int truth(Core *c, Domain *const *fakes, size_t index, int64_t r_ns, int6
         return 0;
 }
 
-/* Whether an answer (in to's unit) holds the truth within its bound (+ one count of the unit:
- * the truth is a real number, the answer a count). */
+/* Whether an answer (in to's unit) holds the truth within its bound. Both sides are counts of a
+ * real instant (the answer's, the truth's floor or nearest), each up to a count off it: hence
+ * two counts of slack, and 1 ns for the unit's ns rounding. */
 static bool holds(const DomainUnit *u, int64_t answer, int64_t bound_ns, int64_t truth_count, double truth_ns) {
         int64_t a_ns, t_ns;
 
@@ -75,8 +96,6 @@ static bool holds(const DomainUnit *u, int64_t answer, int64_t bound_ns, int64_t
  * truth and be within 2x the live bound (X ms included), and never looser than NEAREST. */
 static void test_offline_as_tight_as_live(void) {
         const Log log = { .max_level = LOG_ERR };
-        static const char *const names[N_FAKES] = { "drifty", "xms", "ticks" };
-        const DomainUnit *units[N_FAKES] = { &UNIT_NS, &UNIT_MS_X11, &UNIT_TICK };
         struct {
                 int64_t r_ns, live_bound_ns[2][N_FAKES + 1];
         } at[TIGHT_ROUNDS];
@@ -92,20 +111,7 @@ static void test_offline_as_tight_as_live(void) {
 
         is_int(core_new(&log, &c), 0, "tight: core_new");
         for (size_t i = 0; i < N_FAKES; i++) {
-                FakeConfig fc = {
-                        .unit = *units[i],
-                        .offset_ns = INT64_C(1000000007) * (int64_t) (i + 3),
-                        .rate_ppm = i == 0 ? 35.0 : i == 1 ? -12.0 : 120.0,
-                        .deviation_min_ns = i == 1 ? 20000 : 40,
-                        .deviation_max_ns = i == 1 ? 60000 : 400,
-                        .r_start_ns = INT64_C(1000000000),
-                        .interval_ns = 1000000000,
-                        .seed = i + 11,
-                };
-                DomainInfo info = { .unit = *units[i], .resolution_ns = 1, .monotonic = true };
-
-                snprintf(info.name, sizeof(info.name), "%s", names[i]);
-                if (core_add_domain(c, &domain_fake_ops, &info, &fc) < 0 ||
+                if (add_fake(c, i, 1000000000, i + 11) < 0 ||
                     core_domain_source(c, i + 1, &(const DomainOps *) { NULL }, &fakes[i]) < 0)
                         failed++;
         }
@@ -200,8 +206,6 @@ static void test_offline_as_tight_as_live(void) {
 int main(void) {
         test_offline_as_tight_as_live();
         const Log log = { .max_level = LOG_ERR };
-        static const char *const names[N_FAKES] = { "drifty", "xms", "ticks" };
-        const DomainUnit *units[N_FAKES] = { &UNIT_NS, &UNIT_MS_X11, &UNIT_TICK };
         Domain *fakes[N_FAKES];
         struct timeconv_snapshots *snaps = NULL;
         struct timeconv_error error = {};
@@ -216,20 +220,7 @@ int main(void) {
 
         is_int(core_new(&log, &c), 0, "core_new");
         for (size_t i = 0; i < N_FAKES; i++) {
-                FakeConfig fc = {
-                        .unit = *units[i],
-                        .offset_ns = INT64_C(1000000007) * (int64_t) (i + 3),
-                        .rate_ppm = i == 0 ? 35.0 : i == 1 ? -12.0 : 120.0,
-                        .deviation_min_ns = i == 1 ? 20000 : 40,
-                        .deviation_max_ns = i == 1 ? 60000 : 400,
-                        .r_start_ns = INT64_C(1000000000),
-                        .interval_ns = 20000000,
-                        .seed = i + 1,
-                };
-                DomainInfo info = { .unit = *units[i], .resolution_ns = 1, .monotonic = true };
-
-                snprintf(info.name, sizeof(info.name), "%s", names[i]);
-                ok(core_add_domain(c, &domain_fake_ops, &info, &fc) == 0, "add %s", names[i]);
+                ok(add_fake(c, i, 20000000, i + 1) == 0, "add %s", names[i]);
         }
         n = core_count(c);
         ok(n == N_FAKES + 1, "the hub and %d fakes", N_FAKES);
