@@ -206,6 +206,11 @@ static inline __attribute__((always_inline)) int shared_table_read_entry_(const 
                 rec.reserved = 0;
                 __atomic_thread_fence(__ATOMIC_ACQUIRE);
                 if (__builtin_expect(__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq, 1)) {
+                        /* Callers return the status as it is: whatever a hostile writer stored,
+                         * it must read as 0, CONV_RECORD_MISS or a negative errno. */
+                        if (__builtin_expect(rec.status != 0 && rec.status != CONV_RECORD_MISS &&
+                                             (rec.status > 0 || rec.status < -4095), 0))
+                                rec.status = -EBADMSG;
                         *ret = rec;
                         if (ret_seq)
                                 *ret_seq = seq;

@@ -316,13 +316,15 @@ static void test_bad_copies(const Fixture *f) {
         memset(&e->copy[1], 0x5a, sizeof(e->copy[1]));
         v = unc = INT64_MIN;
         r = shared_table_convert(mem, size, f->mono, f->boot, 5, INT64_MIN, &v, &unc);
-        garbage_ok = r == 0 || (v == INT64_MIN && unc == INT64_MIN);
+        garbage_ok = r == 0 || ((r < 0 || r == CONV_RECORD_MISS) && v == INT64_MIN && unc == INT64_MIN);
         memset(&e->copy[1], 0xff, sizeof(e->copy[1]));
         v = unc = INT64_MIN;
         r = shared_table_convert(mem, size, f->mono, f->boot, -5, INT64_MIN, &v, &unc);
-        garbage_ok = garbage_ok && (r == 0 || (v == INT64_MIN && unc == INT64_MIN));
-        /* Not r < 0: the record's status is returned as stored, so garbage can give any int. */
-        ok(garbage_ok, "garbage records read without a crash: an answer, or a failure that writes nothing");
+        garbage_ok = garbage_ok && (r == 0 || ((r < 0 || r == CONV_RECORD_MISS) && v == INT64_MIN &&
+                                               unc == INT64_MIN));
+        /* A garbage status reads as -EBADMSG (shared_table_read_entry_()): never any other int. */
+        ok(garbage_ok, "garbage records read without a crash: an answer, or a failure (-errno or a miss) "
+           "that writes nothing");
         free(mem);
 }
 
